@@ -1,0 +1,3 @@
+module github.com/sundial-cron/sundial
+
+go 1.26

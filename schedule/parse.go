@@ -1,0 +1,339 @@
+package schedule
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Error is a schedule that cannot be parsed. Field is the 1-based position
+// of the offending cron field as written, or 0 when the error is about the
+// expression as a whole.
+type Error struct {
+	Field int
+	Name  string // the field's name, e.g. "day of month"
+	Msg   string
+}
+
+func (e *Error) Error() string {
+	if e.Field == 0 {
+		return e.Msg
+	}
+	return fmt.Sprintf("field %d (%s): %s", e.Field, e.Name, e.Msg)
+}
+
+type fieldKind int
+
+const (
+	fSecond fieldKind = iota
+	fMinute
+	fHour
+	fDom
+	fMonth
+	fDow
+	fYear
+)
+
+var fieldInfo = [...]struct {
+	name   string
+	lo, hi int
+	names  []string // value names, index = value
+}{
+	fSecond: {name: "second", lo: 0, hi: 59},
+	fMinute: {name: "minute", lo: 0, hi: 59},
+	fHour:   {name: "hour", lo: 0, hi: 23},
+	fDom:    {name: "day of month", lo: 1, hi: 31},
+	fMonth: {name: "month", lo: 1, hi: 12, names: []string{"", "JAN", "FEB", "MAR", "APR", "MAY", "JUN",
+		"JUL", "AUG", "SEP", "OCT", "NOV", "DEC"}},
+	fDow:  {name: "day of week", lo: 0, hi: 7, names: []string{"SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"}},
+	fYear: {name: "year", lo: minYear, hi: maxYear},
+}
+
+// field is one parsed cron field, kept for Explain.
+type field struct {
+	kind  fieldKind
+	pos   int // 1-based, as written
+	text  string
+	items []item
+}
+
+type itemOp int
+
+const (
+	opRange       itemOp = iota // lo-hi/step; a single value is lo == hi
+	opLastDay                   // L-n
+	opLastWeekday               // LW
+	opNearest                   // nW
+	opLastDow                   // nL: the last weekday n of the month
+	opNth                       // lo#n: the n-th weekday lo of the month
+)
+
+type item struct {
+	op           itemOp
+	lo, hi, step int
+	n            int
+	star         bool // written as * (or ?)
+	hashed       bool // written with H
+}
+
+var macros = map[string]string{
+	"@yearly":   "0 0 1 1 *",
+	"@annually": "0 0 1 1 *",
+	"@monthly":  "0 0 1 * *",
+	"@weekly":   "0 0 * * 0",
+	"@daily":    "0 0 * * *",
+	"@midnight": "0 0 * * *",
+	"@hourly":   "0 * * * *",
+}
+
+// Parse parses a schedule expression:
+//
+//   - cron with 5 fields (minute hour day-of-month month day-of-week), 6 fields
+//     (seconds first) or 7 fields (year last, 1970-2199);
+//   - a macro: @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly;
+//   - an interval: "@every 90s" or "with 10m interval";
+//   - "triggered", which never fires by itself;
+//
+// optionally prefixed by "CRON_TZ=Zone " or "TZ=Zone ". An expression that
+// can never fire is an error.
+func Parse(expr string, opts Options) (*Schedule, error) {
+	s := &Schedule{expr: expr, loc: time.UTC, jobID: opts.JobID}
+	if opts.Location != nil {
+		if opts.Location.String() == "Local" {
+			return nil, &Error{Msg: localZoneMsg}
+		}
+		s.loc = opts.Location
+	}
+	text := strings.TrimSpace(expr)
+	for _, prefix := range []string{"CRON_TZ=", "TZ="} {
+		if !strings.HasPrefix(text, prefix) {
+			continue
+		}
+		name, rest, _ := strings.Cut(text[len(prefix):], " ")
+		loc, err := LoadZone(name)
+		if err != nil {
+			return nil, &Error{Msg: prefix + name + ": " + err.Error()}
+		}
+		if opts.Location != nil && opts.Location.String() != loc.String() {
+			return nil, &Error{Msg: fmt.Sprintf("time zone given twice: %s%s in the schedule and %s", prefix, name, opts.Location)}
+		}
+		s.loc = loc
+		text = strings.TrimSpace(rest)
+		if text == "" {
+			return nil, &Error{Msg: "missing schedule after " + prefix + name}
+		}
+		break
+	}
+
+	words := strings.Fields(text)
+	switch {
+	case text == "":
+		return nil, &Error{Msg: "empty schedule"}
+	case text == "triggered":
+		s.kind = Triggered
+		return s, nil
+	case words[0] == "@every" || words[0] == "with":
+		return s, s.parseInterval(words)
+	case strings.HasPrefix(text, "@"):
+		m, ok := macros[strings.ToLower(text)]
+		if !ok {
+			return nil, &Error{Msg: fmt.Sprintf("unknown macro %q; expected @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly or @every <duration>", text)}
+		}
+		words = strings.Fields(m)
+	}
+	if err := s.parseCron(words); err != nil {
+		return nil, err
+	}
+	s.resolvePolicy(opts)
+	return s, nil
+}
+
+const localZoneMsg = `time zone "Local" depends on the machine; name an IANA zone such as Europe/Paris`
+
+// LoadZone loads an IANA time zone by name; "" is UTC. "Local" is refused:
+// a schedule must mean the same on every machine.
+func LoadZone(name string) (*time.Location, error) {
+	switch name {
+	case "":
+		return time.UTC, nil
+	case "Local":
+		return nil, fmt.Errorf("%s", localZoneMsg)
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		return nil, fmt.Errorf("unknown time zone %q", name)
+	}
+	return loc, nil
+}
+
+func (s *Schedule) parseInterval(words []string) error {
+	var d string
+	switch {
+	case words[0] == "@every" && len(words) == 2:
+		d = words[1]
+	case words[0] == "with" && len(words) == 3 && words[2] == "interval":
+		d = words[1]
+	default:
+		return &Error{Msg: fmt.Sprintf("%q: expected \"@every <duration>\" or \"with <duration> interval\"", strings.Join(words, " "))}
+	}
+	iv, err := time.ParseDuration(d)
+	switch {
+	case err != nil:
+		return &Error{Msg: fmt.Sprintf("interval %q is not a duration such as 90s, 10m or 1h30m", d)}
+	case iv < time.Second:
+		return &Error{Msg: fmt.Sprintf("interval %s is shorter than 1s", d)}
+	case iv%time.Second != 0:
+		return &Error{Msg: fmt.Sprintf("interval %s is not a whole number of seconds", d)}
+	}
+	s.kind, s.interval = Interval, iv
+	return nil
+}
+
+func (s *Schedule) parseCron(words []string) error {
+	var kinds []fieldKind
+	switch len(words) {
+	case 5:
+		kinds = []fieldKind{fMinute, fHour, fDom, fMonth, fDow}
+	case 6:
+		kinds = []fieldKind{fSecond, fMinute, fHour, fDom, fMonth, fDow}
+	case 7:
+		kinds = []fieldKind{fSecond, fMinute, fHour, fDom, fMonth, fDow, fYear}
+	default:
+		return &Error{Msg: fmt.Sprintf("expected 5 fields (minute hour day-of-month month day-of-week), 6 (seconds first) or 7 (year last), got %d", len(words))}
+	}
+	c := &s.cron
+	c.sec = 1 // five fields fire at second 0
+	for i, w := range words {
+		f := field{kind: kinds[i], pos: i + 1, text: w}
+		if err := s.parseField(&f); err != nil {
+			return err
+		}
+		s.fields = append(s.fields, f)
+	}
+	c.days.finish()
+	return s.checkFires()
+}
+
+func (s *Schedule) parseField(f *field) error {
+	info := fieldInfo[f.kind]
+	for _, tok := range strings.Split(f.text, ",") {
+		it, err := s.parseItem(f.kind, tok)
+		if err != nil {
+			return &Error{Field: f.pos, Name: info.name, Msg: err.Error()}
+		}
+		f.items = append(f.items, it)
+	}
+	c := &s.cron
+	var set uint64
+	for _, it := range f.items {
+		switch it.op {
+		case opRange:
+			if f.kind != fYear {
+				set |= span(it.lo, it.hi, it.step)
+			}
+		case opLastDay:
+			c.days.domLast |= 1 << uint(it.n)
+		case opLastWeekday:
+			c.days.lastWDay = true
+		case opNearest:
+			c.days.nearest |= 1 << uint(it.n)
+		case opLastDow:
+			c.days.dowLast |= 1 << uint(it.lo)
+		case opNth:
+			c.days.dowNth[it.lo] |= 1 << uint(it.n)
+		}
+	}
+	star := strings.HasPrefix(f.text, "*") || f.text == "?"
+	switch f.kind {
+	case fSecond:
+		c.sec = set
+	case fMinute:
+		c.min = set
+	case fHour:
+		c.hour = set
+	case fDom:
+		c.days.dom = uint32(set)
+		c.days.or = !star
+	case fMonth:
+		c.month = set
+	case fDow:
+		if set&(1<<7) != 0 {
+			set = set&^(1<<7) | 1 // 7 is Sunday too
+		}
+		c.days.dow = uint8(set)
+		c.days.or = c.days.or && !star
+	case fYear:
+		if !star {
+			c.years = new(yearSet)
+			for _, it := range f.items {
+				for y := it.lo; y <= it.hi; y += it.step {
+					c.years.add(y)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// checkFires refuses a schedule that has no date at all, such as "0 0 30 2 *".
+// Whether a month has a matching day depends only on its length and first
+// weekday, and every such shape recurs in the 400-year Gregorian cycle, so
+// the check is exact without searching.
+func (s *Schedule) checkFires() error {
+	c := &s.cron
+	for m := 1; m <= 12; m++ {
+		if c.month&(1<<uint(m)) == 0 {
+			continue
+		}
+		if c.years == nil {
+			if c.days.occursInMonth(m) {
+				return nil
+			}
+			continue
+		}
+		for y := minYear; y <= maxYear; y++ {
+			if c.years.has(y) && c.days.occurs(y, m) {
+				return nil
+			}
+		}
+	}
+	var parts []string
+	for _, f := range s.fields {
+		switch {
+		case f.kind == fDom || f.kind == fDow:
+			if f.text != "*" && f.text != "?" {
+				parts = append(parts, fmt.Sprintf("%s %q", fieldInfo[f.kind].name, f.text))
+			}
+		case f.kind == fMonth || f.kind == fYear:
+			parts = append(parts, fmt.Sprintf("in %s %q", fieldInfo[f.kind].name, f.text))
+		}
+	}
+	return &Error{Msg: "the schedule never fires: no date has " + strings.Join(parts, " ")}
+}
+
+// resolvePolicy fills in the default DST policy. Schedules whose hour field
+// is * or a step fire at least every few hours: like Vixie cron, they follow
+// real time through transitions (skip the gap, fire in both repeated hours).
+// Others are a fixed time of day that users expect once a day: shifted out
+// of a gap, fired the first time a repeated time comes.
+func (s *Schedule) resolvePolicy(opts Options) {
+	hourly := false
+	for _, f := range s.fields {
+		if f.kind == fHour {
+			hourly = f.text == "*" || strings.Contains(f.text, "/")
+		}
+	}
+	s.gap, s.repeat = opts.Gap, opts.Repeat
+	if s.gap == GapDefault {
+		s.gap = GapShift
+		if hourly {
+			s.gap = GapSkip
+		}
+	}
+	if s.repeat == RepeatDefault {
+		s.repeat = RepeatFirst
+		if hourly {
+			s.repeat = RepeatBoth
+		}
+	}
+}

@@ -1,0 +1,135 @@
+// Package schedule parses job schedules and computes their fire times.
+//
+// A schedule is parsed once (Parse) and is then immutable and safe for
+// concurrent use. Fire times are computed on the schedule's wall clock with
+// bit sets, one UTC-offset period at a time, so that time zones and daylight
+// saving transitions follow an explicit, per-schedule DST policy (Gap and
+// Repeat) instead of whatever time.Date happens to do.
+//
+// The package does no I/O beyond loading time zones and never reads the clock:
+// every answer is a function of the schedule and the instant it is given.
+package schedule
+
+import (
+	"iter"
+	"time"
+)
+
+// Kind says how a schedule decides its fire times.
+type Kind int
+
+const (
+	// Cron schedules fire at the wall-clock times their fields match.
+	Cron Kind = iota
+	// Interval schedules ("@every 90s", "with 10m interval") fire a fixed
+	// duration after the previous invocation ended; Next measures from the
+	// instant it is given, which the engine passes as that end.
+	Interval
+	// Triggered schedules never fire by themselves.
+	Triggered
+)
+
+func (k Kind) String() string {
+	switch k {
+	case Interval:
+		return "interval"
+	case Triggered:
+		return "triggered"
+	}
+	return "cron"
+}
+
+// Options are the parts of a schedule that live outside its expression.
+type Options struct {
+	// JobID seeds the hashed fields (H): the same id always gets the same
+	// values. Expressions with H are refused without one.
+	JobID string
+	// Location is the time zone of the schedule; nil means UTC. A CRON_TZ=
+	// or TZ= prefix in the expression sets it too; the two must agree.
+	Location *time.Location
+	// Gap and Repeat are the DST policy; their zero values pick the default
+	// for the expression (see Gap and Repeat).
+	Gap    Gap
+	Repeat Repeat
+}
+
+// Schedule is a parsed schedule.
+type Schedule struct {
+	expr     string
+	kind     Kind
+	interval time.Duration
+	loc      *time.Location
+	gap      Gap
+	repeat   Repeat
+	jobID    string
+	cron     cronSpec
+	fields   []field // the parsed cron fields, for Explain
+}
+
+// String returns the expression the schedule was parsed from.
+func (s *Schedule) String() string { return s.expr }
+
+// Kind returns how the schedule decides its fire times.
+func (s *Schedule) Kind() Kind { return s.kind }
+
+// Interval returns the interval of an Interval schedule, and 0 otherwise.
+func (s *Schedule) Interval() time.Duration { return s.interval }
+
+// Location returns the schedule's time zone.
+func (s *Schedule) Location() *time.Location { return s.loc }
+
+// Gap returns the policy for wall-clock times that do not exist, with the
+// default resolved.
+func (s *Schedule) Gap() Gap { return s.gap }
+
+// Repeat returns the policy for wall-clock times that happen twice, with the
+// default resolved.
+func (s *Schedule) Repeat() Repeat { return s.repeat }
+
+// Next returns the first fire time strictly after t, in the schedule's time
+// zone, and false if there is none: a Triggered schedule, or a schedule whose
+// year field has run out. For an Interval schedule it is t plus the interval.
+func (s *Schedule) Next(t time.Time) (time.Time, bool) {
+	switch s.kind {
+	case Triggered:
+		return time.Time{}, false
+	case Interval:
+		return t.Add(s.interval).In(s.loc), true
+	}
+	u, ok := s.nextAfter(t.Unix())
+	if !ok {
+		return time.Time{}, false
+	}
+	return time.Unix(u, 0).In(s.loc), true
+}
+
+// Prev returns the latest fire time at or before t, and false if there is
+// none. Interval and Triggered schedules have no fixed fire times and always
+// return false; the engine measures an Interval from the previous invocation.
+func (s *Schedule) Prev(t time.Time) (time.Time, bool) {
+	if s.kind != Cron {
+		return time.Time{}, false
+	}
+	u, ok := s.atOrBefore(t.Unix())
+	if !ok {
+		return time.Time{}, false
+	}
+	return time.Unix(u, 0).In(s.loc), true
+}
+
+// Between yields the fire times in [from, to), in order. An Interval
+// schedule yields from+interval, from+2*interval, ..., as if every
+// invocation ended the moment it started.
+func (s *Schedule) Between(from, to time.Time) iter.Seq[time.Time] {
+	return func(yield func(time.Time) bool) {
+		t, ok := s.Next(from.Add(-time.Nanosecond))
+		if s.kind == Interval {
+			t, ok = s.Next(from)
+		}
+		for ; ok && t.Before(to); t, ok = s.Next(t) {
+			if !yield(t) {
+				return
+			}
+		}
+	}
+}
