@@ -48,5 +48,7 @@ func span(lo, hi, step int) uint64 {
 // yearSet holds the years 1970..2199 of a 7-field schedule.
 type yearSet [4]uint64
 
-func (s *yearSet) add(y int)      { s[(y-minYear)/64] |= 1 << uint((y-minYear)%64) }
-func (s *yearSet) has(y int) bool { return y >= minYear && y <= maxYear && s[(y-minYear)/64]&(1<<uint((y-minYear)%64)) != 0 }
+func (s *yearSet) add(y int) { s[(y-minYear)/64] |= 1 << uint((y-minYear)%64) }
+func (s *yearSet) has(y int) bool {
+	return y >= minYear && y <= maxYear && s[(y-minYear)/64]&(1<<uint((y-minYear)%64)) != 0
+}

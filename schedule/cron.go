@@ -127,4 +127,3 @@ func (c *cronSpec) prev(from clock) (clock, bool) {
 	}
 	return clock{}, false
 }
-
