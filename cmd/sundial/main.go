@@ -1,0 +1,51 @@
+// Command sundial is the one binary of Sundial: the server and its tools.
+//
+//	sundial serve                   run Sundial on its embedded default
+//	sundial schedule next EXPR      print the next fire times of a schedule
+//	sundial schedule explain EXPR   explain a schedule in words
+//
+// Bad input exits with status 2 and the error on stderr.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+	_ "time/tzdata" // schedules name IANA zones; do not depend on the host's copy
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, time.Now))
+}
+
+const usage = `usage:
+  sundial serve [flags]
+  sundial schedule next EXPR [--tz ZONE] [--from RFC3339] [-n N] [--job-id ID] [--dst-gap skip|shift] [--dst-repeat first|last|both]
+  sundial schedule explain EXPR [same flags]
+`
+
+// exitUsage is the status for bad input, so scripts can tell it from a
+// failure of the service.
+const exitUsage = 2
+
+// run is main without the process: it takes the arguments, the output
+// streams and the clock, and returns the exit status.
+func run(args []string, stdout, stderr io.Writer, now func() time.Time) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	switch args[0] {
+	case "schedule":
+		return runSchedule(args[1:], stdout, stderr, now)
+	case "serve":
+		fmt.Fprintln(stderr, "sundial serve: the engine has not landed yet; see the engine issue")
+		return 1
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "sundial: unknown command %q\n%s", args[0], usage)
+	return exitUsage
+}

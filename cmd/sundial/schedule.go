@@ -1,0 +1,102 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/sundial-cron/sundial/schedule"
+)
+
+// runSchedule runs "sundial schedule next|explain EXPR [flags]".
+func runSchedule(args []string, stdout, stderr io.Writer, now func() time.Time) int {
+	if len(args) == 0 || (args[0] != "next" && args[0] != "explain") {
+		fmt.Fprint(stderr, "sundial schedule: expected next or explain\n"+usage)
+		return exitUsage
+	}
+	verb := args[0]
+	q, err := parseScheduleArgs(verb, args[1:], stderr)
+	if err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(stderr, "sundial schedule %s: %v\n", verb, err)
+		}
+		return exitUsage
+	}
+	from := now()
+	if q.from != "" {
+		if from, err = time.Parse(time.RFC3339Nano, q.from); err != nil {
+			fmt.Fprintf(stderr, "sundial schedule %s: --from %q is not an RFC3339 time such as 2026-03-08T01:00:00-05:00\n", verb, q.from)
+			return exitUsage
+		}
+	}
+	s, err := schedule.Parse(q.expr, q.opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "sundial schedule %s: %q: %v\n", verb, q.expr, err)
+		return exitUsage
+	}
+	n := q.n
+	if verb == "explain" {
+		fmt.Fprintln(stdout, s.Explain())
+		n = 5
+	}
+	for t, ok := s.Next(from); ok && n > 0; t, ok = s.Next(t) {
+		fmt.Fprintln(stdout, t.Format(time.RFC3339))
+		n--
+	}
+	return 0
+}
+
+type scheduleQuery struct {
+	expr string
+	from string
+	n    int
+	opts schedule.Options
+}
+
+// parseScheduleArgs parses EXPR and the flags, which may come before or
+// after it, as users type them either way.
+func parseScheduleArgs(verb string, args []string, stderr io.Writer) (scheduleQuery, error) {
+	var q scheduleQuery
+	fs := flag.NewFlagSet("sundial schedule "+verb, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	tz := fs.String("tz", "", "IANA time zone of the schedule (default UTC)")
+	fs.StringVar(&q.from, "from", "", "list fire times strictly after this RFC3339 instant (default now)")
+	fs.IntVar(&q.n, "n", 10, "how many fire times to list")
+	fs.StringVar(&q.opts.JobID, "job-id", "", "job id that seeds hashed fields (H)")
+	gap := fs.String("dst-gap", "", "for times skipped by DST: skip or shift")
+	repeat := fs.String("dst-repeat", "", "for times repeated by DST: first, last or both")
+
+	var exprs []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return q, err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		exprs = append(exprs, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(exprs) != 1 {
+		return q, fmt.Errorf("expected one schedule expression (quote it), got %d", len(exprs))
+	}
+	q.expr = exprs[0]
+	if q.n < 0 {
+		return q, fmt.Errorf("-n %d: expected a count >= 0", q.n)
+	}
+	var err error
+	if *tz != "" {
+		if q.opts.Location, err = schedule.LoadZone(*tz); err != nil {
+			return q, fmt.Errorf("--tz: %v", err)
+		}
+	}
+	if q.opts.Gap, err = schedule.ParseGap(*gap); err != nil {
+		return q, fmt.Errorf("--dst-gap: %v", err)
+	}
+	if q.opts.Repeat, err = schedule.ParseRepeat(*repeat); err != nil {
+		return q, fmt.Errorf("--dst-repeat: %v", err)
+	}
+	return q, nil
+}
