@@ -122,10 +122,11 @@ func (s *Schedule) Prev(t time.Time) (time.Time, bool) {
 // invocation ended the moment it started.
 func (s *Schedule) Between(from, to time.Time) iter.Seq[time.Time] {
 	return func(yield func(time.Time) bool) {
-		t, ok := s.Next(from.Add(-time.Nanosecond))
+		after := from.Add(-time.Nanosecond) // Next is strictly after; from itself is in
 		if s.kind == Interval {
-			t, ok = s.Next(from)
+			after = from
 		}
+		t, ok := s.Next(after)
 		for ; ok && t.Before(to); t, ok = s.Next(t) {
 			if !yield(t) {
 				return
