@@ -36,8 +36,12 @@ func prevBit(set uint64, from int) (int, bool) {
 	return 63 - bits.LeadingZeros64(m), true
 }
 
-// span returns the set of values lo..hi stepping by step.
+// span returns the set of values lo..hi stepping by step. A step of 1, the
+// common case (* and plain ranges), is a mask: no loop.
 func span(lo, hi, step int) uint64 {
+	if step == 1 {
+		return (uint64(1)<<uint(hi+1) - 1) &^ (uint64(1)<<uint(lo) - 1)
+	}
 	var s uint64
 	for v := lo; v <= hi; v += step {
 		s |= 1 << uint(v)

@@ -26,22 +26,25 @@ type daySpec struct {
 	// weekday w has a matching day; it decides "never fires" at parse time.
 	shapes uint32
 
-	// dowByFirst[w] is the plain day-of-week set as days of a month whose
-	// first day is weekday w, so the common case is one lookup.
-	dowByFirst [7]uint32
+	// special is set when L, W or # is used: only then does match need more
+	// than the two plain sets.
+	special bool
 }
 
-// finish precomputes the per-month tables and records which month shapes
-// (length, first weekday) have at least one matching day.
+const (
+	allDays     = ^uint32(1)      // bits 1..31
+	allWeekdays = uint8(1)<<7 - 1 // bits 0..6
+)
+
+// finish records whether L, W or # is used and which month shapes (length,
+// first weekday) have at least one matching day.
 func (s *daySpec) finish() {
-	for first := range 7 {
-		var m uint32
-		for d := 1; d <= 31; d++ {
-			if s.dow&(1<<uint((first+d-1)%7)) != 0 {
-				m |= 1 << uint(d)
-			}
-		}
-		s.dowByFirst[first] = m
+	s.special = s.domLast != 0 || s.lastWDay || s.nearest != 0 || s.dowLast != 0 || s.dowNth != [7]uint8{}
+	if s.dom == allDays && s.dow == allWeekdays {
+		// Both fields are * (or list everything), as in most schedules:
+		// every day of every month matches, whichever way they combine.
+		s.every, s.shapes = true, 1<<28-1
+		return
 	}
 	s.every = true
 	for n := 28; n <= 31; n++ {
@@ -68,16 +71,11 @@ func (s *daySpec) occurs(y, m int) bool {
 // Every (length, first weekday) shape a month can have occurs in the
 // 400-year Gregorian cycle, so this is exact.
 func (s *daySpec) occursInMonth(m int) bool {
-	lengths := []int{monthLen(2001, m)}
+	shapes := s.shapes >> uint((monthLen(2001, m)-28)*7) & 0x7f
 	if m == 2 {
-		lengths = append(lengths, 29)
+		shapes |= s.shapes >> 7 & 0x7f // the 29-day Februaries of leap years
 	}
-	for _, n := range lengths {
-		if s.shapes>>uint((n-28)*7)&0x7f != 0 {
-			return true
-		}
-	}
-	return false
+	return shapes != 0
 }
 
 // in returns the matching days of month m of year y as bits 1..31.
@@ -93,7 +91,32 @@ func (s *daySpec) in(y, m int) uint32 {
 // match returns the matching days of a month of n days whose first day is
 // weekday first.
 func (s *daySpec) match(n, first int) uint32 {
-	dom := s.dom
+	dom, dow := s.dom, s.dowDays(first)
+	if s.special {
+		dom |= s.domSpecial(n, first)
+		dow |= s.dowSpecial(n, first)
+	}
+	if s.or {
+		return dom | dow
+	}
+	return dom & dow
+}
+
+// dowDays returns the plain day-of-week set as the days of a month whose
+// first day is weekday first.
+func (s *daySpec) dowDays(first int) uint32 {
+	// Rotate the weekdays so that bit 0 is weekday first, the weekday of
+	// day 1, then repeat that week over days 1..31 (what a week shifts past
+	// bit 31 falls off).
+	dow := uint32(s.dow)
+	week := (dow>>uint(first) | dow<<uint(7-first)) & 0x7f
+	return week<<1 | week<<8 | week<<15 | week<<22 | week<<29
+}
+
+// domSpecial returns the days that L, LW and nW of the day-of-month field
+// select in a month of n days whose first day is weekday first.
+func (s *daySpec) domSpecial(n, first int) uint32 {
+	var dom uint32
 	for k := s.domLast; k != 0; k &= k - 1 {
 		if d := n - bits.TrailingZeros32(k); d >= 1 {
 			dom |= 1 << uint(d)
@@ -114,8 +137,13 @@ func (s *daySpec) match(n, first int) uint32 {
 			dom |= 1 << uint(d)
 		}
 	}
+	return dom
+}
 
-	dow := s.dowByFirst[first]
+// dowSpecial returns the days that nL and n#k of the day-of-week field
+// select in a month of n days whose first day is weekday first.
+func (s *daySpec) dowSpecial(n, first int) uint32 {
+	var dow uint32
 	last := (first + n - 1) % 7
 	for w := range 7 {
 		if s.dowLast&(1<<uint(w)) != 0 {
@@ -127,10 +155,7 @@ func (s *daySpec) match(n, first int) uint32 {
 			}
 		}
 	}
-	if s.or {
-		return dom | dow
-	}
-	return dom & dow
+	return dow
 }
 
 // nearestWeekday returns the Monday-to-Friday day nearest to day k in a month

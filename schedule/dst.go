@@ -159,6 +159,15 @@ func (p *period) firstOfTwo(w int64) bool {
 func (r Repeat) first() bool  { return r != RepeatLast }
 func (r Repeat) second() bool { return r != RepeatFirst }
 
+const (
+	// rulesFrom (2200-01-01Z) is later than every transition the tz
+	// database lists one by one (Morocco's run to 2087); after it, every
+	// zone's offsets come from its yearly rule.
+	rulesFrom = 7258118400
+	// cycleSeconds is the 400 years of the Gregorian cycle.
+	cycleSeconds = 146097 * 86400
+)
+
 // nextAfter returns the first fire time strictly after Unix time u.
 //
 // It walks the offset periods from u forwards. In each period it takes the
@@ -169,8 +178,24 @@ func (r Repeat) second() bool { return r != RepeatFirst }
 func (s *Schedule) nextAfter(u int64) (int64, bool) {
 	var m nextMemo
 	m.spec = &s.cron
+	// A wall-clock time that only ever falls in a skipped gap (02:30 on the
+	// second Sunday of March in New York) matches in every year and fires in
+	// none: without a limit the walk would never end. Zones follow their
+	// yearly rules after rulesFrom, so zone and calendar repeat every 400
+	// years from there, and 400 years without a fire time mean none ever.
+	limit := max(u, rulesFrom) + cycleSeconds
 	for {
+		if u >= limit {
+			return 0, false
+		}
 		p := periodAt(s.loc, u+1)
+		if u+1 == p.start && p.bounded.start && p.prevOff < p.off && s.gap == GapShift {
+			// u is the last instant before a gap, so the search below
+			// starts after it: the gap's shifted fire time is p.start.
+			if g, ok := m.next(p.start + p.prevOff); ok && g < p.start+p.off {
+				return p.start, true
+			}
+		}
 		from := u + 1 + p.off
 		w, ok := m.next(from)
 		if !ok && (!p.bounded.end || p.end+p.nextOff >= from) {

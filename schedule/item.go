@@ -7,7 +7,7 @@ import (
 
 // parseItem parses one element of a comma-separated cron field.
 func (s *Schedule) parseItem(k fieldKind, tok string) (item, error) {
-	info := fieldInfo[k]
+	info := &fieldInfo[k]
 	lo, hi := info.lo, info.hi
 	if k == fDow {
 		hi = 6 // * and H mean Sunday to Saturday once; 7 is only an alias
@@ -37,6 +37,9 @@ func (s *Schedule) parseItem(k fieldKind, tok string) (item, error) {
 		return parseDowSpecial(body)
 	default:
 		a, b, isRange := strings.Cut(body, "-")
+		if isRange && (a == "" || b == "" || strings.Contains(b, "-")) {
+			return item{}, fmt.Errorf("range %q needs a value on each side of the -, e.g. %d-%d", body, lo, hi)
+		}
 		v, err := parseValue(k, a)
 		if err != nil {
 			return item{}, err
@@ -48,10 +51,12 @@ func (s *Schedule) parseItem(k fieldKind, tok string) (item, error) {
 				return item{}, err
 			}
 			if it.hi < it.lo {
-				return item{}, fmt.Errorf("range %s is backwards; write it as a list, e.g. %s-%d,%d-%s", body, a, info.hi, info.lo, b)
+				return item{}, backwards(k, body, a, b, it.lo)
 			}
 		case hasStep:
-			it.hi = hi // a/n: from a to the end of the field
+			// a/n: from a to the end of the field. Day of week ends at 6,
+			// so 7/n (7 is Sunday too) is Sunday alone, not nothing.
+			it.hi = max(hi, it.lo)
 		}
 	}
 	it.step = 1
@@ -63,6 +68,27 @@ func (s *Schedule) parseItem(k fieldKind, tok string) (item, error) {
 		it.step = n
 	}
 	return it, nil
+}
+
+// backwards explains a range a-b that wraps past the end of field k, and
+// spells it as the list the user meant, in names if the range used names.
+func backwards(k fieldKind, body, a, b string, lo int) error {
+	info := fieldInfo[k]
+	if k == fDow && lo == 7 {
+		return fmt.Errorf("range %s is backwards; 7 is Sunday, write 0-%s", body, b)
+	}
+	hi := info.hi
+	if k == fDow {
+		hi = 6 // 7 is only an alias of Sunday, which the second range starts with
+	}
+	end, start := fmt.Sprint(hi), fmt.Sprint(info.lo)
+	if _, num := atoi(a); !num {
+		end = info.names[hi]
+	}
+	if _, num := atoi(b); !num {
+		start = info.names[info.lo]
+	}
+	return fmt.Errorf("range %s is backwards; write it as a list, e.g. %s-%s,%s-%s", body, a, end, start, b)
 }
 
 func parseStep(text string, max int) (int, error) {
@@ -78,7 +104,7 @@ func parseStep(text string, max int) (int, error) {
 
 // parseValue parses a number or, where the field has them, a name.
 func parseValue(k fieldKind, text string) (int, error) {
-	info := fieldInfo[k]
+	info := &fieldInfo[k]
 	for v, name := range info.names {
 		if name != "" && strings.EqualFold(text, name) {
 			return v, nil
@@ -155,6 +181,9 @@ func parseDowSpecial(body string) (item, error) {
 		return item{op: opLastDow, lo: v % 7}, nil
 	}
 	w, k, _ := strings.Cut(body, "#")
+	if w == "" {
+		return item{}, fmt.Errorf("%q: # needs a weekday before it, e.g. MON#2 for the second Monday of the month", body)
+	}
 	v, err := parseValue(fDow, w)
 	if err != nil {
 		return item{}, err

@@ -22,7 +22,9 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("field %d (%s): %s", e.Field, e.Name, e.Msg)
 }
 
-type fieldKind int
+// fieldKind and itemOp are bytes so that fields and items, which every
+// schedule keeps for Explain, pack small: Parse's cost is mostly memory.
+type fieldKind uint8
 
 const (
 	fSecond fieldKind = iota
@@ -51,13 +53,13 @@ var fieldInfo = [...]struct {
 
 // field is one parsed cron field, kept for Explain.
 type field struct {
-	kind  fieldKind
-	pos   int // 1-based, as written
 	text  string
 	items []item
+	kind  fieldKind
+	pos   uint8 // 1-based, as written
 }
 
-type itemOp int
+type itemOp uint8
 
 const (
 	opRange       itemOp = iota // lo-hi/step; a single value is lo == hi
@@ -69,9 +71,9 @@ const (
 )
 
 type item struct {
-	op           itemOp
 	lo, hi, step int
 	n            int
+	op           itemOp
 	star         bool // written as * (or ?)
 	hashed       bool // written with H
 }
@@ -110,6 +112,10 @@ func Parse(expr string, opts Options) (*Schedule, error) {
 			continue
 		}
 		name, rest, _ := strings.Cut(text[len(prefix):], " ")
+		if name == "" {
+			// LoadZone reads "" as UTC; written out, it is a zone left out.
+			return nil, &Error{Msg: prefix + " needs a time zone name, e.g. " + prefix + "Europe/Paris"}
+		}
 		loc, err := LoadZone(name)
 		if err != nil {
 			return nil, &Error{Msg: prefix + name + ": " + err.Error()}
@@ -122,30 +128,52 @@ func Parse(expr string, opts Options) (*Schedule, error) {
 		if text == "" {
 			return nil, &Error{Msg: "missing schedule after " + prefix + name}
 		}
+		if strings.HasPrefix(text, "CRON_TZ=") || strings.HasPrefix(text, "TZ=") {
+			second, _, _ := strings.Cut(text, " ")
+			return nil, &Error{Msg: fmt.Sprintf("time zone given twice: %s%s and %s", prefix, name, second)}
+		}
 		break
 	}
 
-	words := strings.Fields(text)
+	var buf [7]string
+	words := splitWords(text, &buf)
 	switch {
 	case text == "":
 		return nil, &Error{Msg: "empty schedule"}
 	case text == "triggered":
 		s.kind = Triggered
 		return s, nil
-	case words[0] == "@every" || words[0] == "with":
-		return s, s.parseInterval(words)
-	case strings.HasPrefix(text, "@"):
-		m, ok := macros[strings.ToLower(text)]
-		if !ok {
-			return nil, &Error{Msg: fmt.Sprintf("unknown macro %q; expected @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly or @every <duration>", text)}
+	case strings.EqualFold(words[0], "@every") || words[0] == "with":
+		if err := s.parseInterval(words); err != nil {
+			return nil, err
 		}
-		words = strings.Fields(m)
+		return s, nil
+	case strings.HasPrefix(text, "@"):
+		m, ok := macros[strings.ToLower(words[0])]
+		switch {
+		case !ok:
+			return nil, &Error{Msg: fmt.Sprintf("unknown macro %q; expected @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly or @every <duration>", text)}
+		case len(words) > 1:
+			return nil, &Error{Msg: fmt.Sprintf("%s is a whole schedule; nothing may follow it, got %q", words[0], text)}
+		}
+		words = splitWords(m, &buf)
 	}
 	if err := s.parseCron(words); err != nil {
 		return nil, err
 	}
 	s.resolvePolicy(opts)
 	return s, nil
+}
+
+// splitWords splits text at white space, as strings.Fields does, into buf
+// when the words fit. A schedule has at most seven and Parse runs for every
+// job of every config revision, so they are not worth an allocation.
+func splitWords(text string, buf *[7]string) []string {
+	words := buf[:0]
+	for w := range strings.FieldsSeq(text) {
+		words = append(words, w)
+	}
+	return words
 }
 
 const localZoneMsg = `time zone "Local" depends on the machine; name an IANA zone such as Europe/Paris`
@@ -169,7 +197,7 @@ func LoadZone(name string) (*time.Location, error) {
 func (s *Schedule) parseInterval(words []string) error {
 	var d string
 	switch {
-	case words[0] == "@every" && len(words) == 2:
+	case strings.EqualFold(words[0], "@every") && len(words) == 2:
 		d = words[1]
 	case words[0] == "with" && len(words) == 3 && words[2] == "interval":
 		d = words[1]
@@ -203,23 +231,37 @@ func (s *Schedule) parseCron(words []string) error {
 	}
 	c := &s.cron
 	c.sec = 1 // five fields fire at second 0
+	// The items of all fields share one array, sized by counting commas, so
+	// that parsing costs a few allocations instead of a few per field: a
+	// config import parses every job of every project.
+	var counts [7]int
+	n := 0
 	for i, w := range words {
-		f := field{kind: kinds[i], pos: i + 1, text: w}
+		counts[i] = strings.Count(w, ",") + 1
+		n += counts[i]
+	}
+	items := make([]item, n)
+	s.fields = make([]field, len(words))
+	for i, w := range words {
+		// f is filled in on the stack and stored once complete, which is
+		// cheaper than writing it piecemeal into the heap.
+		f := field{kind: kinds[i], pos: uint8(i + 1), text: w, items: items[:0:counts[i]]}
+		items = items[counts[i]:]
 		if err := s.parseField(&f); err != nil {
 			return err
 		}
-		s.fields = append(s.fields, f)
+		s.fields[i] = f
 	}
 	c.days.finish()
 	return s.checkFires()
 }
 
 func (s *Schedule) parseField(f *field) error {
-	info := fieldInfo[f.kind]
-	for _, tok := range strings.Split(f.text, ",") {
+	info := &fieldInfo[f.kind]
+	for tok := range strings.SplitSeq(f.text, ",") {
 		it, err := s.parseItem(f.kind, tok)
 		if err != nil {
-			return &Error{Field: f.pos, Name: info.name, Msg: err.Error()}
+			return &Error{Field: int(f.pos), Name: info.name, Msg: err.Error()}
 		}
 		f.items = append(f.items, it)
 	}
@@ -263,7 +305,9 @@ func (s *Schedule) parseField(f *field) error {
 		c.days.dow = uint8(set)
 		c.days.or = c.days.or && !star
 	case fYear:
-		if !star {
+		// Only a bare * is every year: */n and lists starting with *
+		// still name particular years.
+		if f.text != "*" {
 			c.years = new(yearSet)
 			for _, it := range f.items {
 				for y := it.lo; y <= it.hi; y += it.step {
@@ -297,18 +341,28 @@ func (s *Schedule) checkFires() error {
 			}
 		}
 	}
-	var parts []string
+	// Say it in the order it reads: the days (either or both, as the
+	// fields combine), then the months and years they are looked for in.
+	var days, in []string
 	for _, f := range s.fields {
-		switch {
-		case f.kind == fDom || f.kind == fDow:
-			if f.text != "*" && f.text != "?" {
-				parts = append(parts, fmt.Sprintf("%s %q", fieldInfo[f.kind].name, f.text))
-			}
-		case f.kind == fMonth || f.kind == fYear:
-			parts = append(parts, fmt.Sprintf("in %s %q", fieldInfo[f.kind].name, f.text))
+		if f.text == "*" || f.text == "?" {
+			continue
+		}
+		switch f.kind {
+		case fDom, fDow:
+			days = append(days, fmt.Sprintf("%s %q", fieldInfo[f.kind].name, f.text))
+		case fMonth, fYear:
+			in = append(in, fmt.Sprintf("in %s %q", fieldInfo[f.kind].name, f.text))
 		}
 	}
-	return &Error{Msg: "the schedule never fires: no date has " + strings.Join(parts, " ")}
+	join := " and "
+	if c.days.or {
+		join = " or "
+	}
+	if len(days) > 0 {
+		in = append([]string{strings.Join(days, join)}, in...)
+	}
+	return &Error{Msg: "the schedule never fires: no date has " + strings.Join(in, " ")}
 }
 
 // resolvePolicy fills in the default DST policy. Schedules whose hour field
