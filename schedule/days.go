@@ -26,9 +26,10 @@ type daySpec struct {
 	// weekday w has a matching day; it decides "never fires" at parse time.
 	shapes uint32
 
-	// special is set when L, W or # is used: only then does match need more
-	// than the two plain sets.
-	special bool
+	// domRules and dowRules say whether L or W (day of month) and L or #
+	// (day of week) are used: only then does match need more than the two
+	// plain sets.
+	domRules, dowRules bool
 }
 
 const (
@@ -39,7 +40,8 @@ const (
 // finish records whether L, W or # is used and which month shapes (length,
 // first weekday) have at least one matching day.
 func (s *daySpec) finish() {
-	s.special = s.domLast != 0 || s.lastWDay || s.nearest != 0 || s.dowLast != 0 || s.dowNth != [7]uint8{}
+	s.domRules = s.domLast != 0 || s.lastWDay || s.nearest != 0
+	s.dowRules = s.dowLast != 0 || s.dowNth != [7]uint8{}
 	if s.dom == allDays && s.dow == allWeekdays {
 		// Both fields are * (or list everything), as in most schedules:
 		// every day of every month matches, whichever way they combine.
@@ -92,8 +94,10 @@ func (s *daySpec) in(y, m int) uint32 {
 // weekday first.
 func (s *daySpec) match(n, first int) uint32 {
 	dom, dow := s.dom, s.dowDays(first)
-	if s.special {
+	if s.domRules {
 		dom |= s.domSpecial(n, first)
+	}
+	if s.dowRules {
 		dow |= s.dowSpecial(n, first)
 	}
 	if s.or {

@@ -204,7 +204,7 @@ func (s *Schedule) parseHash(k fieldKind, body, stepText string, hasStep bool) (
 	case fYear:
 		return item{}, fmt.Errorf("H is not allowed in the year field")
 	case fDow:
-		hi = 6
+		hi = 6 // 7 is only an alias of Sunday
 	case fDom:
 		if !hasStep && body == "H" {
 			hi = 28 // a hashed day of month exists in every month
@@ -236,7 +236,12 @@ func (s *Schedule) parseHash(k fieldKind, body, stepText string, hasStep bool) (
 		v := lo + int(h%uint64(hi-lo+1))
 		return item{op: opRange, lo: v, hi: v, step: 1, hashed: true}, nil
 	}
-	step, err := parseStep(stepText, fieldInfo[k].hi-fieldInfo[k].lo)
+	// The largest step is the same as for */n: the span of the whole field.
+	maxStep := info.hi - info.lo
+	if k == fDow {
+		maxStep = 6
+	}
+	step, err := parseStep(stepText, maxStep)
 	if err != nil {
 		return item{}, err
 	}

@@ -237,8 +237,10 @@ func (s *Schedule) parseCron(words []string) error {
 	var counts [7]int
 	n := 0
 	for i, w := range words {
-		counts[i] = strings.Count(w, ",") + 1
-		n += counts[i]
+		if w != "*" { // see parseField
+			counts[i] = strings.Count(w, ",") + 1
+			n += counts[i]
+		}
 	}
 	items := make([]item, n)
 	s.fields = make([]field, len(words))
@@ -256,14 +258,29 @@ func (s *Schedule) parseCron(words []string) error {
 	return s.checkFires()
 }
 
+// starItems[k] is the one item of a field of kind k written "*", made by
+// parseItem itself. Most fields are *, and Parse's cost is mostly the memory
+// it allocates, so they all share these; nothing writes to the items of a
+// parsed field.
+var starItems = func() (items [fYear + 1][1]item) {
+	for k := range items {
+		items[k][0], _ = new(Schedule).parseItem(fieldKind(k), "*")
+	}
+	return items
+}()
+
 func (s *Schedule) parseField(f *field) error {
 	info := &fieldInfo[f.kind]
-	for tok := range strings.SplitSeq(f.text, ",") {
-		it, err := s.parseItem(f.kind, tok)
-		if err != nil {
-			return &Error{Field: int(f.pos), Name: info.name, Msg: err.Error()}
+	if f.text == "*" {
+		f.items = starItems[f.kind][:]
+	} else {
+		for tok := range strings.SplitSeq(f.text, ",") {
+			it, err := s.parseItem(f.kind, tok)
+			if err != nil {
+				return &Error{Field: int(f.pos), Name: info.name, Msg: err.Error()}
+			}
+			f.items = append(f.items, it)
 		}
-		f.items = append(f.items, it)
 	}
 	c := &s.cron
 	var set uint64

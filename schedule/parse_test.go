@@ -140,6 +140,8 @@ func TestParseErrors(t *testing.T) {
 			want: "field 1 (minute): step 0 is out of range 1-59"},
 		{name: "H with a step too large", expr: "H(0-29)/60 * * * *", opts: schedule.Options{JobID: "p/j"},
 			want: "field 1 (minute): step 60 is out of range 1-59"},
+		{name: "H with step 7 in day of week", expr: "0 0 * * H/7", opts: schedule.Options{JobID: "p/j"},
+			want: "field 5 (day of week): step 7 is out of range 1-6"},
 
 		// Macros.
 		{name: "an unknown macro", expr: "@fortnightly",

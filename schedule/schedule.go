@@ -79,11 +79,13 @@ func (s *Schedule) Interval() time.Duration { return s.interval }
 func (s *Schedule) Location() *time.Location { return s.loc }
 
 // Gap returns the policy for wall-clock times that do not exist, with the
-// default resolved.
+// default resolved. Interval and Triggered schedules have no wall-clock
+// times, so for them it is whatever Options asked for, unused.
 func (s *Schedule) Gap() Gap { return s.gap }
 
 // Repeat returns the policy for wall-clock times that happen twice, with the
-// default resolved.
+// default resolved. Like Gap, it is unused by Interval and Triggered
+// schedules.
 func (s *Schedule) Repeat() Repeat { return s.repeat }
 
 // Next returns the first fire time strictly after t, in the schedule's time
