@@ -1,0 +1,158 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/sundial-cron/sundial/statemachine"
+	"github.com/sundial-cron/sundial/target"
+)
+
+// carryOut makes the target calls that committed steps asked for, and
+// records what they returned, until no step asks for more.
+func (e *Engine) carryOut(ctx context.Context, jobID string, acts []statemachine.Action) error {
+	for len(acts) > 0 {
+		var next []statemachine.Action
+		for _, a := range acts {
+			var fn func(*jobTx) error
+			var err error
+			switch a := a.(type) {
+			case statemachine.Launch:
+				fn, err = e.launch(ctx, jobID, a.Invocation, a.Attempt)
+			case statemachine.Resolve:
+				fn, err = e.resolve(ctx, jobID, a.Invocation, a.Attempt)
+			case statemachine.AbortTarget:
+				e.abortTarget(ctx, jobID, a.Invocation, a.Attempt)
+				continue
+			default:
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			more, err := e.update(ctx, jobID, fn)
+			if err != nil {
+				return err
+			}
+			next = append(next, more...)
+		}
+		acts = next
+	}
+	return nil
+}
+
+// targetRequest builds what the target is given for an attempt, from the
+// invocation's record: the definition it was created under, not the job's
+// current one.
+func (e *Engine) targetRequest(ctx context.Context, jobID, invocation string, attempt int) (target.Target, target.Request, *Definition, error) {
+	inv, err := e.store.Invocation(ctx, jobID, invocation)
+	if err != nil {
+		return nil, target.Request{}, nil, fmt.Errorf("reading invocation %s/%s: %w", jobID, invocation, err)
+	}
+	var def Definition
+	if err := json.Unmarshal(inv.Definition, &def); err != nil {
+		return nil, target.Request{}, nil, fmt.Errorf("invocation %s/%s: stored definition: %w", jobID, invocation, err)
+	}
+	req := target.Request{
+		Key:        jobID + "/" + invocation,
+		JobID:      jobID,
+		Invocation: invocation,
+		Occurrence: inv.Occurrence,
+		Attempt:    attempt,
+		Spec:       def.Spec,
+	}
+	return e.targets[def.Target], req, &def, nil
+}
+
+// launch calls the target for an attempt whose LAUNCHING has committed, and
+// returns the step that records the outcome.
+func (e *Engine) launch(ctx context.Context, jobID, invocation string, attempt int) (func(*jobTx) error, error) {
+	tgt, req, def, err := e.targetRequest(ctx, jobID, invocation, attempt)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.interrupt(BeforeCall, jobID, invocation); err != nil {
+		return nil, err
+	}
+	if o := e.opts.Observer; o != nil {
+		o.Launched(jobID, e.opts.Now().Sub(req.Occurrence.Add(statemachine.Jitter(jobID, req.Occurrence, def.Policy.Jitter))))
+	}
+	var res target.Result
+	if tgt == nil {
+		res = target.Result{Status: target.Failed, Message: fmt.Sprintf("unknown target %q", def.Target)}
+	} else {
+		timeout := def.Policy.Timeout
+		if timeout <= 0 {
+			timeout = e.opts.Config.DefaultTimeout
+		}
+		callCtx, cancel := context.WithTimeout(ctx, timeout)
+		res = tgt.Launch(callCtx, req)
+		cancel()
+	}
+	if err := e.interrupt(AfterCall, jobID, invocation); err != nil {
+		return nil, err
+	}
+	return e.outcome(invocation, attempt, res), nil
+}
+
+// resolve asks the target whether an attempt whose outcome was not recorded
+// was launched, and returns the step that records the answer.
+func (e *Engine) resolve(ctx context.Context, jobID, invocation string, attempt int) (func(*jobTx) error, error) {
+	tgt, req, _, err := e.targetRequest(ctx, jobID, invocation, attempt)
+	if err != nil {
+		return nil, err
+	}
+	r, ok := tgt.(target.Resolver)
+	if !ok {
+		return stepping(statemachine.OutcomeUnknown{Invocation: invocation, Attempt: attempt}), nil
+	}
+	launched, res, err := r.Resolve(ctx, req)
+	switch {
+	case errors.Is(err, target.ErrUnknown):
+		return stepping(statemachine.OutcomeUnknown{Invocation: invocation, Attempt: attempt}), nil
+	case err != nil:
+		return nil, fmt.Errorf("asking the target about %s: %w", req.Key, err)
+	case !launched:
+		return stepping(statemachine.NotLaunched{Invocation: invocation, Attempt: attempt}), nil
+	}
+	return e.outcome(invocation, attempt, res), nil
+}
+
+// outcome returns the step that records what the target said of an attempt.
+func (e *Engine) outcome(invocation string, attempt int, res target.Result) func(*jobTx) error {
+	return func(jt *jobTx) error {
+		if res.Status == target.Running {
+			return jt.step(statemachine.Launched{Invocation: invocation, Attempt: attempt})
+		}
+		jt.output = map[string][]byte{invocation: res.Log}
+		return jt.step(statemachine.Ended{
+			Invocation: invocation, Attempt: attempt,
+			Succeeded: res.Status == target.Succeeded, Message: res.Message,
+		})
+	}
+}
+
+// abortTarget asks the target to stop an attempt that is already recorded as
+// ended. It is best effort: a failure is logged, and changes nothing.
+func (e *Engine) abortTarget(ctx context.Context, jobID, invocation string, attempt int) {
+	tgt, req, _, err := e.targetRequest(ctx, jobID, invocation, attempt)
+	if err == nil {
+		a, ok := tgt.(target.Aborter)
+		if !ok {
+			return
+		}
+		err = a.Abort(ctx, req)
+	}
+	if err != nil {
+		e.opts.Logger.Warn("aborting at the target failed", "job", jobID, "invocation", invocation, "err", err)
+	}
+}
+
+func (e *Engine) interrupt(p Point, jobID, invocation string) error {
+	if e.opts.Interrupt == nil {
+		return nil
+	}
+	return e.opts.Interrupt(p, jobID, invocation)
+}

@@ -1,0 +1,70 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/sundial-cron/sundial/schedule"
+	"github.com/sundial-cron/sundial/statemachine"
+)
+
+// Definition is a job as its project's config defines it.
+type Definition struct {
+	Schedule string `json:"schedule"`
+	TimeZone string `json:"time_zone,omitempty"` // IANA zone; "" is UTC
+	Gap      string `json:"gap,omitempty"`       // DST gap policy: "skip", "shift", "" for the default
+	Repeat   string `json:"repeat,omitempty"`    // DST repeat policy: "first", "last", "both", ""
+
+	Policy statemachine.Policy `json:"policy"`
+
+	// Target is the target kind ("noop", "url_fetch", "command", ...) and
+	// Spec its settings, handed to it as they are.
+	Target string          `json:"target"`
+	Spec   json.RawMessage `json:"spec,omitempty"`
+}
+
+// Parse parses the definition's schedule for the job.
+func (d *Definition) Parse(jobID string) (*schedule.Schedule, error) {
+	loc, err := schedule.LoadZone(d.TimeZone)
+	if err != nil {
+		return nil, err
+	}
+	gap, err := schedule.ParseGap(d.Gap)
+	if err != nil {
+		return nil, err
+	}
+	repeat, err := schedule.ParseRepeat(d.Repeat)
+	if err != nil {
+		return nil, err
+	}
+	return schedule.Parse(d.Schedule, schedule.Options{JobID: jobID, Location: loc, Gap: gap, Repeat: repeat})
+}
+
+// schedules caches parsed schedules by job and encoded definition: a job's
+// transactions parse the same definition over and over, and loading a zone
+// reads the zone database.
+type schedules struct{ m sync.Map } // job id -> cachedSchedule
+
+type cachedSchedule struct {
+	encoded string
+	def     *Definition // shared: never modified
+	sched   *schedule.Schedule
+}
+
+// get decodes and parses an encoded definition of a job.
+func (c *schedules) get(jobID string, encoded []byte) (*Definition, *schedule.Schedule, error) {
+	if v, ok := c.m.Load(jobID); ok && v.(cachedSchedule).encoded == string(encoded) {
+		return v.(cachedSchedule).def, v.(cachedSchedule).sched, nil
+	}
+	def := new(Definition)
+	if err := json.Unmarshal(encoded, def); err != nil {
+		return nil, nil, fmt.Errorf("job %s: stored definition: %w", jobID, err)
+	}
+	s, err := def.Parse(jobID)
+	if err != nil {
+		return nil, nil, fmt.Errorf("job %s: %w", jobID, err)
+	}
+	c.m.Store(jobID, cachedSchedule{encoded: string(encoded), def: def, sched: s})
+	return def, s, nil
+}

@@ -1,0 +1,253 @@
+// Package engine drives jobs: it runs the state machine inside store
+// transactions, turns its actions into task-queue tasks and invocation
+// records, and calls targets after the writes that record those calls have
+// committed. It is the same in the embedded and the cloud shape; only the
+// store.Store and task.Queue behind it differ.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/sundial-cron/sundial/statemachine"
+	"github.com/sundial-cron/sundial/store"
+	"github.com/sundial-cron/sundial/target"
+	"github.com/sundial-cron/sundial/task"
+)
+
+// Options configure an Engine.
+type Options struct {
+	// Now is the clock. Required: the engine never reads the wall clock.
+	Now func() time.Time
+	// Config holds the engine-wide durations; the zero value takes
+	// statemachine.DefaultConfig.
+	Config statemachine.Config
+	// NewNonce returns fresh non-zero nonces; nil draws random ones.
+	NewNonce func() int64
+	// Logger receives what operators should see; nil discards it.
+	Logger *slog.Logger
+	// Observer is told what happened after each commit (metrics); nil is none.
+	Observer Observer
+	// LogLimit is the most bytes kept of an invocation's debug log, half
+	// from its head and half from its tail; 0 means 64 KiB.
+	LogLimit int
+	// Interrupt is called at each point between LAUNCHING committed and the
+	// outcome recorded; an error stops the handler there, as if its process
+	// died. It exists for fault injection (sundial simulate); nil in
+	// production.
+	Interrupt func(p Point, jobID, invocation string) error
+}
+
+// Point names a place in the launch path where a process can die.
+type Point string
+
+// The points where Options.Interrupt is asked.
+const (
+	// BeforeCall: LAUNCHING has committed; the target was not called yet.
+	BeforeCall Point = "before-call"
+	// AfterCall: the target returned; its outcome is not recorded yet.
+	AfterCall Point = "after-call"
+)
+
+// Observer is told about what committed, for metrics.
+type Observer interface {
+	// Launched: an attempt is being handed to its target, lateness after
+	// its occurrence's scheduled time plus jitter.
+	Launched(jobID string, lateness time.Duration)
+	// Ended: an invocation ended with this status.
+	Ended(jobID string, status statemachine.Status)
+	// Skipped: count occurrences will not run, for this reason.
+	Skipped(jobID string, reason statemachine.SkipReason, count int)
+	// Repaired: the watchdog re-issued or ended something of the job.
+	Repaired(jobID string)
+}
+
+// Engine runs jobs. It is safe for concurrent use.
+type Engine struct {
+	store   store.Store
+	queue   task.Queue
+	targets map[string]target.Target
+	opts    Options
+	scheds  schedules
+}
+
+// New returns an engine over a store and a queue, with the targets by kind.
+func New(st store.Store, q task.Queue, targets map[string]target.Target, opts Options) *Engine {
+	if opts.Now == nil {
+		panic("engine: Options.Now is required")
+	}
+	if opts.Config == (statemachine.Config{}) {
+		opts.Config = statemachine.DefaultConfig
+	}
+	if opts.NewNonce == nil {
+		opts.NewNonce = randomNonce
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.LogLimit <= 0 {
+		opts.LogLimit = 64 << 10
+	}
+	return &Engine{store: st, queue: q, targets: targets, opts: opts}
+}
+
+func randomNonce() int64 {
+	for {
+		if n := rand.Int64(); n != 0 {
+			return n
+		}
+	}
+}
+
+// Define creates the job or changes its definition, and enables it if it was
+// disabled. A definition equal to the stored one changes nothing.
+func (e *Engine) Define(ctx context.Context, jobID string, def Definition) error {
+	if err := e.check(jobID, &def); err != nil {
+		return err
+	}
+	encoded, err := encodeDefinition(def)
+	if err != nil {
+		return err
+	}
+	_, err = e.update(ctx, jobID, func(jt *jobTx) error {
+		if jt.job == nil {
+			jt.job = &store.Job{ID: jobID, Project: ProjectOf(jobID)}
+		} else if string(jt.job.Definition) == string(encoded) && jt.m.State != statemachine.Disabled {
+			return nil
+		} else if jt.m.TickNonce != 0 && !jt.m.NextAt.After(jt.now) {
+			// An occurrence of the old definition is due and its tick has
+			// not run: settle it under the old definition first, so the
+			// change does not lose it.
+			if err := jt.step(statemachine.Tick{Nonce: jt.m.TickNonce}); err != nil {
+				return err
+			}
+		}
+		if err := jt.setDefinition(encoded); err != nil {
+			return err
+		}
+		return jt.step(statemachine.Defined{})
+	})
+	return err
+}
+
+// check refuses a definition the engine cannot run.
+func (e *Engine) check(jobID string, def *Definition) error {
+	if p, name, ok := strings.Cut(jobID, "/"); !ok || p == "" || name == "" {
+		return fmt.Errorf("job id %q: want <project>/<job>", jobID)
+	}
+	if _, ok := e.targets[def.Target]; !ok {
+		return fmt.Errorf("job %s: unknown target %q", jobID, def.Target)
+	}
+	if _, err := def.Parse(jobID); err != nil {
+		return fmt.Errorf("job %s: %w", jobID, err)
+	}
+	return nil
+}
+
+// ProjectOf returns the project part of a job id.
+func ProjectOf(jobID string) string {
+	p, _, _ := strings.Cut(jobID, "/")
+	return p
+}
+
+// Disable makes the job DISABLED (removed from config, or disabled there),
+// keeping its history. Queued invocations are aborted; running ones finish.
+func (e *Engine) Disable(ctx context.Context, jobID, reason string) error {
+	return e.request(ctx, jobID, statemachine.Removed{Reason: reason})
+}
+
+// Trigger asks for a run of the job now, under its overlap policy. It
+// returns the id of the occurrence it created.
+func (e *Engine) Trigger(ctx context.Context, jobID string) (string, error) {
+	var id string
+	acts, err := e.update(ctx, jobID, func(jt *jobTx) error {
+		id = fmt.Sprintf("manual-%d", jt.m.Triggers+1)
+		return jt.step(statemachine.Triggered{})
+	})
+	if err != nil {
+		return "", err
+	}
+	return id, e.carryOut(ctx, jobID, acts)
+}
+
+// Pause stops the job's ticks until Resume.
+func (e *Engine) Pause(ctx context.Context, jobID, reason string) error {
+	return e.request(ctx, jobID, statemachine.PauseRequested{Reason: reason})
+}
+
+// Resume restarts a paused job's ticks.
+func (e *Engine) Resume(ctx context.Context, jobID string) error {
+	return e.request(ctx, jobID, statemachine.ResumeRequested{})
+}
+
+// Abort ends an unfinished invocation as ABORTED, or all of the job's when
+// invocation is "", and asks their targets to stop them.
+func (e *Engine) Abort(ctx context.Context, jobID, invocation string) error {
+	return e.request(ctx, jobID, statemachine.AbortRequested{Invocation: invocation})
+}
+
+// Repair delivers WatchdogExpired to the job: it re-issues what the job
+// waits for past its time and ends attempts past their hard timeout. It
+// reports whether anything was repaired.
+func (e *Engine) Repair(ctx context.Context, jobID string) (bool, error) {
+	acts, err := e.update(ctx, jobID, stepping(statemachine.WatchdogExpired{}))
+	if err != nil {
+		return false, err
+	}
+	if len(acts) > 0 && e.opts.Observer != nil {
+		e.opts.Observer.Repaired(jobID)
+	}
+	return len(acts) > 0, e.carryOut(ctx, jobID, acts)
+}
+
+// Report records the end of an attempt that its target ran on its own
+// (Result Running at launch).
+func (e *Engine) Report(ctx context.Context, jobID, invocation string, attempt int, res target.Result) error {
+	acts, err := e.update(ctx, jobID, e.outcome(invocation, attempt, res))
+	if err != nil {
+		return err
+	}
+	return e.carryOut(ctx, jobID, acts)
+}
+
+// HandleTask runs a delivered task. It returns an error when the task
+// should be delivered again.
+func (e *Engine) HandleTask(ctx context.Context, t task.Task) error {
+	var ev statemachine.Event
+	switch t.Kind {
+	case task.TickLater:
+		ev = statemachine.Tick{Nonce: t.Nonce}
+	case task.StartInvocation:
+		ev = statemachine.Starting{Invocation: t.Invocation, Attempt: t.Attempt, Nonce: t.Nonce}
+	default:
+		e.opts.Logger.Warn("dropping a malformed task", "task", t.String())
+		return nil
+	}
+	acts, err := e.update(ctx, t.JobID, stepping(ev))
+	if errors.Is(err, store.ErrNotFound) {
+		e.opts.Logger.Warn("dropping a task of an unknown job", "task", t.String())
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return e.carryOut(ctx, t.JobID, acts)
+}
+
+// request applies an admin's or the config's request to the job.
+func (e *Engine) request(ctx context.Context, jobID string, ev statemachine.Event) error {
+	acts, err := e.update(ctx, jobID, stepping(ev))
+	if err != nil {
+		return err
+	}
+	return e.carryOut(ctx, jobID, acts)
+}
+
+func stepping(ev statemachine.Event) func(*jobTx) error {
+	return func(jt *jobTx) error { return jt.step(ev) }
+}

@@ -1,0 +1,231 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sundial-cron/sundial/schedule"
+	"github.com/sundial-cron/sundial/statemachine"
+	"github.com/sundial-cron/sundial/store"
+	"github.com/sundial-cron/sundial/task"
+)
+
+// errUnchanged ends a transaction that has nothing to write.
+var errUnchanged = errors.New("unchanged")
+
+// jobTx is one transaction on a job: the machine steps it runs and the
+// writes they make.
+type jobTx struct {
+	e   *Engine
+	tx  store.Tx
+	now time.Time
+
+	job   *store.Job // nil for a job that does not exist yet
+	def   *Definition
+	sched *schedule.Schedule
+	m     statemachine.Job
+
+	actions []statemachine.Action
+	// output is what a target returned for an attempt, for its log.
+	output map[string][]byte
+}
+
+// update runs fn in a transaction on the job and commits what its steps
+// wrote; then it posts the tasks they enqueued and tells the observer. It
+// returns the steps' actions; those that call a target are the caller's to
+// carry out, now that the writes recording them have committed.
+func (e *Engine) update(ctx context.Context, jobID string, fn func(*jobTx) error) ([]statemachine.Action, error) {
+	var acts []statemachine.Action
+	tasks, err := e.store.Update(ctx, jobID, func(tx store.Tx) error {
+		acts = nil
+		jt := &jobTx{e: e, tx: tx, now: e.opts.Now()}
+		if err := jt.load(jobID); err != nil {
+			return err
+		}
+		if err := fn(jt); err != nil {
+			return err
+		}
+		if jt.job == nil {
+			return store.ErrNotFound
+		}
+		changed, err := jt.save()
+		if err != nil {
+			return err
+		}
+		if !changed {
+			return errUnchanged
+		}
+		acts = jt.actions
+		return nil
+	})
+	if errors.Is(err, errUnchanged) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(tasks) > 0 {
+		if err := e.queue.Posted(ctx, tasks); err != nil {
+			// Nothing is lost: the job's WatchdogTimerTs committed with them.
+			e.opts.Logger.Warn("posting tasks failed; the watchdog will re-issue them", "job", jobID, "err", err)
+		}
+	}
+	e.observe(jobID, acts)
+	return acts, nil
+}
+
+func (jt *jobTx) load(jobID string) error {
+	job, err := jt.tx.Job()
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	jt.job = job
+	if err := json.Unmarshal(job.Machine, &jt.m); err != nil {
+		return fmt.Errorf("job %s: stored state: %w", jobID, err)
+	}
+	return jt.setDefinition(job.Definition)
+}
+
+func (jt *jobTx) setDefinition(encoded []byte) error {
+	def, sched, err := jt.e.scheds.get(jt.job.ID, encoded)
+	if err != nil {
+		return err
+	}
+	jt.job.Definition, jt.def, jt.sched = encoded, def, sched
+	return nil
+}
+
+// step runs one machine step and makes the writes its actions ask for.
+func (jt *jobTx) step(ev statemachine.Event) error {
+	if jt.job == nil {
+		return store.ErrNotFound
+	}
+	m := statemachine.Machine{
+		JobID:    jt.job.ID,
+		Now:      jt.now,
+		Schedule: jt.sched,
+		Policy:   jt.def.Policy,
+		Config:   jt.e.opts.Config,
+		NewNonce: jt.e.opts.NewNonce,
+		Job:      jt.m,
+	}
+	if err := m.Step(ev); err != nil {
+		return err
+	}
+	jt.m = m.Job
+	for _, a := range m.Actions {
+		if err := jt.write(a); err != nil {
+			return err
+		}
+	}
+	jt.actions = append(jt.actions, m.Actions...)
+	return nil
+}
+
+func (jt *jobTx) write(a statemachine.Action) error {
+	id := jt.job.ID
+	switch a := a.(type) {
+	case statemachine.TickLater:
+		return jt.tx.Enqueue(task.Task{Kind: task.TickLater, JobID: id, Nonce: a.Nonce, ETA: a.At})
+	case statemachine.StartInvocation:
+		return jt.tx.Enqueue(task.Task{Kind: task.StartInvocation, JobID: id, Nonce: a.Nonce, ETA: a.At, Invocation: a.Invocation, Attempt: a.Attempt})
+	case statemachine.Record:
+		return jt.record(a)
+	case statemachine.RecordSkipped:
+		return jt.recordSkipped(a)
+	}
+	return nil
+}
+
+func (jt *jobTx) record(a statemachine.Record) error {
+	inv, err := jt.tx.Invocation(a.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		inv = &store.Invocation{
+			JobID: jt.job.ID, ID: a.ID, Occurrence: a.At, Manual: a.Manual,
+			Created: jt.now, Definition: jt.job.Definition,
+		}
+	} else if err != nil {
+		return err
+	}
+	inv.Status, inv.Attempt, inv.Message = string(a.Status), a.Attempt, a.Message
+	switch {
+	case a.Status == statemachine.StatusLaunching:
+		inv.Started = jt.now
+	case a.Status.Ended():
+		inv.Ended = jt.now
+	}
+	line := fmt.Sprintf("%s attempt %d %s", jt.now.UTC().Format(time.RFC3339Nano), a.Attempt, a.Status)
+	if a.Message != "" {
+		line += ": " + a.Message
+	}
+	inv.Log = appendLog(inv.Log, []byte(line+"\n"), jt.e.opts.LogLimit)
+	if out := jt.output[a.ID]; len(out) > 0 && (a.Status.Ended() || a.Status == statemachine.StatusRetrying) {
+		inv.Log = appendLog(inv.Log, out, jt.e.opts.LogLimit)
+	}
+	return jt.tx.PutInvocation(inv)
+}
+
+func (jt *jobTx) recordSkipped(a statemachine.RecordSkipped) error {
+	msg := fmt.Sprintf("skipped: %s", a.Reason)
+	if a.Count > 1 {
+		msg = fmt.Sprintf("%d occurrences skipped: %s", a.Count, a.Reason)
+	}
+	if _, err := jt.tx.Invocation(a.ID); err == nil {
+		// Never overwrite a record; the machine does not produce this.
+		return fmt.Errorf("job %s: occurrence %s was already recorded; not recording it as %s", jt.job.ID, a.ID, a.Reason)
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	return jt.tx.PutInvocation(&store.Invocation{
+		JobID: jt.job.ID, ID: a.ID, Occurrence: a.First, Last: a.Last, Count: a.Count,
+		Manual: a.Manual, Status: string(statemachine.StatusSkipped), Message: msg,
+		Created: jt.now, Ended: jt.now,
+	})
+}
+
+// save stores the job if anything changed, and reports whether it did.
+func (jt *jobTx) save() (bool, error) {
+	encoded, err := json.Marshal(jt.m)
+	if err != nil {
+		return false, err
+	}
+	if len(jt.actions) == 0 && string(encoded) == string(jt.job.Machine) {
+		return false, nil
+	}
+	jt.job.Machine = encoded
+	jt.job.State = string(jt.m.State)
+	jt.job.WatchdogTimerTs = jt.m.WatchdogTimerTs
+	return true, jt.tx.PutJob(jt.job)
+}
+
+func encodeDefinition(def Definition) ([]byte, error) {
+	b, err := json.Marshal(def)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the definition: %w", err)
+	}
+	return b, nil
+}
+
+// observe tells the observer what the committed actions did.
+func (e *Engine) observe(jobID string, acts []statemachine.Action) {
+	o := e.opts.Observer
+	if o == nil {
+		return
+	}
+	for _, a := range acts {
+		switch a := a.(type) {
+		case statemachine.Record:
+			if a.Status.Ended() {
+				o.Ended(jobID, a.Status)
+			}
+		case statemachine.RecordSkipped:
+			o.Skipped(jobID, a.Reason, a.Count)
+		}
+	}
+}

@@ -1,0 +1,23 @@
+// Package statemachine is the job state machine: given a job's state and an
+// event, it computes the job's new state and the actions the host must carry
+// out. It does no I/O and reads no clock: the time of the event, the parsed
+// schedule, the job's policy and the nonce source are inputs of a Machine.
+//
+// The host (the engine) runs one Step inside a store transaction on the job,
+// saves Machine.Job, turns every action that writes (Record, RecordSkipped,
+// TickLater, StartInvocation) into writes of that same transaction, and only
+// after it committed carries out the actions that call a target (Launch,
+// Resolve, AbortTarget). That order is what makes "write before call" hold.
+//
+// A job waits in one of five states:
+//
+//	SCHEDULED  a TickLater is due at the next occurrence
+//	QUEUED     an invocation waits to be launched (StartInvocation, or a retry backoff)
+//	RUNNING    an invocation is launching or running; ticks go on meanwhile
+//	PAUSED     an admin paused it: no ticks
+//	DISABLED   removed from config, disabled, or auto-disabled: no ticks
+//
+// Every state that waits for a task sets Job.WatchdogTimerTs, the time by
+// which that task must have run; the watchdog delivers WatchdogExpired to
+// jobs whose timer has passed, and the machine re-issues what it waits for.
+package statemachine

@@ -1,0 +1,81 @@
+package statemachine
+
+// Event is something that happens to a job. The time it happens is
+// Machine.Now.
+type Event interface{ event() }
+
+// Defined: the job appeared in config, was changed, or was enabled again.
+// The machine's Schedule and Policy are the new definition's.
+type Defined struct{}
+
+// Removed: the job left its config or was disabled there.
+type Removed struct{ Reason string }
+
+// Tick: a TickLater task was delivered.
+type Tick struct{ Nonce int64 }
+
+// Triggered: an admin asked for a run now.
+type Triggered struct{}
+
+// PauseRequested: an admin paused the job.
+type PauseRequested struct{ Reason string }
+
+// ResumeRequested: an admin resumed the job.
+type ResumeRequested struct{}
+
+// AbortRequested: an admin aborted an invocation, or every unfinished one
+// when Invocation is "".
+type AbortRequested struct{ Invocation string }
+
+// Starting: a StartInvocation task was delivered.
+type Starting struct {
+	Invocation string
+	Attempt    int
+	Nonce      int64
+}
+
+// Launched: the target accepted the launch and runs it on its own.
+type Launched struct {
+	Invocation string
+	Attempt    int
+}
+
+// Ended: the attempt ended, as the target reported it or as the target
+// answered when asked by the idempotency key.
+type Ended struct {
+	Invocation string
+	Attempt    int
+	Succeeded  bool
+	Message    string
+}
+
+// NotLaunched: asked by the idempotency key, the target says it never saw
+// this launch; launching it now cannot make a second one.
+type NotLaunched struct {
+	Invocation string
+	Attempt    int
+}
+
+// OutcomeUnknown: whether the launch happened cannot be known (the process
+// that called the target died, and the target cannot tell by key).
+type OutcomeUnknown struct {
+	Invocation string
+	Attempt    int
+}
+
+// WatchdogExpired: the watchdog found the job's WatchdogTimerTs passed.
+type WatchdogExpired struct{}
+
+func (Defined) event()         {}
+func (Removed) event()         {}
+func (Tick) event()            {}
+func (Triggered) event()       {}
+func (PauseRequested) event()  {}
+func (ResumeRequested) event() {}
+func (AbortRequested) event()  {}
+func (Starting) event()        {}
+func (Launched) event()        {}
+func (Ended) event()           {}
+func (NotLaunched) event()     {}
+func (OutcomeUnknown) event()  {}
+func (WatchdogExpired) event() {}

@@ -1,0 +1,163 @@
+package statemachine
+
+import (
+	"iter"
+	"time"
+)
+
+// State is the state of a job.
+type State string
+
+// The states of a job. See the package documentation.
+const (
+	Disabled  State = "DISABLED"
+	Scheduled State = "SCHEDULED"
+	Queued    State = "QUEUED"
+	Running   State = "RUNNING"
+	Paused    State = "PAUSED"
+)
+
+// States lists every state, for tests and documentation.
+var States = []State{Disabled, Scheduled, Queued, Running, Paused}
+
+// Job is the persisted state of one job's machine.
+type Job struct {
+	State  State
+	Reason string // why the job is DISABLED or PAUSED
+
+	// TickNonce is the nonce the expected TickLater carries; 0 when no tick
+	// is expected. A tick with any other nonce is stale.
+	TickNonce int64
+	// TickAt is when the expected tick is due: the next occurrence plus its
+	// jitter, or an earlier hop toward a far occurrence.
+	TickAt time.Time
+	// NextAt is the next occurrence the tick is for.
+	NextAt time.Time
+
+	// Cursor is the latest instant up to which every occurrence has been
+	// accounted for: run, queued or recorded as skipped.
+	Cursor time.Time
+
+	// Pending is the one occurrence waiting for a free slot (overlap
+	// queue_one), if any.
+	Pending *Occurrence
+	// Active lists the invocations that have not ended, oldest first.
+	Active []Invocation
+
+	Failures  int       // failed invocations in a row
+	Triggers  int64     // manual triggers so far; numbers their ids
+	LastEnded time.Time // when an invocation last ended; intervals count from it
+
+	// WatchdogTimerTs is when the earliest task the job waits for must have
+	// run; zero when it waits for none.
+	WatchdogTimerTs time.Time
+}
+
+// Occurrence is one moment a job fires: a scheduled time or a manual trigger.
+type Occurrence struct {
+	ID     string    // the invocation id it gets; see OccurrenceID
+	At     time.Time // the scheduled time, or when the trigger was asked for
+	Manual bool
+}
+
+// Phase is where an unfinished invocation is.
+type Phase string
+
+// The phases of an invocation that has not ended.
+const (
+	// PhaseQueued: a StartInvocation task is due now.
+	PhaseQueued Phase = "QUEUED"
+	// PhaseBackoff: an attempt failed; the next one's StartInvocation is due
+	// at RetryAt.
+	PhaseBackoff Phase = "RETRYING"
+	// PhaseLaunching: LAUNCHING is recorded and the target is being called;
+	// whether the launch happened is not known yet.
+	PhaseLaunching Phase = "LAUNCHING"
+	// PhaseRunning: the target accepted the launch and runs it.
+	PhaseRunning Phase = "RUNNING"
+)
+
+// Invocation is the machine's view of an invocation that has not ended.
+type Invocation struct {
+	Occurrence
+	Attempt int
+	Phase   Phase
+	Nonce   int64     // the nonce of the StartInvocation this phase expects
+	Since   time.Time // when it entered this phase (LAUNCHING: the launch)
+	RetryAt time.Time // PhaseBackoff: when the next attempt may start
+	// Deadline is when the watchdog acts if the invocation is still in this
+	// phase: the task grace past when its task was due, or the hard timeout
+	// of a launched attempt.
+	Deadline time.Time
+}
+
+// Schedule is what the machine needs of a parsed schedule;
+// *schedule.Schedule implements it.
+type Schedule interface {
+	// Next is the first fire time strictly after t, if any.
+	Next(t time.Time) (time.Time, bool)
+	// Between yields the fire times in [from, to).
+	Between(from, to time.Time) iter.Seq[time.Time]
+	// Interval is positive for a schedule relative to the end of the
+	// previous invocation (@every): it has no fixed fire times.
+	Interval() time.Duration
+}
+
+// Overlap says what happens to an occurrence that comes while an invocation
+// of the same job has not ended.
+type Overlap string
+
+// The overlap policies.
+const (
+	OverlapSkip     Overlap = "skip"      // record it as skipped: overrun (the default)
+	OverlapQueueOne Overlap = "queue_one" // keep it, and only the newest, until a slot is free
+	OverlapAllow    Overlap = "allow"     // start it, up to MaxConcurrent at once
+	OverlapReplace  Overlap = "replace"   // abort the running ones, start it
+)
+
+// Policy is the part of a job's definition the machine obeys.
+type Policy struct {
+	Overlap       Overlap
+	MaxConcurrent int // for OverlapAllow; 0 counts as 1
+
+	// CatchupWindow is how old a missed occurrence may be and still run
+	// (only the latest one, once). Zero records every missed occurrence.
+	CatchupWindow time.Duration
+
+	Timeout time.Duration // soft: the target's deadline; 0 takes Config.DefaultTimeout
+
+	MaxAttempts int // attempts per occurrence; 0 counts as 1
+	MinBackoff  time.Duration
+	MaxBackoff  time.Duration
+
+	AutoDisableAfter int           // disable after this many failures in a row; 0 never
+	Jitter           time.Duration // delay each occurrence by a stable hash below this
+	Idempotent       bool          // may a launch of unknown outcome be repeated with the same key?
+}
+
+// Config holds the engine-wide durations the machine needs.
+type Config struct {
+	// TaskGrace is how late a task may run before the watchdog re-issues it.
+	TaskGrace time.Duration
+	// KillGrace is added to an invocation's timeout to get its hard timeout,
+	// past which the watchdog ends it as timed out.
+	KillGrace time.Duration
+	// LateTolerance is how late an occurrence may be found due and still run
+	// when the job's catch-up window is smaller: a tick delayed by load or
+	// repaired by the watchdog is late, not missed.
+	LateTolerance time.Duration
+	// DefaultTimeout is the timeout of a job that sets none.
+	DefaultTimeout time.Duration
+	// MaxTickDelay is the longest delay the task queue accepts; a tick due
+	// later hops there first (Cloud Tasks refuses ETAs past 30 days).
+	MaxTickDelay time.Duration
+}
+
+// DefaultConfig is what the engine runs with unless told otherwise.
+var DefaultConfig = Config{
+	TaskGrace:      30 * time.Second,
+	KillGrace:      30 * time.Second,
+	LateTolerance:  90 * time.Second,
+	DefaultTimeout: 10 * time.Minute,
+	MaxTickDelay:   29 * 24 * time.Hour,
+}

@@ -1,0 +1,558 @@
+package statemachine
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"time"
+)
+
+// ErrRefused wraps the errors of requests the machine turns down (a trigger
+// of a disabled job, an abort of an invocation that has ended). A refused
+// step changes nothing.
+var ErrRefused = errors.New("refused")
+
+// Machine runs one step of a job's state machine.
+type Machine struct {
+	// Inputs: set by the host before Step; Step does not change them.
+
+	JobID    string
+	Now      time.Time
+	Schedule Schedule
+	Policy   Policy
+	Config   Config
+	// NewNonce returns a nonce never used before by this job (non-zero).
+	NewNonce func() int64
+
+	// State: the job's state, changed by Step, and the actions Step emitted.
+
+	Job     Job
+	Actions []Action
+}
+
+// Step applies an event. It returns an error wrapping ErrRefused, and leaves
+// Job and Actions as they were, when the event is a request the job's state
+// does not allow. A stale task (wrong nonce, unknown invocation, finished
+// attempt) is not an error: the step does nothing.
+func (m *Machine) Step(e Event) error {
+	before, n := cloneJob(m.Job), len(m.Actions)
+	if err := m.step(e); err != nil {
+		m.Job, m.Actions = before, m.Actions[:n]
+		return err
+	}
+	m.settle()
+	return nil
+}
+
+func (m *Machine) step(e Event) error {
+	j := &m.Job
+	switch e := e.(type) {
+	case Defined:
+		switch j.State {
+		case Paused:
+			return nil // Resume plans the next tick under the new definition
+		case Disabled, "":
+			j.State, j.Reason, j.Failures = Scheduled, "", 0
+		}
+		// A new definition starts now: what fell before it was the old
+		// definition's, and the host settled that with a tick first.
+		j.Cursor = later(j.Cursor, m.Now)
+		m.planNext()
+
+	case Removed:
+		j.State, j.Reason = Disabled, e.Reason
+		m.clearTick()
+		m.dropPending(SkipDisabled)
+		for i := len(j.Active) - 1; i >= 0; i-- {
+			if p := j.Active[i].Phase; p == PhaseQueued || p == PhaseBackoff {
+				m.end(i, StatusAborted, "the job was disabled: "+e.Reason)
+			}
+		}
+
+	case Tick:
+		if e.Nonce == 0 || e.Nonce != j.TickNonce || !m.ticking() {
+			return nil
+		}
+		if m.Now.Before(j.TickAt) { // early: the queue's clock runs ahead of ours
+			m.tickAt(j.TickAt)
+			return nil
+		}
+		if m.Now.Before(j.NextAt) { // a hop toward a far occurrence
+			m.tickAt(j.NextAt.Add(m.jitter(j.NextAt)))
+			return nil
+		}
+		if m.Schedule.Interval() > 0 {
+			m.clearTick()
+			o := j.NextAt
+			j.Cursor = o
+			m.admit(Occurrence{ID: OccurrenceID(o), At: o})
+			m.planNext()
+			return nil
+		}
+		m.catchUp(max(m.Policy.CatchupWindow, m.Config.LateTolerance), SkipMissed)
+		j.Cursor = m.Now
+		m.planNext()
+
+	case Triggered:
+		if j.State == Disabled {
+			return fmt.Errorf("%w: the job is disabled (%s)", ErrRefused, j.Reason)
+		}
+		j.Triggers++
+		m.admit(Occurrence{ID: fmt.Sprintf("manual-%d", j.Triggers), At: m.Now, Manual: true})
+
+	case PauseRequested:
+		switch j.State {
+		case Disabled:
+			return fmt.Errorf("%w: the job is disabled (%s)", ErrRefused, j.Reason)
+		case Paused:
+			return nil
+		}
+		j.State, j.Reason = Paused, e.Reason
+		m.clearTick()
+		m.dropPending(SkipPaused)
+
+	case ResumeRequested:
+		if j.State != Paused {
+			return nil
+		}
+		j.State, j.Reason = Scheduled, ""
+		if m.Schedule.Interval() == 0 {
+			// Only the catch-up window brings back what fell in the pause.
+			m.catchUp(m.Policy.CatchupWindow, SkipPaused)
+			j.Cursor = later(j.Cursor, m.Now)
+		}
+		m.planNext()
+
+	case AbortRequested:
+		found := false
+		for i := len(j.Active) - 1; i >= 0; i-- {
+			if e.Invocation == "" || j.Active[i].ID == e.Invocation {
+				m.abort(i, "aborted by an admin")
+				found = true
+			}
+		}
+		if !found && e.Invocation != "" {
+			return fmt.Errorf("%w: invocation %q has ended or does not exist", ErrRefused, e.Invocation)
+		}
+		m.afterEnd()
+
+	case Starting:
+		i := m.find(e.Invocation, e.Attempt)
+		if i < 0 || j.Active[i].Nonce != e.Nonce {
+			return nil
+		}
+		inv := &j.Active[i]
+		switch inv.Phase {
+		case PhaseQueued, PhaseBackoff:
+			if m.Now.Before(inv.RetryAt) {
+				m.startAt(i, inv.RetryAt)
+				return nil
+			}
+			m.launch(i, "")
+		case PhaseLaunching:
+			// The task came again while the launch is unresolved: the
+			// process that was calling the target may be gone.
+			m.emit(Resolve{Invocation: inv.ID, Attempt: inv.Attempt})
+		}
+
+	case Launched:
+		if i := m.find(e.Invocation, e.Attempt); i >= 0 && j.Active[i].Phase == PhaseLaunching {
+			j.Active[i].Phase = PhaseRunning
+			m.record(j.Active[i], StatusRunning, "")
+		}
+
+	case Ended:
+		i := m.find(e.Invocation, e.Attempt)
+		if i < 0 || !launched(j.Active[i].Phase) {
+			return nil
+		}
+		if e.Succeeded {
+			m.end(i, StatusSucceeded, e.Message)
+		} else {
+			m.fail(i, e.Message, true)
+		}
+		m.afterEnd()
+
+	case NotLaunched:
+		if i := m.find(e.Invocation, e.Attempt); i >= 0 && j.Active[i].Phase == PhaseLaunching {
+			m.launch(i, "the target never received the launch; launching it now")
+		}
+
+	case OutcomeUnknown:
+		i := m.find(e.Invocation, e.Attempt)
+		if i < 0 || j.Active[i].Phase != PhaseLaunching {
+			return nil
+		}
+		if m.Policy.Idempotent {
+			m.launch(i, "launch outcome unknown; launching again with the same key (the target is idempotent)")
+			return nil
+		}
+		m.end(i, StatusFailed, "launch outcome unknown")
+		m.afterEnd()
+
+	case WatchdogExpired:
+		m.repair()
+
+	default:
+		panic(fmt.Sprintf("statemachine: unknown event %T", e))
+	}
+	return nil
+}
+
+// repair re-issues every task the job waits for whose time has passed, and
+// ends the attempts that overran their hard timeout.
+func (m *Machine) repair() {
+	j := &m.Job
+	if j.TickNonce != 0 && !m.Now.Before(j.TickAt.Add(m.Config.TaskGrace)) {
+		m.tickAt(m.Now)
+	}
+	ended := false
+	for i := len(j.Active) - 1; i >= 0; i-- {
+		inv := j.Active[i]
+		if m.Now.Before(inv.Deadline) {
+			continue
+		}
+		switch inv.Phase {
+		case PhaseQueued, PhaseBackoff:
+			m.startAt(i, m.Now)
+		case PhaseLaunching, PhaseRunning:
+			m.emit(AbortTarget{Invocation: inv.ID, Attempt: inv.Attempt})
+			// A launch never confirmed may or may not have happened: retrying
+			// it could run the occurrence twice, unless the target is
+			// idempotent.
+			retry := inv.Phase == PhaseRunning || m.Policy.Idempotent
+			m.fail(i, fmt.Sprintf("timed out: no outcome %s after the launch", m.hardTimeout()), retry)
+			ended = true
+		}
+	}
+	if ended {
+		m.afterEnd()
+	}
+}
+
+// catchUp accounts for the occurrences in (Cursor, Now]: the latest runs if
+// it is at most window late, the others are recorded as skipped: tooOld
+// beyond the window, superseded within it.
+func (m *Machine) catchUp(window time.Duration, tooOld SkipReason) {
+	var skips []RecordSkipped
+	skip := func(at time.Time, r SkipReason) {
+		if n := len(skips); n > 0 && skips[n-1].Reason == r {
+			skips[n-1].Last = at
+			skips[n-1].Count++
+			return
+		}
+		skips = append(skips, RecordSkipped{ID: OccurrenceID(at), First: at, Last: at, Count: 1, Reason: r})
+	}
+	var latest time.Time
+	for at := range m.Schedule.Between(m.Job.Cursor.Add(time.Nanosecond), m.Now.Add(time.Nanosecond)) {
+		if !latest.IsZero() {
+			skip(latest, m.reasonIfNotLatest(latest, window, tooOld))
+		}
+		latest = at
+	}
+	if !latest.IsZero() && m.lateness(latest) > window {
+		skip(latest, tooOld)
+		latest = time.Time{}
+	}
+	for _, s := range skips {
+		m.emit(s)
+	}
+	if !latest.IsZero() {
+		m.admit(Occurrence{ID: OccurrenceID(latest), At: latest})
+	}
+}
+
+func (m *Machine) reasonIfNotLatest(at time.Time, window time.Duration, tooOld SkipReason) SkipReason {
+	if m.lateness(at) > window {
+		return tooOld
+	}
+	return SkipSuperseded
+}
+
+// lateness is how long ago an occurrence was due, its jitter included.
+func (m *Machine) lateness(at time.Time) time.Duration {
+	return m.Now.Sub(at.Add(m.jitter(at)))
+}
+
+// admit applies the overlap policy to an occurrence that is due now.
+func (m *Machine) admit(o Occurrence) {
+	j := &m.Job
+	if len(j.Active) == 0 {
+		m.queue(o)
+		return
+	}
+	switch m.Policy.Overlap {
+	case OverlapQueueOne:
+		m.dropPending(SkipOverrun)
+		j.Pending = &o
+	case OverlapAllow:
+		if len(j.Active) < max(1, m.Policy.MaxConcurrent) {
+			m.queue(o)
+		} else {
+			m.skipOne(o, SkipOverrun)
+		}
+	case OverlapReplace:
+		for i := len(j.Active) - 1; i >= 0; i-- {
+			m.abort(i, "replaced by occurrence "+o.ID)
+		}
+		m.queue(o)
+	default:
+		m.skipOne(o, SkipOverrun)
+	}
+}
+
+// queue makes an occurrence an invocation whose first attempt starts now.
+func (m *Machine) queue(o Occurrence) {
+	inv := Invocation{Occurrence: o, Attempt: 1}
+	m.Job.Active = append(m.Job.Active, inv)
+	i := len(m.Job.Active) - 1
+	m.record(inv, StatusQueued, "")
+	m.startAt(i, m.Now)
+}
+
+// startAt (re)issues the StartInvocation of Active[i] for at, with a fresh
+// nonce so that an earlier copy of the task is stale.
+func (m *Machine) startAt(i int, at time.Time) {
+	inv := &m.Job.Active[i]
+	if inv.Phase != PhaseBackoff {
+		inv.Phase = PhaseQueued
+	}
+	inv.Nonce = m.NewNonce()
+	inv.Since = m.Now
+	inv.Deadline = at.Add(m.Config.TaskGrace)
+	m.emit(StartInvocation{Invocation: inv.ID, Attempt: inv.Attempt, Nonce: inv.Nonce, At: at})
+}
+
+// launch records LAUNCHING for Active[i] and asks the host to call the
+// target once that record has committed.
+func (m *Machine) launch(i int, msg string) {
+	inv := &m.Job.Active[i]
+	inv.Phase, inv.Since, inv.RetryAt = PhaseLaunching, m.Now, time.Time{}
+	inv.Deadline = m.Now.Add(m.hardTimeout())
+	m.record(*inv, StatusLaunching, msg)
+	m.emit(Launch{Invocation: inv.ID, Attempt: inv.Attempt})
+}
+
+// fail ends the attempt of Active[i] as failed, and schedules the next
+// attempt when retry is allowed and the policy has attempts left.
+func (m *Machine) fail(i int, msg string, retry bool) {
+	inv := &m.Job.Active[i]
+	if !retry || inv.Attempt >= max(1, m.Policy.MaxAttempts) {
+		m.end(i, StatusFailed, msg)
+		return
+	}
+	wait := m.backoff(inv.Attempt)
+	inv.Attempt++
+	inv.Phase, inv.RetryAt = PhaseBackoff, m.Now.Add(wait)
+	m.record(*inv, StatusRetrying, fmt.Sprintf("attempt %d failed: %s; attempt %d in %s", inv.Attempt-1, msg, inv.Attempt, wait))
+	m.startAt(i, inv.RetryAt)
+}
+
+// backoff is the wait after the given failed attempt: MinBackoff doubling
+// per attempt, at most MaxBackoff.
+func (m *Machine) backoff(attempt int) time.Duration {
+	d := m.Policy.MinBackoff
+	for range attempt - 1 {
+		if d >= m.Policy.MaxBackoff/2 {
+			return m.Policy.MaxBackoff
+		}
+		d *= 2
+	}
+	if m.Policy.MaxBackoff > 0 {
+		d = min(d, m.Policy.MaxBackoff)
+	}
+	return d
+}
+
+// abort ends Active[i] as aborted, telling the target to stop it if it
+// may be running.
+func (m *Machine) abort(i int, msg string) {
+	inv := m.Job.Active[i]
+	if launched(inv.Phase) {
+		m.emit(AbortTarget{Invocation: inv.ID, Attempt: inv.Attempt})
+	}
+	m.end(i, StatusAborted, msg)
+}
+
+// end records how Active[i] ended and removes it.
+func (m *Machine) end(i int, st Status, msg string) {
+	j := &m.Job
+	inv := j.Active[i]
+	j.Active = slices.Delete(j.Active, i, i+1)
+	m.record(inv, st, msg)
+	j.LastEnded = m.Now
+	switch st {
+	case StatusSucceeded:
+		j.Failures = 0
+	case StatusFailed:
+		j.Failures++
+	}
+}
+
+// afterEnd does what a free slot allows: auto-disable after too many
+// failures, start the pending occurrence, or plan an interval's next tick.
+func (m *Machine) afterEnd() {
+	j := &m.Job
+	if n := m.Policy.AutoDisableAfter; n > 0 && j.Failures >= n && j.State != Disabled {
+		j.State, j.Reason = Disabled, fmt.Sprintf("auto-disabled after %d failed invocations in a row", j.Failures)
+		m.clearTick()
+		m.dropPending(SkipDisabled)
+		return
+	}
+	if j.Pending != nil && len(j.Active) == 0 {
+		o := *j.Pending
+		j.Pending = nil
+		m.queue(o)
+	}
+	if m.ticking() && j.TickNonce == 0 {
+		m.planNext()
+	}
+}
+
+// planNext schedules the tick for the next occurrence after Cursor (after
+// the end of the last invocation, for an interval), if there is one and the
+// job is ticking. An interval job that has an unfinished invocation waits
+// for its end.
+func (m *Machine) planNext() {
+	j := &m.Job
+	m.clearTick()
+	if !m.ticking() {
+		return
+	}
+	var next time.Time
+	if iv := m.Schedule.Interval(); iv > 0 {
+		if len(j.Active) > 0 {
+			return
+		}
+		next = later(j.Cursor, j.LastEnded).Add(iv)
+	} else {
+		t, ok := m.Schedule.Next(j.Cursor)
+		if !ok {
+			return
+		}
+		next = t
+	}
+	j.NextAt = next
+	m.tickAt(next.Add(m.jitter(next)))
+}
+
+// tickAt schedules a TickLater for at (or a hop toward it) with a fresh
+// nonce, which makes every earlier tick stale.
+func (m *Machine) tickAt(at time.Time) {
+	if d := m.Config.MaxTickDelay; d > 0 && at.After(m.Now.Add(d)) {
+		at = m.Now.Add(d)
+	}
+	m.Job.TickAt, m.Job.TickNonce = at, m.NewNonce()
+	m.emit(TickLater{At: at, Nonce: m.Job.TickNonce})
+}
+
+func (m *Machine) clearTick() {
+	m.Job.TickNonce, m.Job.TickAt, m.Job.NextAt = 0, time.Time{}, time.Time{}
+}
+
+// ticking reports whether the job's schedule drives it now.
+func (m *Machine) ticking() bool {
+	return m.Job.State != Disabled && m.Job.State != Paused
+}
+
+func (m *Machine) dropPending(r SkipReason) {
+	if p := m.Job.Pending; p != nil {
+		m.Job.Pending = nil
+		m.skipOne(*p, r)
+	}
+}
+
+func (m *Machine) skipOne(o Occurrence, r SkipReason) {
+	m.emit(RecordSkipped{ID: o.ID, First: o.At, Last: o.At, Count: 1, Manual: o.Manual, Reason: r})
+}
+
+func (m *Machine) record(inv Invocation, st Status, msg string) {
+	m.emit(Record{Occurrence: inv.Occurrence, Attempt: inv.Attempt, Status: st, Message: msg})
+}
+
+func (m *Machine) emit(a Action) { m.Actions = append(m.Actions, a) }
+
+// find returns the index in Active of the invocation's given attempt, or -1.
+func (m *Machine) find(id string, attempt int) int {
+	return slices.IndexFunc(m.Job.Active, func(inv Invocation) bool {
+		return inv.ID == id && inv.Attempt == attempt
+	})
+}
+
+func (m *Machine) hardTimeout() time.Duration {
+	t := m.Policy.Timeout
+	if t <= 0 {
+		t = m.Config.DefaultTimeout
+	}
+	return t + m.Config.KillGrace
+}
+
+func (m *Machine) jitter(at time.Time) time.Duration {
+	return Jitter(m.JobID, at, m.Policy.Jitter)
+}
+
+// settle derives the state from what the job waits for, and the watchdog
+// timer from when each of those tasks is due.
+func (m *Machine) settle() {
+	j := &m.Job
+	if m.ticking() {
+		j.State = Scheduled
+		for _, inv := range j.Active {
+			if launched(inv.Phase) {
+				j.State = Running
+				break
+			}
+			j.State = Queued
+		}
+	}
+	var t time.Time
+	if j.TickNonce != 0 {
+		t = j.TickAt.Add(m.Config.TaskGrace)
+	}
+	for _, inv := range j.Active {
+		if t.IsZero() || inv.Deadline.Before(t) {
+			t = inv.Deadline
+		}
+	}
+	j.WatchdogTimerTs = t
+}
+
+func launched(p Phase) bool { return p == PhaseLaunching || p == PhaseRunning }
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func cloneJob(j Job) Job {
+	j.Active = slices.Clone(j.Active)
+	if j.Pending != nil {
+		p := *j.Pending
+		j.Pending = &p
+	}
+	return j
+}
+
+// OccurrenceID is the invocation id of a scheduled occurrence: its time in
+// UTC, so the same occurrence always gets the same id, and a second
+// invocation of it is impossible to create by mistake.
+func OccurrenceID(at time.Time) string {
+	return at.UTC().Format("20060102T150405.999999999Z")
+}
+
+// Jitter is the delay of the occurrence at `at` of job jobID: a stable hash
+// of both below max, in whole milliseconds, so a late launch can always be
+// told from a jittered one.
+func Jitter(jobID string, at time.Time, max time.Duration) time.Duration {
+	ms := uint64(max / time.Millisecond)
+	if ms == 0 {
+		return 0
+	}
+	h := fnv.New64a()
+	h.Write([]byte(jobID))
+	h.Write([]byte(OccurrenceID(at)))
+	return time.Duration(h.Sum64()%ms) * time.Millisecond
+}

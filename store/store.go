@@ -1,0 +1,107 @@
+// Package store is Sundial's persistence interface. Backends: store/sqlite
+// (the embedded default) and store/datastore; store/storetest is the
+// conformance suite both pass.
+//
+// The interface is shaped by Cloud Datastore. A job is an entity group: the
+// Job and its Invocations. A transaction touches exactly one group and a few
+// hundred entities at most, and the tasks it enqueues commit with it (or, for
+// a backend whose queue cannot join the transaction, are returned to be
+// posted right after it). Reads across jobs happen outside transactions and
+// may be slightly stale. There are no joins.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/sundial-cron/sundial/task"
+)
+
+// ErrNotFound is returned for a job or invocation that does not exist.
+var ErrNotFound = errors.New("not found")
+
+// ErrConflict is returned by Update when a transaction kept conflicting with
+// concurrent ones and the backend gave up retrying it.
+var ErrConflict = errors.New("transaction conflict")
+
+// Job is the root entity of a job's group. The store reads and writes the
+// fields; the blobs are the engine's and opaque here.
+type Job struct {
+	ID      string // "<project>/<job>"
+	Project string
+	State   string // the state machine's state, for listings
+
+	// WatchdogTimerTs is when the task the job waits for must have run; the
+	// zero time means the job waits for nothing (PAUSED, DISABLED). Indexed.
+	WatchdogTimerTs time.Time
+
+	Definition []byte // the job's definition, as the engine encodes it
+	Machine    []byte // the state machine's state, as the engine encodes it
+}
+
+// Invocation is a child of its job: one occurrence and the attempts to run
+// it, or a record of occurrences that were skipped and why.
+type Invocation struct {
+	JobID      string
+	ID         string    // derived from the occurrence; unique in the job
+	Occurrence time.Time // the scheduled time (for a manual trigger: when it was asked)
+	Status     string    // QUEUED, LAUNCHING, RUNNING, RETRYING, SUCCEEDED, FAILED, ABORTED, SKIPPED
+	Attempt    int
+	Manual     bool
+	Created    time.Time
+	Started    time.Time // the current attempt's launch; zero before it
+	Ended      time.Time
+	Message    string // why it ended as it did, or why it was skipped
+
+	// A SKIPPED record may stand for several occurrences of one reason, the
+	// first at Occurrence and the last at Last.
+	Count int
+	Last  time.Time
+
+	Definition []byte // the definition it runs under (the job's at creation)
+	Log        []byte // bounded debug log, head and tail kept
+}
+
+// Page asks for one page of a listing.
+type Page struct {
+	Cursor string // from the previous page's Next; "" for the first
+	Limit  int    // at most this many; the backend may cap it
+}
+
+// Tx is a transaction on one job's entity group.
+type Tx interface {
+	// Job returns the job, or ErrNotFound.
+	Job() (*Job, error)
+	PutJob(*Job) error
+	// Invocation returns one of the job's invocations, or ErrNotFound.
+	Invocation(id string) (*Invocation, error)
+	PutInvocation(*Invocation) error
+	// Enqueue schedules a task; it commits with the transaction.
+	Enqueue(task.Task) error
+}
+
+// Store is a persistence backend. It is safe for concurrent use.
+type Store interface {
+	// Update runs fn in a transaction on the entity group of jobID and
+	// commits it if fn returns nil. fn may run more than once (on a
+	// conflict), so it must not have effects outside tx. It returns the
+	// tasks the committed transaction enqueued, for task.Queue.Posted.
+	// If fn returns an error nothing is written and Update returns it.
+	Update(ctx context.Context, jobID string, fn func(Tx) error) ([]task.Task, error)
+
+	// Job reads a job outside any transaction.
+	Job(ctx context.Context, id string) (*Job, error)
+	// Jobs lists a project's jobs (all jobs for project ""), by id.
+	Jobs(ctx context.Context, project string, p Page) (jobs []*Job, next string, err error)
+	// Invocation reads one invocation outside any transaction.
+	Invocation(ctx context.Context, jobID, id string) (*Invocation, error)
+	// Invocations lists a job's invocations, newest occurrence first.
+	Invocations(ctx context.Context, jobID string, p Page) (invs []*Invocation, next string, err error)
+	// Overdue lists up to limit jobs whose WatchdogTimerTs is set and at or
+	// before now, the most overdue first. Its cost follows the number of
+	// such jobs, not the number of jobs. The answer may be stale.
+	Overdue(ctx context.Context, now time.Time, limit int) ([]string, error)
+
+	Close() error
+}

@@ -1,0 +1,71 @@
+// Package target defines what an invocation runs. Implementations:
+// target/noop here; target/urlfetch, target/command and target/swarming
+// register the same interface.
+package target
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+)
+
+// Request is one attempt of an invocation, as a target sees it.
+type Request struct {
+	// Key is the idempotency key: "<project>/<job>/<invocation id>". It is
+	// the same for every attempt of an occurrence, so a receiver that
+	// de-duplicates by it never runs an occurrence twice.
+	Key        string
+	JobID      string
+	Invocation string
+	Occurrence time.Time // the scheduled time
+	Attempt    int
+	// Spec is the target's part of the job definition the invocation was
+	// created under, as JSON.
+	Spec json.RawMessage
+}
+
+// Status is how a launch turned out.
+type Status int
+
+const (
+	// Failed: the attempt ran and failed, or could not be started.
+	Failed Status = iota
+	// Succeeded: the attempt ran and succeeded.
+	Succeeded
+	// Running: the target accepted the launch and runs it on its own; its
+	// end is reported later.
+	Running
+)
+
+// Result is the outcome of a launch.
+type Result struct {
+	Status  Status
+	Message string // one line: why it failed, or what it returned
+	Log     []byte // output worth keeping in the invocation's debug log
+}
+
+// Target launches invocations of one kind.
+type Target interface {
+	// Launch runs (or starts) the attempt. ctx carries the job's timeout.
+	// It is called only after LAUNCHING is committed.
+	Launch(ctx context.Context, req Request) Result
+}
+
+// ErrUnknown is returned by Resolve when the target cannot tell.
+var ErrUnknown = errors.New("launch outcome unknown")
+
+// Resolver is implemented by targets that can tell, by the idempotency key,
+// whether a launch happened. Targets that cannot make an ambiguous launch
+// end as FAILED: launch outcome unknown.
+type Resolver interface {
+	// Resolve returns launched=false if the target never received the
+	// attempt, or launched=true and how it went (Running if it has not
+	// ended). It returns ErrUnknown if it cannot tell.
+	Resolve(ctx context.Context, req Request) (launched bool, res Result, err error)
+}
+
+// Aborter is implemented by targets that can stop a running attempt.
+type Aborter interface {
+	Abort(ctx context.Context, req Request) error
+}

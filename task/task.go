@@ -1,0 +1,66 @@
+// Package task defines the tasks the engine schedules on a task queue and
+// the interface both queue backends offer: task/local (rows in the SQLite
+// file) and task/cloudtasks.
+//
+// Delivery is at least once. A task carries what it expects (a nonce, an
+// invocation id and attempt), so a duplicate, late or stale delivery is
+// recognised by the engine and does nothing.
+package task
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Kind says what a task asks the engine to do.
+type Kind string
+
+const (
+	// TickLater wakes a job at its next occurrence. Nonce is the job's tick
+	// nonce at the time it was scheduled.
+	TickLater Kind = "tick"
+	// StartInvocation launches one attempt of an invocation. Nonce is the
+	// nonce of that attempt's start, so a repeat of an older start is stale.
+	StartInvocation Kind = "start"
+)
+
+// Task is one task-queue task.
+type Task struct {
+	Kind  Kind
+	JobID string    // "<project>/<job>"
+	Nonce int64     // what the job must still expect for the task to act
+	ETA   time.Time // not before
+
+	// For StartInvocation: the invocation and the attempt to launch.
+	Invocation string
+	Attempt    int
+}
+
+// Name is the task's deterministic name, unique per job, kind and nonce: a
+// second post of the same task is a duplicate, not a second task.
+func (t Task) Name() string {
+	return fmt.Sprintf("%s/%s/%d", t.JobID, t.Kind, t.Nonce)
+}
+
+func (t Task) String() string {
+	if t.Kind == StartInvocation {
+		return fmt.Sprintf("%s(%s %s#%d eta %s)", t.Kind, t.JobID, t.Invocation, t.Attempt, t.ETA.UTC().Format(time.RFC3339))
+	}
+	return fmt.Sprintf("%s(%s nonce %d eta %s)", t.Kind, t.JobID, t.Nonce, t.ETA.UTC().Format(time.RFC3339))
+}
+
+// Handler runs a delivered task. A nil error acknowledges it (the task is
+// deleted); an error asks the queue to deliver it again later.
+type Handler func(ctx context.Context, t Task) error
+
+// Queue is the part of a task-queue backend the engine talks to.
+type Queue interface {
+	// Posted is told about tasks right after the store transaction that
+	// enqueued them committed. A backend whose tasks live in the store
+	// (task/local) only wakes its dispatcher; one that cannot join the
+	// transaction (Cloud Tasks) creates them now, by Name. An error here
+	// loses nothing: the job's WatchdogTimerTs was committed with the
+	// tasks, and the watchdog enqueues them again.
+	Posted(ctx context.Context, tasks []Task) error
+}

@@ -1,0 +1,107 @@
+// Package watchdog is the once-a-minute repair pass: it finds the jobs whose
+// WatchdogTimerTs has passed — a lost or purged task, a task that failed for
+// good, an invocation past its hard timeout — and has the engine repair
+// each. Its cost is the number of such jobs, not the number of jobs.
+package watchdog
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/sundial-cron/sundial/store"
+)
+
+// Repairer repairs one overdue job; *engine.Engine is one.
+type Repairer interface {
+	Repair(ctx context.Context, jobID string) (bool, error)
+}
+
+// Watchdog runs repair passes.
+type Watchdog struct {
+	Store    store.Store
+	Repairer Repairer
+	Now      func() time.Time
+	Logger   *slog.Logger // nil discards
+	// Batch is how many overdue jobs one query asks for; 0 means 500.
+	Batch int
+	// MaxPerPass bounds the jobs one pass repairs, so a pass always ends;
+	// the rest wait for the next pass. 0 means 100,000.
+	MaxPerPass int
+}
+
+// Result says what a pass did.
+type Result struct {
+	Overdue  int // jobs found overdue
+	Repaired int // of those, jobs the engine changed
+	Failed   int // of those, jobs whose repair returned an error
+}
+
+// Pass repairs the jobs overdue at the start of the pass. Jobs that become
+// overdue during it wait for the next one.
+func (w *Watchdog) Pass(ctx context.Context) (Result, error) {
+	batch, most := w.Batch, w.MaxPerPass
+	if batch <= 0 {
+		batch = 500
+	}
+	if most <= 0 {
+		most = 100_000
+	}
+	now := w.Now()
+	var r Result
+	seen := map[string]bool{}
+	for r.Overdue < most {
+		ids, err := w.Store.Overdue(ctx, now, min(batch, most-r.Overdue))
+		if err != nil {
+			return r, err
+		}
+		fresh := 0
+		for _, id := range ids {
+			if seen[id] {
+				continue // its repair failed, or the listing is stale
+			}
+			seen[id] = true
+			fresh++
+			r.Overdue++
+			changed, err := w.Repairer.Repair(ctx, id)
+			switch {
+			case err != nil:
+				r.Failed++
+				w.logger().Warn("watchdog: repair failed", "job", id, "err", err)
+			case changed:
+				r.Repaired++
+			}
+		}
+		if fresh == 0 || len(ids) < batch {
+			break
+		}
+	}
+	return r, nil
+}
+
+// Run runs a pass at every tick until ctx is done. The embedded shape ticks
+// it every minute in process; the cloud shape calls Pass from App Engine
+// cron instead.
+func (w *Watchdog) Run(ctx context.Context, tick <-chan time.Time) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick:
+			r, err := w.Pass(ctx)
+			if err != nil {
+				w.logger().Error("watchdog pass failed", "err", err)
+			}
+			if r.Overdue > 0 {
+				w.logger().Info("watchdog pass", "overdue", r.Overdue, "repaired", r.Repaired, "failed", r.Failed)
+			}
+		}
+	}
+}
+
+func (w *Watchdog) logger() *slog.Logger {
+	if w.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return w.Logger
+}
