@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"slices"
 	"time"
 )
@@ -83,8 +84,11 @@ func (m *Machine) step(e Event) error {
 			return nil
 		}
 		if m.Schedule.Interval() > 0 {
-			m.clearTick()
+			// Read the occurrence before clearTick zeroes NextAt; the
+			// other order recorded every interval occurrence at the zero
+			// time, all under one invocation id.
 			o := j.NextAt
+			m.clearTick()
 			j.Cursor = o
 			m.admit(Occurrence{ID: OccurrenceID(o), At: o})
 			m.planNext()
@@ -350,12 +354,17 @@ func (m *Machine) fail(i int, msg string, retry bool) {
 }
 
 // backoff is the wait after the given failed attempt: MinBackoff doubling
-// per attempt, at most MaxBackoff.
+// per attempt, at most MaxBackoff (no cap when MaxBackoff is 0).
 func (m *Machine) backoff(attempt int) time.Duration {
 	d := m.Policy.MinBackoff
 	for range attempt - 1 {
-		if d >= m.Policy.MaxBackoff/2 {
+		// Only a positive MaxBackoff caps: with 0, d >= 0/2 held at once
+		// and every wait after the second attempt was 0.
+		if m.Policy.MaxBackoff > 0 && d >= m.Policy.MaxBackoff/2 {
 			return m.Policy.MaxBackoff
+		}
+		if d > math.MaxInt64/2 { // uncapped: stop doubling before it overflows
+			return d
 		}
 		d *= 2
 	}
