@@ -1,0 +1,323 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+
+	"github.com/sundial-cron/sundial/store"
+)
+
+// maxBatch caps how many writes share one physical transaction, so one
+// batch's COMMIT (and a retry of it one by one) stays short.
+const maxBatch = 64
+
+// A request is one write waiting for the committer: an Update, or one of
+// the task-row writes of task/local.
+type request struct {
+	ctx      context.Context
+	op       func(*writer) error
+	isUpdate bool // counted in Stats.Updates
+	state    atomic.Int32
+	done     chan result // buffered: the committer never waits for the caller
+}
+
+// States of a request: the committer takes it or its caller withdraws it,
+// whichever comes first.
+const (
+	queued int32 = iota
+	taken
+	withdrawn
+)
+
+type result struct {
+	err      error
+	panicked bool
+	panicVal any
+}
+
+func (r *request) finish(res result) { r.done <- res }
+
+// queue holds the requests not yet taken by the committer.
+type queue struct {
+	mu     sync.Mutex
+	reqs   []*request
+	closed bool
+	ready  chan struct{} // a token when reqs may be non-empty
+}
+
+func (q *queue) init() { q.ready = make(chan struct{}, 1) }
+
+func (q *queue) push(r *request) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return false
+	}
+	q.reqs = append(q.reqs, r)
+	select {
+	case q.ready <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// take removes up to max requests that their callers have not withdrawn.
+func (q *queue) take(max int) []*request {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	var out []*request
+	i := 0
+	for ; i < len(q.reqs) && len(out) < max; i++ {
+		if q.reqs[i].state.CompareAndSwap(queued, taken) {
+			out = append(out, q.reqs[i])
+		}
+	}
+	q.reqs = append(q.reqs[:0], q.reqs[i:]...)
+	return out
+}
+
+// close refuses further requests and returns those still waiting.
+func (q *queue) close() []*request {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	return q.take(math.MaxInt)
+}
+
+// write queues op for the committer and waits for its answer. A request
+// withdrawn before the committer took it returns ctx.Err() and never runs.
+// Once taken, it runs and commits (or not) whatever ctx says: the caller
+// must learn what happened.
+func (s *Store) write(ctx context.Context, isUpdate bool, op func(*writer) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	r := &request{ctx: ctx, op: op, isUpdate: isUpdate, done: make(chan result, 1)}
+	if !s.queue.push(r) {
+		return ErrClosed
+	}
+	if s.hooks.queued != nil {
+		s.hooks.queued()
+	}
+	var res result
+	select {
+	case res = <-r.done:
+	case <-ctx.Done():
+		if r.state.CompareAndSwap(queued, withdrawn) {
+			return ctx.Err()
+		}
+		res = <-r.done
+	}
+	if res.panicked {
+		// fn panicked on the committer goroutine; panic where it was called.
+		panic(res.panicVal)
+	}
+	return res.err
+}
+
+// writer is the committer's connection. Only the committer goroutine uses
+// it.
+type writer struct {
+	conn  *sql.Conn
+	stmts map[string]*sql.Stmt
+}
+
+// Statements run with a background context: interrupting one inside an
+// explicit transaction may roll back the whole transaction, which holds
+// other callers' writes too.
+func (w *writer) stmt(query string) (*sql.Stmt, error) {
+	if st, ok := w.stmts[query]; ok {
+		return st, nil
+	}
+	st, err := w.conn.PrepareContext(context.Background(), query)
+	if err != nil {
+		return nil, err
+	}
+	w.stmts[query] = st
+	return st, nil
+}
+
+func (w *writer) exec(query string, args ...any) (sql.Result, error) {
+	st, err := w.stmt(query)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(context.Background(), args...)
+}
+
+func (w *writer) query(query string, args ...any) (*sql.Rows, error) {
+	st, err := w.stmt(query)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(context.Background(), args...)
+}
+
+func (w *writer) queryRow(query string, args ...any) *sql.Row {
+	st, err := w.stmt(query)
+	if err != nil {
+		// A Row cannot be made from an error; an unprepared query
+		// reports the same error through the Row.
+		return w.conn.QueryRowContext(context.Background(), query, args...)
+	}
+	return st.QueryRowContext(context.Background(), args...)
+}
+
+func (s *Store) commitLoop(conn *sql.Conn) {
+	defer close(s.done)
+	w := &writer{conn: conn, stmts: map[string]*sql.Stmt{}}
+	defer func() {
+		for _, st := range w.stmts {
+			st.Close()
+		}
+		conn.Close()
+	}()
+	for {
+		// Take whatever is waiting, and never wait for more: a lone
+		// Update commits at once, and batches form only under load.
+		batch := s.queue.take(maxBatch)
+		if len(batch) > 0 {
+			s.runBatch(w, batch)
+			continue
+		}
+		select {
+		case <-s.queue.ready:
+		case <-s.quit:
+			return
+		}
+	}
+}
+
+// runBatch commits batch in one physical transaction, each request in its
+// own savepoint so that a request whose op fails is undone alone.
+func (s *Store) runBatch(w *writer, batch []*request) {
+	live := batch[:0]
+	for _, r := range batch {
+		if err := r.ctx.Err(); err != nil {
+			r.finish(result{err: err})
+			continue
+		}
+		live = append(live, r)
+	}
+	switch len(live) {
+	case 0:
+		return
+	case 1:
+		s.runAlone(w, live[0])
+		return
+	}
+	if _, err := w.exec("BEGIN IMMEDIATE"); err != nil {
+		err = lockErr("begin", err)
+		for _, r := range live {
+			r.finish(result{err: err})
+		}
+		return
+	}
+	results := make([]result, len(live))
+	broken := false // the transaction may no longer hold what the savepoints say
+	for i, r := range live {
+		if _, err := w.exec("SAVEPOINT u"); err != nil {
+			broken = true
+			break
+		}
+		results[i] = runOp(w, r)
+		if results[i].err != nil {
+			if _, err := w.exec("ROLLBACK TO u"); err != nil {
+				broken = true
+				break
+			}
+		}
+		// RELEASE also fails if a failed statement rolled back the whole
+		// transaction behind the op's back.
+		if _, err := w.exec("RELEASE u"); err != nil {
+			broken = true
+			break
+		}
+	}
+	if !broken {
+		if err := s.commit(w); err == nil {
+			s.commits.Add(1)
+			for i, r := range live {
+				if r.isUpdate && results[i].err == nil {
+					s.updates.Add(1)
+				}
+				r.finish(results[i])
+			}
+			return
+		}
+	}
+	// The batch as a whole did not commit: give each request its own
+	// transaction and so its own answer. An op that failed in the batch
+	// wrote nothing and keeps its answer; ops may run again by contract.
+	_, _ = w.exec("ROLLBACK")
+	for i, r := range live {
+		if !broken && results[i].err != nil {
+			r.finish(results[i])
+			continue
+		}
+		s.runAlone(w, r)
+	}
+}
+
+// runAlone runs one request in its own physical transaction.
+func (s *Store) runAlone(w *writer, r *request) {
+	if _, err := w.exec("BEGIN IMMEDIATE"); err != nil {
+		r.finish(result{err: lockErr("begin", err)})
+		return
+	}
+	res := runOp(w, r)
+	if res.err != nil {
+		if _, err := w.exec("ROLLBACK"); err != nil {
+			// The op's own error says why; the rollback failing too means
+			// the transaction had already been undone by SQLite.
+			res.err = errors.Join(res.err, err)
+		}
+		r.finish(res)
+		return
+	}
+	if err := s.commit(w); err != nil {
+		_, _ = w.exec("ROLLBACK")
+		r.finish(result{err: lockErr("commit", err)})
+		return
+	}
+	s.commits.Add(1)
+	if r.isUpdate {
+		s.updates.Add(1)
+	}
+	r.finish(res)
+}
+
+func (s *Store) commit(w *writer) error {
+	if s.hooks.commit != nil {
+		if err := s.hooks.commit(); err != nil {
+			return err
+		}
+	}
+	_, err := w.exec("COMMIT")
+	return err
+}
+
+// runOp runs r's op, turning a panic into a failed result that write
+// re-raises on the caller's goroutine.
+func runOp(w *writer, r *request) (res result) {
+	defer func() {
+		if p := recover(); p != nil {
+			res = result{err: fmt.Errorf("sqlite: transaction function panicked: %v", p), panicked: true, panicVal: p}
+		}
+	}()
+	return result{err: r.op(w)}
+}
+
+// lockErr wraps a failed BEGIN or COMMIT, as store.ErrConflict when another
+// connection held the lock past busy_timeout.
+func lockErr(what string, err error) error {
+	if isBusy(err) {
+		return fmt.Errorf("sqlite: %s: %w: %w", what, store.ErrConflict, err)
+	}
+	return fmt.Errorf("sqlite: %s: %w", what, err)
+}

@@ -1,0 +1,184 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sundial-cron/sundial/store"
+)
+
+// Page sizes: Limit 0 asks for defaultLimit; more than maxLimit is capped.
+const (
+	defaultLimit = 100
+	maxLimit     = 1000
+)
+
+func pageLimit(p store.Page) int {
+	switch {
+	case p.Limit <= 0:
+		return defaultLimit
+	case p.Limit > maxLimit:
+		return maxLimit
+	}
+	return p.Limit
+}
+
+// Cursors are the sort key of the last row of the page, so the next page
+// starts right after it whatever was inserted meanwhile. The kind prefix
+// rejects a cursor of one listing passed to another.
+func encodeCursor(kind string, key string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(kind + key))
+}
+
+func decodeCursor(kind, cursor string) (string, error) {
+	b, err := base64.RawURLEncoding.DecodeString(cursor)
+	if err != nil || !strings.HasPrefix(string(b), kind) {
+		return "", fmt.Errorf("sqlite: invalid page cursor %q", cursor)
+	}
+	return string(b[len(kind):]), nil
+}
+
+// Job reads a job from the last committed state.
+func (s *Store) Job(ctx context.Context, id string) (*store.Job, error) {
+	j, err := scanJob(s.read.QueryRowContext(ctx, "SELECT "+jobColumns+" FROM jobs WHERE id = ?", id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, store.ErrNotFound
+	}
+	return j, err
+}
+
+// Jobs lists a project's jobs (all jobs for project ""), by id.
+func (s *Store) Jobs(ctx context.Context, project string, p store.Page) ([]*store.Job, string, error) {
+	after := ""
+	if p.Cursor != "" {
+		var err error
+		if after, err = decodeCursor("j", p.Cursor); err != nil {
+			return nil, "", err
+		}
+	}
+	limit := pageLimit(p)
+	var rows *sql.Rows
+	var err error
+	// One row more than asked tells whether there is a next page.
+	if project == "" {
+		rows, err = s.read.QueryContext(ctx, "SELECT "+jobColumns+" FROM jobs WHERE id > ? ORDER BY id LIMIT ?", after, limit+1)
+	} else {
+		rows, err = s.read.QueryContext(ctx, "SELECT "+jobColumns+" FROM jobs WHERE project = ? AND id > ? ORDER BY id LIMIT ?", project, after, limit+1)
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	defer rows.Close()
+	var jobs []*store.Job
+	for rows.Next() {
+		j, err := scanJob(rows)
+		if err != nil {
+			return nil, "", err
+		}
+		jobs = append(jobs, j)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", err
+	}
+	if len(jobs) <= limit {
+		return jobs, "", nil
+	}
+	jobs = jobs[:limit]
+	return jobs, encodeCursor("j", jobs[limit-1].ID), nil
+}
+
+// Invocation reads one invocation from the last committed state.
+func (s *Store) Invocation(ctx context.Context, jobID, id string) (*store.Invocation, error) {
+	inv, err := scanInvocation(s.read.QueryRowContext(ctx, "SELECT "+invColumns+" FROM invocations WHERE job_id = ? AND id = ?", jobID, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, store.ErrNotFound
+	}
+	return inv, err
+}
+
+// Invocations lists a job's invocations, newest occurrence first, and by
+// id (descending) among equal occurrences.
+func (s *Store) Invocations(ctx context.Context, jobID string, p store.Page) ([]*store.Invocation, string, error) {
+	limit := pageLimit(p)
+	var rows *sql.Rows
+	var err error
+	if p.Cursor == "" {
+		rows, err = s.read.QueryContext(ctx, "SELECT "+invColumns+` FROM invocations WHERE job_id = ?
+			ORDER BY occurrence DESC, id DESC LIMIT ?`, jobID, limit+1)
+	} else {
+		occ, id, cerr := decodeInvCursor(p.Cursor)
+		if cerr != nil {
+			return nil, "", cerr
+		}
+		rows, err = s.read.QueryContext(ctx, "SELECT "+invColumns+` FROM invocations WHERE job_id = ? AND (occurrence, id) < (?, ?)
+			ORDER BY occurrence DESC, id DESC LIMIT ?`, jobID, occ, id, limit+1)
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	defer rows.Close()
+	var invs []*store.Invocation
+	for rows.Next() {
+		inv, err := scanInvocation(rows)
+		if err != nil {
+			return nil, "", err
+		}
+		invs = append(invs, inv)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", err
+	}
+	if len(invs) <= limit {
+		return invs, "", nil
+	}
+	invs = invs[:limit]
+	last := invs[limit-1]
+	return invs, encodeCursor("i", strconv.FormatInt(last.Occurrence.UnixNano(), 10)+":"+last.ID), nil
+}
+
+func decodeInvCursor(cursor string) (int64, string, error) {
+	key, err := decodeCursor("i", cursor)
+	if err != nil {
+		return 0, "", err
+	}
+	occ, id, ok := strings.Cut(key, ":")
+	n, perr := strconv.ParseInt(occ, 10, 64)
+	if !ok || perr != nil {
+		return 0, "", fmt.Errorf("sqlite: invalid page cursor %q", cursor)
+	}
+	return n, id, nil
+}
+
+// Overdue lists up to limit jobs whose WatchdogTimerTs is set and at or
+// before now, the most overdue first (then by id).
+func (s *Store) Overdue(ctx context.Context, now time.Time, limit int) ([]string, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	n, err := nanos(now)
+	if err != nil {
+		return nil, err
+	}
+	// "IS NOT NULL" lets SQLite use the partial index jobs_watchdog.
+	rows, err := s.read.QueryContext(ctx, `SELECT id FROM jobs WHERE watchdog_ts IS NOT NULL AND watchdog_ts <= ?
+		ORDER BY watchdog_ts, id LIMIT ?`, n, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}

@@ -1,0 +1,118 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// migrations[i] takes the schema from user_version i to i+1. Append only:
+// a file written by an older binary is brought forward step by step.
+//
+// Times are INTEGER Unix nanoseconds in UTC; NULL is the zero time.
+var migrations = []string{`
+CREATE TABLE jobs (
+	id          TEXT PRIMARY KEY,
+	project     TEXT NOT NULL,
+	state       TEXT NOT NULL,
+	watchdog_ts INTEGER, -- NULL: the job waits for no task
+	definition  BLOB,
+	machine     BLOB
+);
+-- Partial, so the watchdog's query costs the number of waiting jobs that
+-- are overdue, and PAUSED/DISABLED jobs cost nothing.
+CREATE INDEX jobs_watchdog ON jobs(watchdog_ts) WHERE watchdog_ts IS NOT NULL;
+CREATE INDEX jobs_project ON jobs(project, id);
+
+CREATE TABLE invocations (
+	job_id     TEXT NOT NULL,
+	id         TEXT NOT NULL,
+	occurrence INTEGER NOT NULL,
+	status     TEXT NOT NULL,
+	attempt    INTEGER NOT NULL,
+	manual     INTEGER NOT NULL,
+	created    INTEGER,
+	started    INTEGER,
+	ended      INTEGER,
+	message    TEXT NOT NULL,
+	count      INTEGER NOT NULL,
+	last       INTEGER,
+	definition BLOB,
+	log        BLOB,
+	PRIMARY KEY (job_id, id)
+);
+CREATE INDEX invocations_newest ON invocations(job_id, occurrence DESC, id DESC);
+
+-- The rows of task/local. failures counts failed deliveries, for backoff;
+-- owner and lease_until are set while a dispatcher holds the task.
+CREATE TABLE tasks (
+	name        TEXT PRIMARY KEY,
+	job_id      TEXT NOT NULL,
+	kind        TEXT NOT NULL,
+	nonce       INTEGER NOT NULL,
+	eta         INTEGER NOT NULL,
+	invocation  TEXT NOT NULL,
+	attempt     INTEGER NOT NULL,
+	failures    INTEGER NOT NULL DEFAULT 0,
+	owner       TEXT,
+	lease_until INTEGER
+);
+CREATE INDEX tasks_eta ON tasks(eta);
+-- Claimed tasks are few (at most the dispatchers' workers), and NextDue
+-- must find them without scanning the backlog of future ticks.
+CREATE INDEX tasks_claimed ON tasks(owner) WHERE owner IS NOT NULL;
+
+CREATE TABLE owners (
+	owner     TEXT PRIMARY KEY,
+	heartbeat INTEGER NOT NULL
+);
+`}
+
+// migrate brings the file's schema to len(migrations). Two processes may
+// open a new file at once: the version is re-read under the write lock.
+func migrate(conn *sql.Conn) error {
+	ctx := context.Background()
+	var mode string
+	if err := conn.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		return err
+	}
+	if mode != "wal" {
+		// Without WAL, readers would block the committer and vice versa.
+		return fmt.Errorf("journal_mode is %q, not wal", mode)
+	}
+	version := func() (int, error) {
+		var v int
+		err := conn.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v)
+		return v, err
+	}
+	v, err := version()
+	if err != nil || v == len(migrations) {
+		return err
+	}
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return err
+	}
+	err = func() error {
+		v, err := version()
+		if err != nil {
+			return err
+		}
+		if v > len(migrations) {
+			return fmt.Errorf("schema version %d is newer than this binary's %d", v, len(migrations))
+		}
+		for ; v < len(migrations); v++ {
+			if _, err := conn.ExecContext(ctx, migrations[v]); err != nil {
+				return fmt.Errorf("migration to %d: %w", v+1, err)
+			}
+		}
+		_, err = conn.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", len(migrations)))
+		return err
+	}()
+	if err != nil {
+		_, rbErr := conn.ExecContext(ctx, "ROLLBACK")
+		return errors.Join(err, rbErr)
+	}
+	_, err = conn.ExecContext(ctx, "COMMIT")
+	return err
+}

@@ -1,0 +1,194 @@
+// Package sqlite is the embedded store.Store: one SQLite file in WAL mode
+// holding jobs, invocations, the task rows of task/local and its owners.
+//
+// Writes go through one committer goroutine that group-commits: the Updates
+// waiting when it becomes free share one physical transaction, each in its
+// own savepoint, so a durable fsync is paid once per batch rather than once
+// per Update. Reads outside transactions use a separate pool of WAL readers
+// and never wait for the committer.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/sundial-cron/sundial/store"
+)
+
+// Sync is SQLite's synchronous setting for the write connection.
+type Sync int
+
+const (
+	// SyncFull makes each commit durable against power loss. It is the
+	// default because a launch record that a power cut erases after the
+	// target was called would let the occurrence launch twice.
+	SyncFull Sync = iota
+	// SyncNormal may lose the last commits on power loss (not on a crash of
+	// the process). For benchmarks and throwaway files.
+	SyncNormal
+	// SyncOff leaves durability to the operating system. For the
+	// simulator's temporary files.
+	SyncOff
+)
+
+func (s Sync) pragma() (string, error) {
+	switch s {
+	case SyncFull:
+		return "FULL", nil
+	case SyncNormal:
+		return "NORMAL", nil
+	case SyncOff:
+		return "OFF", nil
+	}
+	return "", fmt.Errorf("sqlite: unknown Sync %d", s)
+}
+
+// Options tune Open. The zero value is the production setting.
+type Options struct {
+	Synchronous Sync
+	// BusyTimeout is how long a write waits for another process holding
+	// the file's write lock before it fails with store.ErrConflict.
+	// Default 5s.
+	BusyTimeout time.Duration
+	// Readers caps the read connections. Default 4.
+	Readers int
+}
+
+// ErrClosed is returned by calls on a closed Store.
+var ErrClosed = errors.New("sqlite: store closed")
+
+// Store is the SQLite backend of store.Store. It is safe for concurrent use,
+// and several Stores (in one process or several) may share one file.
+type Store struct {
+	read *sql.DB // WAL readers, query_only
+
+	writeDB *sql.DB
+	queue   queue
+	quit    chan struct{}
+	done    chan struct{} // closed when the committer has returned
+	closing sync.Once
+
+	updates atomic.Uint64
+	commits atomic.Uint64
+
+	hooks testHooks
+}
+
+// testHooks let tests observe and perturb the committer. Nil in production.
+type testHooks struct {
+	queued func()       // an Update was queued
+	commit func() error // fails a physical COMMIT when it returns an error
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open opens (creating if needed) the database file at path and its schema.
+func Open(path string, opts Options) (*Store, error) {
+	return open(path, opts, testHooks{})
+}
+
+func open(path string, opts Options, hooks testHooks) (*Store, error) {
+	if path == "" || strings.ContainsRune(path, '?') {
+		// The driver reads everything after '?' as connection parameters.
+		return nil, fmt.Errorf("sqlite: unusable path %q", path)
+	}
+	syncMode, err := opts.Synchronous.pragma()
+	if err != nil {
+		return nil, err
+	}
+	if opts.BusyTimeout <= 0 {
+		opts.BusyTimeout = 5 * time.Second
+	}
+	if opts.Readers <= 0 {
+		opts.Readers = 4
+	}
+	busy := fmt.Sprintf("busy_timeout(%d)", opts.BusyTimeout.Milliseconds())
+
+	wq := url.Values{"_pragma": {busy, "journal_mode(WAL)", "synchronous(" + syncMode + ")"}}
+	writeDB, err := sql.Open("sqlite", path+"?"+wq.Encode())
+	if err != nil {
+		return nil, err
+	}
+	// The committer's single connection is the only writer in this
+	// process; a second one would only queue on SQLite's lock.
+	writeDB.SetMaxOpenConns(1)
+	writeDB.SetMaxIdleConns(1)
+	writeDB.SetConnMaxLifetime(0)
+	writeDB.SetConnMaxIdleTime(0)
+	conn, err := writeDB.Conn(context.Background())
+	if err != nil {
+		writeDB.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	if err := migrate(conn); err != nil {
+		conn.Close()
+		writeDB.Close()
+		return nil, fmt.Errorf("sqlite: schema of %s: %w", path, err)
+	}
+
+	rq := url.Values{"_pragma": {busy, "query_only(1)"}}
+	read, err := sql.Open("sqlite", path+"?"+rq.Encode())
+	if err != nil {
+		conn.Close()
+		writeDB.Close()
+		return nil, err
+	}
+	read.SetMaxOpenConns(opts.Readers)
+	read.SetMaxIdleConns(opts.Readers)
+
+	s := &Store{
+		read:    read,
+		writeDB: writeDB,
+		quit:    make(chan struct{}),
+		done:    make(chan struct{}),
+		hooks:   hooks,
+	}
+	s.queue.init()
+	go s.commitLoop(conn)
+	return s, nil
+}
+
+// Close stops the committer after its current batch, fails the Updates
+// still queued with ErrClosed, and closes the file.
+func (s *Store) Close() error {
+	s.closing.Do(func() {
+		for _, r := range s.queue.close() {
+			r.finish(result{err: ErrClosed})
+		}
+		close(s.quit)
+	})
+	<-s.done
+	return errors.Join(s.read.Close(), s.writeDB.Close())
+}
+
+// Stats are counters since Open.
+type Stats struct {
+	Updates uint64 // committed Update calls
+	Commits uint64 // physical COMMITs, of Updates and of task-row writes
+}
+
+// Stats returns the store's counters.
+func (s *Store) Stats() Stats {
+	return Stats{Updates: s.updates.Load(), Commits: s.commits.Load()}
+}
+
+// isBusy reports whether err is SQLite giving up on a lock held by another
+// connection (after busy_timeout).
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	code := se.Code() & 0xff
+	return code == sqlite3.SQLITE_BUSY || code == sqlite3.SQLITE_LOCKED
+}

@@ -1,0 +1,231 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/sundial-cron/sundial/task"
+)
+
+// This file is the task queue's side of the store, for task/local and for
+// the simulator's faults. Every write goes through the committer, so it
+// shares batches with Updates instead of contending for the file's lock.
+// Times are arguments: nothing here reads a clock.
+
+// Claim asks ClaimTasks for due tasks.
+type Claim struct {
+	Owner string    // the claiming dispatcher, unique per process
+	Now   time.Time // due means ETA at or before Now
+	Max   int       // at most this many (the free workers)
+	// Lease is how long the claim holds while Owner is alive.
+	Lease time.Duration
+	// OrphanAfter: a claim whose owner's last heartbeat is this old is
+	// free, whatever its lease says.
+	OrphanAfter time.Duration
+}
+
+// Claimed is a task a dispatcher now holds.
+type Claimed struct {
+	task.Task
+	Failures int // failed deliveries so far, for backoff
+}
+
+// Retry hands a claimed task back, to be delivered again at ETA.
+type Retry struct {
+	Name string
+	ETA  time.Time
+}
+
+const taskColumns = "name, job_id, kind, nonce, eta, invocation, attempt, failures"
+
+func scanTask(row scanner) (Claimed, error) {
+	var c Claimed
+	var name, kind string
+	var eta int64
+	if err := row.Scan(&name, &c.JobID, &kind, &c.Nonce, &eta, &c.Invocation, &c.Attempt, &c.Failures); err != nil {
+		return Claimed{}, err
+	}
+	c.Kind = task.Kind(kind)
+	c.ETA = fromETA(eta)
+	return c, nil
+}
+
+// ClaimTasks claims up to c.Max due tasks for c.Owner in one transaction,
+// earliest ETA first. A task is free if no one holds it, its lease has
+// expired, or its owner's heartbeat is older than c.OrphanAfter (or gone).
+// Claiming also records c.Owner's heartbeat, so that its fresh claims are
+// never taken for orphans.
+func (s *Store) ClaimTasks(ctx context.Context, c Claim) ([]Claimed, error) {
+	if c.Max <= 0 {
+		return nil, nil
+	}
+	if c.Lease <= 0 || c.OrphanAfter <= 0 {
+		// Either would free a claim the moment it is made.
+		return nil, errors.New("sqlite: ClaimTasks needs a positive Lease and OrphanAfter")
+	}
+	now, err := nanos(c.Now)
+	if err != nil {
+		return nil, err
+	}
+	var claimed []Claimed
+	err = s.write(ctx, false, func(w *writer) error {
+		claimed = nil
+		if err := heartbeat(w, c.Owner, now, now-int64(c.OrphanAfter)); err != nil {
+			return err
+		}
+		rows, err := w.query(`UPDATE tasks SET owner = ?, lease_until = ?
+			WHERE name IN (
+				SELECT name FROM tasks
+				WHERE eta <= ? AND (owner IS NULL OR lease_until <= ? OR NOT EXISTS (
+					SELECT 1 FROM owners o WHERE o.owner = tasks.owner AND o.heartbeat > ?))
+				ORDER BY eta LIMIT ?)
+			RETURNING `+taskColumns,
+			c.Owner, now+int64(c.Lease), now, now, now-int64(c.OrphanAfter), c.Max)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			t, err := scanTask(rows)
+			if err != nil {
+				return err
+			}
+			claimed = append(claimed, t)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	// RETURNING has no order of its own.
+	slices.SortFunc(claimed, func(a, b Claimed) int { return a.ETA.Compare(b.ETA) })
+	return claimed, nil
+}
+
+// AckTasks deletes the handled tasks done and hands back the tasks retry,
+// all in one transaction. A retry of a task that owner no longer holds
+// (its lease expired and another dispatcher claimed it) changes nothing.
+func (s *Store) AckTasks(ctx context.Context, owner string, done []string, retry []Retry) error {
+	if len(done) == 0 && len(retry) == 0 {
+		return nil
+	}
+	etas := make([]int64, len(retry))
+	for i, r := range retry {
+		var err error
+		if etas[i], err = etaNanos(r.ETA); err != nil {
+			return err
+		}
+	}
+	return s.write(ctx, false, func(w *writer) error {
+		for _, name := range done {
+			if _, err := w.exec("DELETE FROM tasks WHERE name = ?", name); err != nil {
+				return err
+			}
+		}
+		for i, r := range retry {
+			_, err := w.exec(`UPDATE tasks SET eta = ?, failures = failures + 1, owner = NULL, lease_until = NULL
+				WHERE name = ? AND owner = ?`, etas[i], r.Name, owner)
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Heartbeat records that owner is alive at now, and forgets owners silent
+// for orphanAfter: a claim whose owner has no row is free anyway.
+func (s *Store) Heartbeat(ctx context.Context, owner string, now time.Time, orphanAfter time.Duration) error {
+	if orphanAfter <= 0 {
+		// The owner would forget itself at once.
+		return errors.New("sqlite: Heartbeat needs a positive orphanAfter")
+	}
+	n, err := nanos(now)
+	if err != nil {
+		return err
+	}
+	return s.write(ctx, false, func(w *writer) error {
+		return heartbeat(w, owner, n, n-int64(orphanAfter))
+	})
+}
+
+func heartbeat(w *writer, owner string, now, forgetBefore int64) error {
+	// max(): a late heartbeat with an older time must not make a live
+	// owner look older than it is.
+	if _, err := w.exec(`INSERT INTO owners (owner, heartbeat) VALUES (?, ?)
+		ON CONFLICT (owner) DO UPDATE SET heartbeat = max(heartbeat, excluded.heartbeat)`, owner, now); err != nil {
+		return err
+	}
+	_, err := w.exec("DELETE FROM owners WHERE heartbeat <= ?", forgetBefore)
+	return err
+}
+
+// NextDue returns the earliest time at which some task can be claimed
+// under ClaimTasks' rules with this orphanAfter, and false if there is no
+// task. It may be in the past. For a held task it assumes its owner stops
+// heartbeating now, so a dispatcher that sleeps until then and finds the
+// owner alive just sleeps again.
+func (s *Store) NextDue(ctx context.Context, orphanAfter time.Duration) (time.Time, bool, error) {
+	// Free tasks come from the ETA index; held ones are few and come from
+	// the partial index tasks_claimed, so the backlog of future ticks is
+	// never scanned.
+	var at sql.NullInt64
+	err := s.read.QueryRowContext(ctx, `SELECT min(at) FROM (
+			SELECT eta AS at FROM (SELECT eta FROM tasks WHERE owner IS NULL ORDER BY eta LIMIT 1)
+			UNION ALL
+			SELECT max(t.eta, CASE WHEN o.owner IS NULL THEN t.eta ELSE min(t.lease_until, o.heartbeat + ?) END)
+			FROM tasks t LEFT JOIN owners o ON o.owner = t.owner WHERE t.owner IS NOT NULL)`,
+		int64(orphanAfter)).Scan(&at)
+	if err != nil || !at.Valid {
+		return time.Time{}, false, err
+	}
+	return fromETA(at.Int64), true, nil
+}
+
+// CountTasks returns how many tasks are queued, held ones included.
+func (s *Store) CountTasks(ctx context.Context) (int, error) {
+	var n int
+	err := s.read.QueryRowContext(ctx, "SELECT count(*) FROM tasks").Scan(&n)
+	return n, err
+}
+
+// Tasks lists up to limit queued tasks, earliest ETA first, held ones
+// included.
+func (s *Store) Tasks(ctx context.Context, limit int) ([]task.Task, error) {
+	rows, err := s.read.QueryContext(ctx, "SELECT "+taskColumns+" FROM tasks ORDER BY eta, name LIMIT ?", limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var tasks []task.Task
+	for rows.Next() {
+		c, err := scanTask(rows)
+		if err != nil {
+			return nil, err
+		}
+		tasks = append(tasks, c.Task)
+	}
+	return tasks, rows.Err()
+}
+
+// PurgeTasks deletes every task, as a purge of the queue would. A fault
+// for the simulator: the watchdog must repair every job that waited for
+// one.
+func (s *Store) PurgeTasks(ctx context.Context) error {
+	return s.write(ctx, false, func(w *writer) error {
+		_, err := w.exec("DELETE FROM tasks")
+		return err
+	})
+}
+
+// DeleteTask deletes one task by name, if it is queued, as a lost task
+// would vanish. A fault for the simulator.
+func (s *Store) DeleteTask(ctx context.Context, name string) error {
+	return s.write(ctx, false, func(w *writer) error {
+		_, err := w.exec("DELETE FROM tasks WHERE name = ?", name)
+		return err
+	})
+}
