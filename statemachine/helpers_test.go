@@ -124,18 +124,25 @@ func checkActions(t testing.TB, where string, got, want []sm.Action) {
 	}
 }
 
-// checkWatchdog checks the watchdog rule: WatchdogTimerTs is set exactly
-// when the job waits for a task (a tick, or an unfinished invocation), and
-// then no later than the earliest of them must have run.
+// checkWatchdog checks the watchdog rule (see watchdogErr).
 func checkWatchdog(t testing.TB, m *sm.Machine) {
 	t.Helper()
+	if err := watchdogErr(m); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// watchdogErr checks the watchdog rule: WatchdogTimerTs is set exactly
+// when the job waits for a task (a tick, or an unfinished invocation), and
+// then it is when the earliest of them must have run.
+func watchdogErr(m *sm.Machine) error {
 	j := m.Job
 	waits := j.TickNonce != 0 || len(j.Active) > 0
 	if waits == j.WatchdogTimerTs.IsZero() {
-		t.Fatalf("at %s: WatchdogTimerTs = %s while the job waits for a task: %v (job %+v)", off(m.Now), off(j.WatchdogTimerTs), waits, j)
+		return fmt.Errorf("at %s: WatchdogTimerTs = %s while the job waits for a task: %v (job %s)", off(m.Now), off(j.WatchdogTimerTs), waits, formatJob(j))
 	}
 	if !waits {
-		return
+		return nil
 	}
 	var want time.Time
 	if j.TickNonce != 0 {
@@ -147,14 +154,22 @@ func checkWatchdog(t testing.TB, m *sm.Machine) {
 		}
 	}
 	if !j.WatchdogTimerTs.Equal(want) {
-		t.Fatalf("at %s: WatchdogTimerTs = %s, want the earliest deadline %s (job %+v)", off(m.Now), off(j.WatchdogTimerTs), off(want), j)
+		return fmt.Errorf("at %s: WatchdogTimerTs = %s, want the earliest deadline %s (job %s)", off(m.Now), off(j.WatchdogTimerTs), off(want), formatJob(j))
+	}
+	return nil
+}
+
+// checkWriteBeforeCall checks write before call (see writeBeforeCallErr).
+func checkWriteBeforeCall(t testing.TB, where string, actions []sm.Action) {
+	t.Helper()
+	if err := writeBeforeCallErr(actions); err != nil {
+		t.Fatalf("%s: %v", where, err)
 	}
 }
 
-// checkWriteBeforeCall fails if a step's actions hold a Launch without a
+// writeBeforeCallErr fails if a step's actions hold a Launch without a
 // Record LAUNCHING of the same invocation and attempt before it.
-func checkWriteBeforeCall(t testing.TB, where string, actions []sm.Action) {
-	t.Helper()
+func writeBeforeCallErr(actions []sm.Action) error {
 	recorded := map[string]bool{}
 	for _, a := range actions {
 		switch a := a.(type) {
@@ -164,10 +179,11 @@ func checkWriteBeforeCall(t testing.TB, where string, actions []sm.Action) {
 			}
 		case sm.Launch:
 			if !recorded[fmt.Sprintf("%s#%d", a.Invocation, a.Attempt)] {
-				t.Fatalf("%s: Launch %s#%d without a Record LAUNCHING before it in the same step:\n%s", where, a.Invocation, a.Attempt, formatActions(actions))
+				return fmt.Errorf("Launch %s#%d without a Record LAUNCHING before it in the same step:\n%s", a.Invocation, a.Attempt, formatActions(actions))
 			}
 		}
 	}
+	return nil
 }
 
 func isRefused(err error) bool { return errors.Is(err, sm.ErrRefused) }
@@ -317,3 +333,5 @@ func formatJob(j sm.Job) string {
 	b.WriteString("}")
 	return b.String()
 }
+
+func itoa(n int) string { return fmt.Sprint(n) }

@@ -62,14 +62,7 @@ func (m *Machine) step(e Event) error {
 		m.planNext()
 
 	case Removed:
-		j.State, j.Reason = Disabled, e.Reason
-		m.clearTick()
-		m.dropPending(SkipDisabled)
-		for i := len(j.Active) - 1; i >= 0; i-- {
-			if p := j.Active[i].Phase; p == PhaseQueued || p == PhaseBackoff {
-				m.end(i, StatusAborted, "the job was disabled: "+e.Reason)
-			}
-		}
+		m.disable(e.Reason)
 
 	case Tick:
 		if e.Nonce == 0 || e.Nonce != j.TickNonce || !m.ticking() {
@@ -342,7 +335,10 @@ func (m *Machine) launch(i int, msg string) {
 // attempt when retry is allowed and the policy has attempts left.
 func (m *Machine) fail(i int, msg string, retry bool) {
 	inv := &m.Job.Active[i]
-	if !retry || inv.Attempt >= max(1, m.Policy.MaxAttempts) {
+	// A DISABLED job starts nothing new, retries included: Removed aborts
+	// the attempts waiting to start, and one left to finish must not start
+	// another (its config may be gone).
+	if !retry || m.Job.State == Disabled || inv.Attempt >= max(1, m.Policy.MaxAttempts) {
 		m.end(i, StatusFailed, msg)
 		return
 	}
@@ -404,9 +400,15 @@ func (m *Machine) end(i int, st Status, msg string) {
 func (m *Machine) afterEnd() {
 	j := &m.Job
 	if n := m.Policy.AutoDisableAfter; n > 0 && j.Failures >= n && j.State != Disabled {
-		j.State, j.Reason = Disabled, fmt.Sprintf("auto-disabled after %d failed invocations in a row", j.Failures)
-		m.clearTick()
-		m.dropPending(SkipDisabled)
+		// Occurrences already due whose tick has not come (late, lost, or
+		// waiting for its jitter) would vanish with the tick; a paused
+		// job's would vanish with the resume that never comes.
+		if j.State == Paused {
+			m.skipDue(SkipPaused)
+		} else {
+			m.skipDue(SkipDisabled)
+		}
+		m.disable(fmt.Sprintf("auto-disabled after %d failed invocations in a row", j.Failures))
 		return
 	}
 	if j.Pending != nil && len(j.Active) == 0 {
@@ -417,6 +419,43 @@ func (m *Machine) afterEnd() {
 	if m.ticking() && j.TickNonce == 0 {
 		m.planNext()
 	}
+}
+
+// disable stops the job: no more ticks, the pending occurrence skipped, and
+// the invocations not yet launched aborted; launched ones are left to
+// finish. Auto-disable does the same as Removed: before, it left queued
+// invocations to launch after the job was DISABLED.
+func (m *Machine) disable(reason string) {
+	j := &m.Job
+	j.State, j.Reason = Disabled, reason
+	m.clearTick()
+	m.dropPending(SkipDisabled)
+	for i := len(j.Active) - 1; i >= 0; i-- {
+		if p := j.Active[i].Phase; p == PhaseQueued || p == PhaseBackoff {
+			m.end(i, StatusAborted, "the job was disabled: "+reason)
+		}
+	}
+}
+
+// skipDue records the occurrences in (Cursor, Now] as skipped for r, as
+// one RecordSkipped, and moves the cursor to now.
+func (m *Machine) skipDue(r SkipReason) {
+	j := &m.Job
+	if m.Schedule.Interval() > 0 {
+		return // an interval has no fixed occurrences to account for
+	}
+	var s RecordSkipped
+	for at := range m.Schedule.Between(j.Cursor.Add(time.Nanosecond), m.Now.Add(time.Nanosecond)) {
+		if s.Count == 0 {
+			s = RecordSkipped{ID: OccurrenceID(at), First: at, Reason: r}
+		}
+		s.Last = at
+		s.Count++
+	}
+	if s.Count > 0 {
+		m.emit(s)
+	}
+	j.Cursor = later(j.Cursor, m.Now)
 }
 
 // planNext schedules the tick for the next occurrence after Cursor (after
