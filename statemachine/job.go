@@ -146,6 +146,11 @@ type Config struct {
 	// when the job's catch-up window is smaller: a tick delayed by load or
 	// repaired by the watchdog is late, not missed.
 	LateTolerance time.Duration
+	// LaunchGrace is how long after a launch began a repeat of its
+	// StartInvocation waits before asking the target whether the launch
+	// happened: until then the first process may still be on its way to
+	// the target.
+	LaunchGrace time.Duration
 	// DefaultTimeout is the timeout of a job that sets none.
 	DefaultTimeout time.Duration
 	// MaxTickDelay is the longest delay the task queue accepts; a tick due
@@ -158,6 +163,7 @@ var DefaultConfig = Config{
 	TaskGrace:      30 * time.Second,
 	KillGrace:      30 * time.Second,
 	LateTolerance:  90 * time.Second,
+	LaunchGrace:    10 * time.Second,
 	DefaultTimeout: 10 * time.Minute,
 	MaxTickDelay:   29 * 24 * time.Hour,
 }

@@ -14,6 +14,12 @@ import (
 // step changes nothing.
 var ErrRefused = errors.New("refused")
 
+// ErrLaunchInProgress is returned for a StartInvocation delivered again
+// within Config.LaunchGrace of its launch: the launching process may still
+// be calling the target. The step changes nothing; the task should be
+// delivered again later.
+var ErrLaunchInProgress = errors.New("the launch is in progress")
+
 // Machine runs one step of a job's state machine.
 type Machine struct {
 	// Inputs: set by the host before Step; Step does not change them.
@@ -149,7 +155,13 @@ func (m *Machine) step(e Event) error {
 			m.launch(i, "")
 		case PhaseLaunching:
 			// The task came again while the launch is unresolved: the
-			// process that was calling the target may be gone.
+			// process that was calling the target may be gone — or may be
+			// about to reach the target, and asking now would hear "never
+			// launched" and launch twice. Only after LaunchGrace is the
+			// answer worth acting on.
+			if m.Now.Before(inv.Since.Add(m.Config.LaunchGrace)) {
+				return ErrLaunchInProgress
+			}
 			m.emit(Resolve{Invocation: inv.ID, Attempt: inv.Attempt})
 		}
 

@@ -1,0 +1,230 @@
+package statemachine_test
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	sm "github.com/sundial-cron/sundial/statemachine"
+)
+
+// snapshot is a job state reached by a real run, with what the machine ran
+// it under.
+type snapshot struct {
+	expr   string
+	policy sm.Policy
+	now    time.Time
+	job    sm.Job
+}
+
+// walkSnapshots collects, for every schedule of the property test and a
+// few policies, up to perState distinct job states of each state reached
+// by random runs: queued, backing-off, launching and running invocations,
+// pending occurrences, ticks and hops, in every state.
+func walkSnapshots(t *testing.T, perState int) []snapshot {
+	policies := []sm.Policy{
+		{},
+		{Overlap: sm.OverlapQueueOne, MaxAttempts: 3, MinBackoff: 10 * sec, MaxBackoff: 1 * minute, CatchupWindow: 5 * minute},
+		{Overlap: sm.OverlapAllow, MaxConcurrent: 2, Idempotent: true, AutoDisableAfter: 2, Jitter: 30 * sec},
+		{Overlap: sm.OverlapReplace, MaxAttempts: 2, Timeout: 2 * minute},
+	}
+	var out []snapshot
+	for _, expr := range propSchedules {
+		count := map[sm.State]int{}
+		seen := map[string]bool{}
+		for pi, p := range policies {
+			for seed := range uint64(20) {
+				s := newSim(t, seed*31+uint64(pi), expr, p)
+				s.step(sm.Defined{}, false)
+				for range 150 {
+					s.randomStep()
+					j := s.m.Job
+					key := fmt.Sprintf("%d %s", pi, formatJob(j))
+					if count[j.State] >= perState || seen[key] {
+						continue
+					}
+					seen[key] = true
+					count[j.State]++
+					out = append(out, snapshot{expr: expr, policy: p, now: s.m.Now, job: cloneJob(j)})
+				}
+			}
+		}
+		for _, st := range sm.States {
+			if expr != "triggered" && count[st] == 0 {
+				t.Fatalf("schedule %q: the random runs never reached %s", expr, st)
+			}
+		}
+	}
+	return out
+}
+
+// variant is one event to deliver to a snapshot. stale says it does not
+// match what the job expects: it must change nothing and emit nothing.
+type variant struct {
+	name  string
+	event sm.Event
+	stale bool
+}
+
+// variants lists every event type for job j, with a matching and a stale
+// variant for those that carry a nonce or an invocation.
+func variants(j sm.Job) []variant {
+	vs := []variant{
+		{"Defined", sm.Defined{}, false},
+		{"Removed", sm.Removed{Reason: "removed from config"}, false},
+		{"Tick/stale", sm.Tick{Nonce: j.TickNonce + 1000}, true},
+		{"Tick/zero", sm.Tick{}, true},
+		{"Triggered", sm.Triggered{}, false},
+		{"PauseRequested", sm.PauseRequested{Reason: "admin"}, false},
+		{"ResumeRequested", sm.ResumeRequested{}, false},
+		{"AbortRequested/all", sm.AbortRequested{}, false},
+		{"AbortRequested/unknown", sm.AbortRequested{Invocation: "no-such"}, false},
+		{"WatchdogExpired", sm.WatchdogExpired{}, false},
+		{"Starting/unknown", sm.Starting{Invocation: "no-such", Attempt: 1, Nonce: 1}, true},
+		{"Launched/unknown", sm.Launched{Invocation: "no-such", Attempt: 1}, true},
+		{"Ended/unknown", sm.Ended{Invocation: "no-such", Attempt: 1, Succeeded: true}, true},
+		{"NotLaunched/unknown", sm.NotLaunched{Invocation: "no-such", Attempt: 1}, true},
+		{"OutcomeUnknown/unknown", sm.OutcomeUnknown{Invocation: "no-such", Attempt: 1}, true},
+	}
+	if j.TickNonce != 0 {
+		vs = append(vs, variant{"Tick/matching", sm.Tick{Nonce: j.TickNonce}, false})
+	}
+	for _, inv := range j.Active {
+		id, a := inv.ID, inv.Attempt
+		vs = append(vs,
+			variant{"AbortRequested/matching", sm.AbortRequested{Invocation: id}, false},
+			variant{"Starting/matching", sm.Starting{Invocation: id, Attempt: a, Nonce: inv.Nonce}, false},
+			variant{"Starting/stale nonce", sm.Starting{Invocation: id, Attempt: a, Nonce: inv.Nonce + 1000}, true},
+			variant{"Starting/stale attempt", sm.Starting{Invocation: id, Attempt: a + 1, Nonce: inv.Nonce}, true},
+			variant{"Launched/matching", sm.Launched{Invocation: id, Attempt: a}, false},
+			variant{"Launched/stale attempt", sm.Launched{Invocation: id, Attempt: a + 1}, true},
+			variant{"Ended/matching success", sm.Ended{Invocation: id, Attempt: a, Succeeded: true}, false},
+			variant{"Ended/matching failure", sm.Ended{Invocation: id, Attempt: a, Message: "exit 1"}, false},
+			variant{"Ended/stale attempt", sm.Ended{Invocation: id, Attempt: a + 1, Succeeded: true}, true},
+			variant{"NotLaunched/matching", sm.NotLaunched{Invocation: id, Attempt: a}, false},
+			variant{"NotLaunched/stale attempt", sm.NotLaunched{Invocation: id, Attempt: a + 1}, true},
+			variant{"OutcomeUnknown/matching", sm.OutcomeUnknown{Invocation: id, Attempt: a}, false},
+			variant{"OutcomeUnknown/stale attempt", sm.OutcomeUnknown{Invocation: id, Attempt: a + 1}, true},
+		)
+		if a > 1 {
+			vs = append(vs, variant{"Ended/earlier attempt", sm.Ended{Invocation: id, Attempt: a - 1, Succeeded: true}, true})
+		}
+	}
+	return vs
+}
+
+// wantRefused says which requests the machine turns down: a trigger or a
+// pause of a DISABLED job, and an abort of an invocation that is not
+// unfinished. Nothing else is ever refused.
+func wantRefused(j sm.Job, e sm.Event) bool {
+	switch e := e.(type) {
+	case sm.Triggered, sm.PauseRequested:
+		return j.State == sm.Disabled
+	case sm.AbortRequested:
+		return e.Invocation != "" && !slices.ContainsFunc(j.Active, func(inv sm.Invocation) bool { return inv.ID == e.Invocation })
+	}
+	return false
+}
+
+// TestEveryStateAndEvent walks every (state, event) pair: States × every
+// event type, matching and stale, delivered to job states reached by real
+// runs, at the time they were reached, a little later, when their watchdog
+// timer passes, and 40 days later. After each step: no panic, the state is
+// one of States, a refused step (exactly the requests wantRefused names)
+// leaves Job and Actions unchanged, a stale event changes nothing, the
+// watchdog rule holds, and no Launch comes without a Record LAUNCHING of
+// the same attempt before it in the same step.
+func TestEveryStateAndEvent(t *testing.T) {
+	t.Parallel()
+	type pair struct {
+		st      sm.State
+		variant string
+	}
+	covered := map[pair]bool{}
+	snaps := walkSnapshots(t, 12)
+	rng := rand.New(rand.NewPCG(7, 7))
+	for _, sn := range snaps {
+		times := []time.Time{sn.now, sn.now.Add(time.Duration(rng.IntN(600)) * sec), sn.now.Add(40 * day)}
+		if !sn.job.WatchdogTimerTs.IsZero() {
+			times = append(times, laterOf(sn.now, sn.job.WatchdogTimerTs))
+		}
+		for _, now := range times {
+			for _, v := range variants(sn.job) {
+				covered[pair{sn.job.State, v.name}] = true
+				walkStep(t, sn, now, v)
+			}
+		}
+	}
+	// Every event type met every state, with a matching and a stale
+	// variant where one exists: a Tick can match only a job that expects
+	// one, and an invocation event only a job that has one.
+	for _, st := range sm.States {
+		for _, name := range []string{
+			"Defined", "Removed", "Tick/stale", "Triggered", "PauseRequested", "ResumeRequested",
+			"AbortRequested/all", "AbortRequested/unknown", "WatchdogExpired",
+			"Starting/unknown", "Launched/unknown", "Ended/unknown", "NotLaunched/unknown", "OutcomeUnknown/unknown",
+			"AbortRequested/matching", "Starting/matching", "Starting/stale nonce", "Launched/matching", "Launched/stale attempt",
+			"Ended/matching success", "Ended/matching failure", "Ended/stale attempt",
+			"NotLaunched/matching", "NotLaunched/stale attempt", "OutcomeUnknown/matching", "OutcomeUnknown/stale attempt",
+		} {
+			if st == sm.Scheduled && slices.Contains([]string{"AbortRequested/matching", "Starting/matching", "Starting/stale nonce",
+				"Launched/matching", "Launched/stale attempt", "Ended/matching success", "Ended/matching failure", "Ended/stale attempt",
+				"NotLaunched/matching", "NotLaunched/stale attempt", "OutcomeUnknown/matching", "OutcomeUnknown/stale attempt"}, name) {
+				continue // a SCHEDULED job has no unfinished invocation
+			}
+			if !covered[pair{st, name}] {
+				t.Errorf("the walk never delivered %s to a %s job", name, st)
+			}
+		}
+	}
+	for _, st := range []sm.State{sm.Scheduled, sm.Queued, sm.Running} {
+		if !covered[pair{st, "Tick/matching"}] {
+			t.Errorf("the walk never delivered a matching Tick to a %s job", st)
+		}
+	}
+}
+
+func walkStep(t *testing.T, sn snapshot, now time.Time, v variant) {
+	t.Helper()
+	var nonce int64 = 1 << 40 // above any nonce the snapshot holds
+	m := &sm.Machine{
+		JobID: testJobID, Now: now, Schedule: mustParse(t, sn.expr), Policy: sn.policy, Config: cfg,
+		NewNonce: func() int64 { nonce++; return nonce },
+		Job:      cloneJob(sn.job),
+		// A host may step with actions of an earlier step not cleared; a
+		// refused step must leave them too.
+		Actions: []sm.Action{tickLater(t0, 1)},
+	}
+	before, actionsBefore := cloneJob(m.Job), slices.Clone(m.Actions)
+	where := fmt.Sprintf("schedule %q, policy %+v, at %s, %s to %s", sn.expr, sn.policy, off(now), v.name, formatJob(sn.job))
+	err := func() (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("panic: %v", r)
+			}
+		}()
+		return m.Step(v.event)
+	}()
+	if err != nil && !errors.Is(err, sm.ErrRefused) {
+		t.Fatalf("%s: %v", where, err)
+	}
+	if refused := err != nil; refused != wantRefused(before, v.event) {
+		t.Fatalf("%s: refused = %v (%v), want %v", where, refused, err, !refused)
+	}
+	if err != nil {
+		if !sameJob(m.Job, before) || !slices.Equal(m.Actions, actionsBefore) {
+			t.Fatalf("%s: refused, yet the job or the actions changed\n got %s\nactions:\n%s", where, formatJob(m.Job), formatActions(m.Actions))
+		}
+		return
+	}
+	m.Actions = m.Actions[len(actionsBefore):]
+	if v.stale && (len(m.Actions) != 0 || !sameJob(m.Job, before)) {
+		t.Fatalf("%s: a stale event changed something\n got %s\nactions:\n%s", where, formatJob(m.Job), formatActions(m.Actions))
+	}
+	if err := checkStep(where, m, before); err != nil {
+		t.Fatal(err)
+	}
+}
