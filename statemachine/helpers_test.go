@@ -34,6 +34,7 @@ var cfg = sm.Config{
 	TaskGrace:      30 * sec,
 	KillGrace:      30 * sec,
 	LateTolerance:  90 * sec,
+	LaunchGrace:    10 * sec,
 	DefaultTimeout: 10 * minute,
 	MaxTickDelay:   29 * day,
 }
@@ -103,6 +104,21 @@ func (f *fixture) refused(now time.Time, e sm.Event) {
 	}
 	if f.nonce != nonce {
 		f.t.Fatalf("at %s, %s: a refused step drew a nonce", off(now), describe(e))
+	}
+}
+
+// inProgress delivers a StartInvocation again within LaunchGrace of its
+// launch and fails unless the machine answers ErrLaunchInProgress and
+// changes nothing.
+func (f *fixture) inProgress(now time.Time, e sm.Starting) {
+	f.t.Helper()
+	f.m.Now = now
+	before, nonce := cloneJob(f.m.Job), f.nonce
+	if err := f.m.Step(e); !errors.Is(err, sm.ErrLaunchInProgress) {
+		f.t.Fatalf("at %s, %s: got error %v, want ErrLaunchInProgress", off(now), describe(e), err)
+	}
+	if !sameJob(f.m.Job, before) || len(f.m.Actions) != 0 || f.nonce != nonce {
+		f.t.Fatalf("at %s, %s: ErrLaunchInProgress, yet the job or the actions changed:\n%s", off(now), describe(e), formatActions(f.m.Actions))
 	}
 }
 

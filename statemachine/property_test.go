@@ -42,7 +42,7 @@ func TestProperty_RandomSequences(t *testing.T) {
 			continue
 		}
 		seed := *propSeed + uint64(c)
-		rng := rand.New(rand.NewPCG(seed, 1))
+		rng := newRand(seed)
 		expr := propSchedules[rng.IntN(len(propSchedules))]
 		p := randomPolicy(rng)
 		s := newSim(t, seed, expr, p)
@@ -54,3 +54,5 @@ func TestProperty_RandomSequences(t *testing.T) {
 		s.finish()
 	}
 }
+
+func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 1)) }

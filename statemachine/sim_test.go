@@ -105,15 +105,16 @@ func (s *sim) step(e sm.Event, stale bool) error {
 	s.t.Helper()
 	m := s.m
 	before, nonce := cloneJob(m.Job), s.nonce
+	want := wantErr(m, e)
 	err := m.Step(e)
 	where := fmt.Sprintf("#%d at %s: %s", len(s.log), off(m.Now), describe(e))
 	s.log = append(s.log, where+"\n"+formatActions(m.Actions))
+	if (err == nil) != (want == nil) || want != nil && !errors.Is(err, want) {
+		s.fatalf("%s: error %v, want %v", where, err, want)
+	}
 	if err != nil {
-		if !errors.Is(err, sm.ErrRefused) {
-			s.fatalf("%s: error %v does not wrap ErrRefused", where, err)
-		}
 		if !sameJob(m.Job, before) || len(m.Actions) != 0 || s.nonce != nonce {
-			s.fatalf("%s: refused, yet it changed the job or emitted actions:\n%s", where, formatActions(m.Actions))
+			s.fatalf("%s: %v, yet it changed the job or emitted actions:\n%s", where, err, formatActions(m.Actions))
 		}
 		return err
 	}

@@ -611,6 +611,24 @@ func TestStartingAndLaunched(t *testing.T) {
 	}})
 }
 
+// TestStartingWithinLaunchGrace: a StartInvocation delivered again soon
+// after its launch began is turned away with ErrLaunchInProgress (the first
+// process may still be on its way to the target, and asking now could hear
+// "never launched"); from LaunchGrace on it asks the target.
+func TestStartingWithinLaunchGrace(t *testing.T) {
+	t.Parallel()
+	id := occ(t0).ID
+	f := newFixture(t, "* * * * *", sm.Policy{})
+	f.m.Job = settled(withJob(func(j *sm.Job) {
+		j.State, j.Active = sm.Running, []sm.Invocation{launchingInv(occ(t0), 1, 5, at(2*sec))}
+	}))
+	f.inProgress(at(2*sec), sm.Starting{Invocation: id, Attempt: 1, Nonce: 5})
+	f.inProgress(at(12*sec-1), sm.Starting{Invocation: id, Attempt: 1, Nonce: 5})
+	// A stale copy is still no error: it does nothing.
+	f.stale(at(3*sec), sm.Starting{Invocation: id, Attempt: 1, Nonce: 4})
+	f.step(at(12*sec), sm.Starting{Invocation: id, Attempt: 1, Nonce: 5}, resolve(id, 1))
+}
+
 func TestEnded(t *testing.T) {
 	t.Parallel()
 	id := occ(t0).ID

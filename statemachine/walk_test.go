@@ -116,25 +116,39 @@ func variants(j sm.Job) []variant {
 	return vs
 }
 
-// wantRefused says which requests the machine turns down: a trigger or a
-// pause of a DISABLED job, and an abort of an invocation that is not
-// unfinished. Nothing else is ever refused.
-func wantRefused(j sm.Job, e sm.Event) bool {
+// wantErr says which steps the machine turns down, and with what: a
+// trigger or a pause of a DISABLED job, and an abort of an invocation that
+// is not unfinished, are refused (ErrRefused); a StartInvocation delivered
+// again within LaunchGrace of its launch is ErrLaunchInProgress. Nothing
+// else is ever an error.
+func wantErr(m *sm.Machine, e sm.Event) error {
+	j := m.Job
 	switch e := e.(type) {
 	case sm.Triggered, sm.PauseRequested:
-		return j.State == sm.Disabled
+		if j.State == sm.Disabled {
+			return sm.ErrRefused
+		}
 	case sm.AbortRequested:
-		return e.Invocation != "" && !slices.ContainsFunc(j.Active, func(inv sm.Invocation) bool { return inv.ID == e.Invocation })
+		if e.Invocation != "" && !slices.ContainsFunc(j.Active, func(inv sm.Invocation) bool { return inv.ID == e.Invocation }) {
+			return sm.ErrRefused
+		}
+	case sm.Starting:
+		for _, inv := range j.Active {
+			if inv.ID == e.Invocation && inv.Attempt == e.Attempt && inv.Nonce == e.Nonce &&
+				inv.Phase == sm.PhaseLaunching && m.Now.Before(inv.Since.Add(m.Config.LaunchGrace)) {
+				return sm.ErrLaunchInProgress
+			}
+		}
 	}
-	return false
+	return nil
 }
 
 // TestEveryStateAndEvent walks every (state, event) pair: States × every
 // event type, matching and stale, delivered to job states reached by real
 // runs, at the time they were reached, a little later, when their watchdog
 // timer passes, and 40 days later. After each step: no panic, the state is
-// one of States, a refused step (exactly the requests wantRefused names)
-// leaves Job and Actions unchanged, a stale event changes nothing, the
+// one of States, a step turned down (exactly the ones wantErr names, with
+// its error) leaves Job and Actions unchanged, a stale event changes nothing, the
 // watchdog rule holds, and no Launch comes without a Record LAUNCHING of
 // the same attempt before it in the same step.
 func TestEveryStateAndEvent(t *testing.T) {
@@ -144,17 +158,22 @@ func TestEveryStateAndEvent(t *testing.T) {
 		variant string
 	}
 	covered := map[pair]bool{}
+	errs := map[error]int{}
 	snaps := walkSnapshots(t, 12)
 	rng := rand.New(rand.NewPCG(7, 7))
 	for _, sn := range snaps {
-		times := []time.Time{sn.now, sn.now.Add(time.Duration(rng.IntN(600)) * sec), sn.now.Add(40 * day)}
+		times := []time.Time{sn.now, sn.now.Add(time.Duration(rng.IntN(20)) * sec), sn.now.Add(time.Duration(rng.IntN(600)) * sec), sn.now.Add(40 * day)}
 		if !sn.job.WatchdogTimerTs.IsZero() {
 			times = append(times, laterOf(sn.now, sn.job.WatchdogTimerTs))
 		}
 		for _, now := range times {
 			for _, v := range variants(sn.job) {
 				covered[pair{sn.job.State, v.name}] = true
-				walkStep(t, sn, now, v)
+				if err := walkStep(t, sn, now, v); errors.Is(err, sm.ErrRefused) {
+					errs[sm.ErrRefused]++
+				} else if errors.Is(err, sm.ErrLaunchInProgress) {
+					errs[sm.ErrLaunchInProgress]++
+				}
 			}
 		}
 	}
@@ -180,6 +199,11 @@ func TestEveryStateAndEvent(t *testing.T) {
 			}
 		}
 	}
+	for _, err := range []error{sm.ErrRefused, sm.ErrLaunchInProgress} {
+		if errs[err] == 0 {
+			t.Errorf("the walk never met %v", err)
+		}
+	}
 	for _, st := range []sm.State{sm.Scheduled, sm.Queued, sm.Running} {
 		if !covered[pair{st, "Tick/matching"}] {
 			t.Errorf("the walk never delivered a matching Tick to a %s job", st)
@@ -187,7 +211,7 @@ func TestEveryStateAndEvent(t *testing.T) {
 	}
 }
 
-func walkStep(t *testing.T, sn snapshot, now time.Time, v variant) {
+func walkStep(t *testing.T, sn snapshot, now time.Time, v variant) error {
 	t.Helper()
 	var nonce int64 = 1 << 40 // above any nonce the snapshot holds
 	m := &sm.Machine{
@@ -199,6 +223,7 @@ func walkStep(t *testing.T, sn snapshot, now time.Time, v variant) {
 		Actions: []sm.Action{tickLater(t0, 1)},
 	}
 	before, actionsBefore := cloneJob(m.Job), slices.Clone(m.Actions)
+	want := wantErr(m, v.event)
 	where := fmt.Sprintf("schedule %q, policy %+v, at %s, %s to %s", sn.expr, sn.policy, off(now), v.name, formatJob(sn.job))
 	err := func() (err error) {
 		defer func() {
@@ -208,17 +233,14 @@ func walkStep(t *testing.T, sn snapshot, now time.Time, v variant) {
 		}()
 		return m.Step(v.event)
 	}()
-	if err != nil && !errors.Is(err, sm.ErrRefused) {
-		t.Fatalf("%s: %v", where, err)
-	}
-	if refused := err != nil; refused != wantRefused(before, v.event) {
-		t.Fatalf("%s: refused = %v (%v), want %v", where, refused, err, !refused)
+	if (err == nil) != (want == nil) || want != nil && !errors.Is(err, want) {
+		t.Fatalf("%s: error %v, want %v", where, err, want)
 	}
 	if err != nil {
 		if !sameJob(m.Job, before) || !slices.Equal(m.Actions, actionsBefore) {
-			t.Fatalf("%s: refused, yet the job or the actions changed\n got %s\nactions:\n%s", where, formatJob(m.Job), formatActions(m.Actions))
+			t.Fatalf("%s: %v, yet the job or the actions changed\n got %s\nactions:\n%s", where, err, formatJob(m.Job), formatActions(m.Actions))
 		}
-		return
+		return err
 	}
 	m.Actions = m.Actions[len(actionsBefore):]
 	if v.stale && (len(m.Actions) != 0 || !sameJob(m.Job, before)) {
@@ -227,4 +249,5 @@ func walkStep(t *testing.T, sn snapshot, now time.Time, v variant) {
 	if err := checkStep(where, m, before); err != nil {
 		t.Fatal(err)
 	}
+	return nil
 }
