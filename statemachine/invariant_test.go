@@ -27,6 +27,9 @@ func (f *fixture) stale(now time.Time, e sm.Event) {
 // the sim checks every invariant after every step and at the end.
 func runSims(t *testing.T, n int, seed uint64) {
 	t.Helper()
+	if testing.Short() {
+		n /= 10
+	}
 	for c := range uint64(n) {
 		s := newSim(t, seed+c, propSchedules[int(c)%len(propSchedules)], randomPolicy(newRand(seed+c)))
 		s.step(sm.Defined{}, false)
