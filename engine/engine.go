@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sundial-cron/sundial/statemachine"
@@ -33,6 +34,12 @@ type Options struct {
 	Logger *slog.Logger
 	// Observer is told what happened after each commit (metrics); nil is none.
 	Observer Observer
+	// MaxCallsPerProject bounds the target calls one project has in flight
+	// in this process; a StartInvocation over it is handed back to the
+	// queue (ErrBusy) instead of holding a worker, so a project with slow
+	// or hanging targets cannot take every worker from the others. 0 means
+	// no bound.
+	MaxCallsPerProject int
 	// LogLimit is the most bytes kept of an invocation's debug log, half
 	// from its head and half from its tail; 0 means 64 KiB.
 	LogLimit int
@@ -74,7 +81,15 @@ type Engine struct {
 	targets map[string]target.Target
 	opts    Options
 	scheds  schedules
+
+	mu    sync.Mutex
+	calls map[string]int // target calls in flight, by project
 }
+
+// ErrBusy is returned by HandleTask for a StartInvocation of a project that
+// has Options.MaxCallsPerProject calls in flight; the queue delivers it
+// again later.
+var ErrBusy = errors.New("the project has as many target calls in flight as it may")
 
 // New returns an engine over a store and a queue, with the targets by kind.
 func New(st store.Store, q task.Queue, targets map[string]target.Target, opts Options) *Engine {
@@ -93,7 +108,7 @@ func New(st store.Store, q task.Queue, targets map[string]target.Target, opts Op
 	if opts.LogLimit <= 0 {
 		opts.LogLimit = 64 << 10
 	}
-	return &Engine{store: st, queue: q, targets: targets, opts: opts}
+	return &Engine{store: st, queue: q, targets: targets, opts: opts, calls: map[string]int{}}
 }
 
 func randomNonce() int64 {
@@ -224,6 +239,13 @@ func (e *Engine) HandleTask(ctx context.Context, t task.Task) error {
 		ev = statemachine.Tick{Nonce: t.Nonce}
 	case task.StartInvocation:
 		ev = statemachine.Starting{Invocation: t.Invocation, Attempt: t.Attempt, Nonce: t.Nonce}
+		// Take the project's slot before LAUNCHING is written: a task handed
+		// back must not leave a launch behind it.
+		project := ProjectOf(t.JobID)
+		if !e.acquire(project) {
+			return ErrBusy
+		}
+		defer e.release(project)
 	default:
 		e.opts.Logger.Warn("dropping a malformed task", "task", t.String())
 		return nil
@@ -237,6 +259,30 @@ func (e *Engine) HandleTask(ctx context.Context, t task.Task) error {
 		return err
 	}
 	return e.carryOut(ctx, t.JobID, acts)
+}
+
+func (e *Engine) acquire(project string) bool {
+	if e.opts.MaxCallsPerProject <= 0 {
+		return true
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.calls[project] >= e.opts.MaxCallsPerProject {
+		return false
+	}
+	e.calls[project]++
+	return true
+}
+
+func (e *Engine) release(project string) {
+	if e.opts.MaxCallsPerProject <= 0 {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.calls[project]--; e.calls[project] == 0 {
+		delete(e.calls, project)
+	}
 }
 
 // request applies an admin's or the config's request to the job.

@@ -77,6 +77,15 @@ func (e *Engine) update(ctx context.Context, jobID string, fn func(*jobTx) error
 	return acts, nil
 }
 
+// State decodes the state machine's state stored in a job.
+func State(job *store.Job) (statemachine.Job, error) {
+	var m statemachine.Job
+	if err := json.Unmarshal(job.Machine, &m); err != nil {
+		return m, fmt.Errorf("job %s: stored state: %w", job.ID, err)
+	}
+	return m, nil
+}
+
 func (jt *jobTx) load(jobID string) error {
 	job, err := jt.tx.Job()
 	if errors.Is(err, store.ErrNotFound) {
@@ -86,8 +95,8 @@ func (jt *jobTx) load(jobID string) error {
 		return err
 	}
 	jt.job = job
-	if err := json.Unmarshal(job.Machine, &jt.m); err != nil {
-		return fmt.Errorf("job %s: stored state: %w", jobID, err)
+	if jt.m, err = State(job); err != nil {
+		return err
 	}
 	return jt.setDefinition(job.Definition)
 }
@@ -184,7 +193,7 @@ func (jt *jobTx) recordSkipped(a statemachine.RecordSkipped) error {
 	}
 	return jt.tx.PutInvocation(&store.Invocation{
 		JobID: jt.job.ID, ID: a.ID, Occurrence: a.First, Last: a.Last, Count: a.Count,
-		Manual: a.Manual, Status: string(statemachine.StatusSkipped), Message: msg,
+		Manual: a.Manual, Status: string(statemachine.StatusSkipped), Message: msg, Reason: string(a.Reason),
 		Created: jt.now, Ended: jt.now,
 	})
 }

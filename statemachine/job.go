@@ -162,7 +162,7 @@ type Config struct {
 var DefaultConfig = Config{
 	TaskGrace:      30 * time.Second,
 	KillGrace:      30 * time.Second,
-	LateTolerance:  90 * time.Second,
+	LateTolerance:  3 * time.Minute,
 	LaunchGrace:    10 * time.Second,
 	DefaultTimeout: 10 * time.Minute,
 	MaxTickDelay:   29 * 24 * time.Hour,

@@ -53,6 +53,7 @@ type Invocation struct {
 	Started    time.Time // the current attempt's launch; zero before it
 	Ended      time.Time
 	Message    string // why it ended as it did, or why it was skipped
+	Reason     string // SKIPPED: the reason, one word (overrun, missed, ...)
 
 	// A SKIPPED record may stand for several occurrences of one reason, the
 	// first at Occurrence and the last at Last.

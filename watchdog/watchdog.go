@@ -63,7 +63,7 @@ func (w *Watchdog) Pass(ctx context.Context) (Result, error) {
 			seen[id] = true
 			fresh++
 			r.Overdue++
-			changed, err := w.Repairer.Repair(ctx, id)
+			changed, err := w.repair(ctx, id)
 			switch {
 			case err != nil:
 				r.Failed++
@@ -77,6 +77,20 @@ func (w *Watchdog) Pass(ctx context.Context) (Result, error) {
 		}
 	}
 	return r, nil
+}
+
+// repairAttempts bounds the tries of one job's repair in a pass: a store
+// error is usually transient, and a job left for the next pass would wait a
+// whole period longer.
+const repairAttempts = 3
+
+func (w *Watchdog) repair(ctx context.Context, id string) (changed bool, err error) {
+	for range repairAttempts {
+		if changed, err = w.Repairer.Repair(ctx, id); err == nil {
+			return changed, nil
+		}
+	}
+	return false, err
 }
 
 // Run runs a pass at every tick until ctx is done. The embedded shape ticks

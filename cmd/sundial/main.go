@@ -3,6 +3,7 @@
 //	sundial serve                   run Sundial on its embedded default
 //	sundial schedule next EXPR      print the next fire times of a schedule
 //	sundial schedule explain EXPR   explain a schedule in words
+//	sundial simulate                run the engine on a simulated clock with faults
 //
 // Bad input exits with status 2 and the error on stderr.
 package main
@@ -23,6 +24,7 @@ const usage = `usage:
   sundial serve [flags]
   sundial schedule next EXPR [--tz ZONE] [--from RFC3339] [-n N] [--job-id ID] [--dst-gap skip|shift] [--dst-repeat first|last|both]
   sundial schedule explain EXPR [same flags]
+  sundial simulate [--jobs N] [--days D] [--seed S] [--faults none|default|heavy] [--dir DIR]
 `
 
 // exitUsage is the status for bad input, so scripts can tell it from a
@@ -39,6 +41,8 @@ func run(args []string, stdout, stderr io.Writer, now func() time.Time) int {
 	switch args[0] {
 	case "schedule":
 		return runSchedule(args[1:], stdout, stderr, now)
+	case "simulate":
+		return runSimulate(args[1:], stdout, stderr, now)
 	case "serve":
 		fmt.Fprintln(stderr, "sundial serve: the engine has not landed yet; see the engine issue")
 		return 1

@@ -79,14 +79,14 @@ func jobArgs(j *store.Job) ([]any, error) {
 	return []any{j.ID, j.Project, j.State, wd, j.Definition, j.Machine}, nil
 }
 
-const invColumns = "job_id, id, occurrence, status, attempt, manual, created, started, ended, message, count, last, definition, log"
+const invColumns = "job_id, id, occurrence, status, attempt, manual, created, started, ended, message, reason, count, last, definition, log"
 
 func scanInvocation(row scanner) (*store.Invocation, error) {
 	var inv store.Invocation
 	var occ int64
 	var created, started, ended, last sql.NullInt64
 	err := row.Scan(&inv.JobID, &inv.ID, &occ, &inv.Status, &inv.Attempt, &inv.Manual,
-		&created, &started, &ended, &inv.Message, &inv.Count, &last, &inv.Definition, &inv.Log)
+		&created, &started, &ended, &inv.Message, &inv.Reason, &inv.Count, &last, &inv.Definition, &inv.Log)
 	if err != nil {
 		return nil, err
 	}
@@ -115,5 +115,5 @@ func invArgs(inv *store.Invocation) ([]any, error) {
 		}
 	}
 	return []any{inv.JobID, inv.ID, occ, inv.Status, inv.Attempt, inv.Manual,
-		times[0], times[1], times[2], inv.Message, inv.Count, times[3], inv.Definition, inv.Log}, nil
+		times[0], times[1], times[2], inv.Message, inv.Reason, inv.Count, times[3], inv.Definition, inv.Log}, nil
 }

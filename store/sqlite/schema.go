@@ -36,6 +36,7 @@ CREATE TABLE invocations (
 	started    INTEGER,
 	ended      INTEGER,
 	message    TEXT NOT NULL,
+	reason     TEXT NOT NULL,
 	count      INTEGER NOT NULL,
 	last       INTEGER,
 	definition BLOB,

@@ -122,10 +122,10 @@ func (t *tx) PutInvocation(inv *store.Invocation) error {
 	if err != nil {
 		return t.fail(err)
 	}
-	_, err = t.w.exec(`INSERT INTO invocations (`+invColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	_, err = t.w.exec(`INSERT INTO invocations (`+invColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (job_id, id) DO UPDATE SET occurrence = excluded.occurrence, status = excluded.status,
 			attempt = excluded.attempt, manual = excluded.manual, created = excluded.created,
-			started = excluded.started, ended = excluded.ended, message = excluded.message,
+			started = excluded.started, ended = excluded.ended, message = excluded.message, reason = excluded.reason,
 			count = excluded.count, last = excluded.last, definition = excluded.definition, log = excluded.log`,
 		args...)
 	if err != nil {

@@ -124,7 +124,7 @@ func sameInvocation(a, b *store.Invocation) bool {
 	return a.JobID == b.JobID && a.ID == b.ID && a.Occurrence.Equal(b.Occurrence) &&
 		a.Status == b.Status && a.Attempt == b.Attempt && a.Manual == b.Manual &&
 		a.Created.Equal(b.Created) && a.Started.Equal(b.Started) && a.Ended.Equal(b.Ended) &&
-		a.Message == b.Message && a.Count == b.Count && a.Last.Equal(b.Last) &&
+		a.Message == b.Message && a.Reason == b.Reason && a.Count == b.Count && a.Last.Equal(b.Last) &&
 		bytes.Equal(a.Definition, b.Definition) && bytes.Equal(a.Log, b.Log)
 }
 
@@ -230,6 +230,7 @@ func testInvocationRoundTrip(t *testing.T, s store.Store) {
 		Started:    t0.Add(2 * time.Second),
 		Ended:      t0.Add(time.Hour + 7*time.Microsecond),
 		Message:    "overrun: the previous invocation was still running",
+		Reason:     "overrun",
 		Count:      17,
 		Last:       t0.Add(16 * time.Minute),
 		Definition: []byte("def"),

@@ -1,0 +1,214 @@
+package engine_test
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sundial-cron/sundial/engine"
+	"github.com/sundial-cron/sundial/statemachine"
+	"github.com/sundial-cron/sundial/store"
+	"github.com/sundial-cron/sundial/store/sqlite"
+	"github.com/sundial-cron/sundial/target"
+	"github.com/sundial-cron/sundial/task"
+	"github.com/sundial-cron/sundial/task/local"
+	"github.com/sundial-cron/sundial/watchdog"
+)
+
+// t0 is where every test's clock starts: a Monday, 10:00 UTC.
+var t0 = time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
+
+// harness is the embedded shape on a fake clock: the real SQLite store,
+// the real local dispatcher and watchdog, and the engine over them.
+type harness struct {
+	t    *testing.T
+	ctx  context.Context
+	mu   sync.Mutex
+	now  time.Time
+	path string
+	st   *sqlite.Store
+	eng  *engine.Engine
+	disp *local.Dispatcher
+	wd   *watchdog.Watchdog
+	tgt  *recorder
+}
+
+func newHarness(t *testing.T, opts engine.Options) *harness {
+	t.Helper()
+	h := &harness{t: t, ctx: context.Background(), now: t0, path: filepath.Join(t.TempDir(), "sundial.db")}
+	h.tgt = newRecorder()
+	h.st, h.eng, h.disp = h.open("proc-1", opts)
+	h.wd = &watchdog.Watchdog{Store: h.st, Repairer: h.eng, Now: h.clock}
+	return h
+}
+
+// open opens another "process" on the harness's database file.
+func (h *harness) open(owner string, opts engine.Options) (*sqlite.Store, *engine.Engine, *local.Dispatcher) {
+	h.t.Helper()
+	st, err := sqlite.Open(h.path, sqlite.Options{Synchronous: sqlite.SyncOff})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.t.Cleanup(func() { st.Close() })
+	opts.Now = h.clock
+	q := &lateQueue{}
+	eng := engine.New(st, q, map[string]target.Target{"rec": h.tgt, "blind": blind{h.tgt}}, opts)
+	disp := local.New(st, eng.HandleTask, local.Options{Owner: owner, Workers: 4, OrphanAfter: 10 * time.Second, Now: h.clock})
+	q.q = disp
+	return st, eng, disp
+}
+
+func (h *harness) clock() time.Time {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.now
+}
+
+func (h *harness) set(t time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.now = t
+}
+
+// runUntil runs every task due up to until, in time order, moving the
+// clock to each task's time, with a watchdog pass at every minute.
+func (h *harness) runUntil(until time.Time) {
+	h.t.Helper()
+	nextPass := h.clock().Truncate(time.Minute).Add(time.Minute)
+	for {
+		next := nextPass
+		if due, ok, err := h.st.NextDue(h.ctx, 10*time.Second); err != nil {
+			h.t.Fatal(err)
+		} else if ok && due.Before(next) {
+			next = due
+		}
+		if next.After(until) {
+			h.set(until)
+			return
+		}
+		if next.After(h.clock()) {
+			h.set(next)
+		}
+		if _, _, _, err := h.disp.RunDue(h.ctx, h.clock()); err != nil {
+			h.t.Fatal(err)
+		}
+		if !h.clock().Before(nextPass) {
+			if _, err := h.wd.Pass(h.ctx); err != nil {
+				h.t.Fatal(err)
+			}
+			nextPass = nextPass.Add(time.Minute)
+		}
+	}
+}
+
+func (h *harness) define(id, expr string, p statemachine.Policy, kind string) {
+	h.t.Helper()
+	if err := h.eng.Define(h.ctx, id, engine.Definition{Schedule: expr, Policy: p, Target: kind}); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+func (h *harness) job(id string) *store.Job {
+	h.t.Helper()
+	j, err := h.st.Job(h.ctx, id)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return j
+}
+
+func (h *harness) invocations(id string) []*store.Invocation {
+	h.t.Helper()
+	var all []*store.Invocation
+	for p := (store.Page{Limit: 100}); ; {
+		invs, next, err := h.st.Invocations(h.ctx, id, p)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		all = append(all, invs...)
+		if next == "" {
+			return all
+		}
+		p.Cursor = next
+	}
+}
+
+// lateQueue lets the dispatcher be made after the engine that posts to it.
+type lateQueue struct{ q task.Queue }
+
+func (l *lateQueue) Posted(ctx context.Context, ts []task.Task) error { return l.q.Posted(ctx, ts) }
+
+// recorder is a target that counts launches by idempotency key and attempt,
+// can tell by key whether a launch happened, and can be told to fail or to
+// block. Launch checks "write before call" on every call.
+type recorder struct {
+	mu       sync.Mutex
+	launches map[attemptKey]int
+	results  map[attemptKey]target.Result
+	// check, if set, is called at every launch before it is counted.
+	check func(req target.Request)
+	fail  bool
+}
+
+type attemptKey struct {
+	key     string
+	attempt int
+}
+
+func newRecorder() *recorder {
+	return &recorder{launches: map[attemptKey]int{}, results: map[attemptKey]target.Result{}}
+}
+
+func (r *recorder) Launch(ctx context.Context, req target.Request) target.Result {
+	r.mu.Lock()
+	check := r.check
+	r.mu.Unlock()
+	if check != nil {
+		check(req)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	k := attemptKey{req.Key, req.Attempt}
+	r.launches[k]++
+	res := target.Result{Status: target.Succeeded, Message: "ok"}
+	if r.fail {
+		res = target.Result{Status: target.Failed, Message: "failing as told"}
+	}
+	r.results[k] = res
+	return res
+}
+
+func (r *recorder) Resolve(ctx context.Context, req target.Request) (bool, target.Result, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	res, ok := r.results[attemptKey{req.Key, req.Attempt}]
+	return ok, res, nil
+}
+
+func (r *recorder) count(key string, attempt int) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.launches[attemptKey{key, attempt}]
+}
+
+// total returns the launches of every key, and the most launches any one
+// attempt got.
+func (r *recorder) total() (launches, most int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, n := range r.launches {
+		launches += n
+		most = max(most, n)
+	}
+	return launches, most
+}
+
+// blind is the recorder without Resolve: it cannot tell whether a launch
+// happened.
+type blind struct{ r *recorder }
+
+func (b blind) Launch(ctx context.Context, req target.Request) target.Result {
+	return b.r.Launch(ctx, req)
+}

@@ -1,0 +1,546 @@
+// Package simulate runs the real engine on the real SQLite store and local
+// task queue, on a simulated clock, for many jobs over simulated days, with
+// faults injected: store commits that fail (before or after committing),
+// lost tasks, tasks delivered twice and late, processes dying between
+// LAUNCHING and the recorded outcome, the whole queue purged, downtime and
+// clock jumps. It then checks the guarantees of DESIGN.md from what the
+// targets saw and what the store recorded: no occurrence launched twice, no
+// job stuck past one watchdog period plus grace, every due occurrence run or
+// recorded as skipped with a reason.
+package simulate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/sundial-cron/sundial/engine"
+	"github.com/sundial-cron/sundial/statemachine"
+	"github.com/sundial-cron/sundial/store"
+	"github.com/sundial-cron/sundial/store/sqlite"
+	"github.com/sundial-cron/sundial/target"
+	"github.com/sundial-cron/sundial/task"
+	"github.com/sundial-cron/sundial/task/local"
+	"github.com/sundial-cron/sundial/watchdog"
+)
+
+// Options say what to simulate.
+type Options struct {
+	Jobs   int
+	Days   int
+	Seed   uint64
+	Faults string // a name from Levels
+	// Dir holds the database file; "" makes a temporary directory and
+	// removes it afterwards.
+	Dir string
+	// WallClock measures the run's wall time; nil leaves it out.
+	WallClock func() time.Time
+}
+
+// Report is what a run found. DoubleLaunches, StuckJobs and Unaccounted
+// must be 0.
+type Report struct {
+	Jobs   int    `json:"jobs"`
+	Days   int    `json:"days"`
+	Seed   uint64 `json:"seed"`
+	Faults string `json:"faults"`
+
+	// Occurrences due in the simulated days by the schedules of the jobs
+	// with fixed fire times, counted from the schedules alone.
+	OccurrencesDue int `json:"occurrences_due"`
+	// Of those, how many the store has no invocation or skip record for.
+	Unaccounted int `json:"unaccounted"`
+	// Invocations by final status (all jobs, manual runs included).
+	Invocations map[string]int `json:"invocations"`
+	// InvocationsLaunched: invocations whose target saw at least one launch.
+	InvocationsLaunched int `json:"invocations_launched"`
+	// Launches: attempts the targets saw.
+	Launches int `json:"launches"`
+	// Skipped occurrences up to the end, by reason, from the store's records.
+	Skipped map[string]int `json:"skipped"`
+
+	DoubleLaunches int `json:"double_launches"`
+	// IdempotentRelaunches: second launches of one attempt of a job that
+	// declares its target idempotent, after an unknown outcome. Allowed.
+	IdempotentRelaunches int `json:"idempotent_relaunches"`
+	// StuckJobs: jobs whose WatchdogTimerTs stayed passed for longer than
+	// one watchdog period plus grace while the process was up.
+	StuckJobs int `json:"stuck_jobs"`
+	// MaxRepairDelaySeconds: the longest a job waited past its
+	// WatchdogTimerTs (or past a restart) before a watchdog pass saw it.
+	MaxRepairDelaySeconds float64 `json:"max_repair_delay_s"`
+	WatchdogRepairs       int     `json:"watchdog_repairs"`
+
+	FaultsInjected map[string]int `json:"faults_injected"`
+	// Deliveries: tasks the dispatcher delivered, by kind, and how many of
+	// those the handler failed (to be delivered again).
+	Deliveries map[string]int `json:"deliveries"`
+	// StoreUpdates and StoreCommits: job transactions and the physical
+	// commits they shared (group commit).
+	StoreUpdates uint64  `json:"store_updates"`
+	StoreCommits uint64  `json:"store_commits"`
+	WallSeconds  float64 `json:"wall_time_s,omitempty"`
+}
+
+// The watchdog runs every minute; a job is stuck when its timer passed more
+// than a period plus this grace ago.
+const (
+	watchdogPeriod = time.Minute
+	watchdogGrace  = 30 * time.Second
+	orphanAfter    = 10 * time.Second
+)
+
+// start is the first simulated instant: a week before New York's spring
+// forward, so longer runs cross it.
+var start = time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+
+type sim struct {
+	ctx    context.Context
+	rng    *rand.Rand
+	now    time.Time
+	skew   time.Duration // the process clock's error, changed by clock jumps
+	up     time.Time     // when the process last started
+	faults faults
+	// injecting is false while the run drains, so the end state is checked
+	// without new faults.
+	injecting bool
+
+	store  *sqlite.Store
+	engine *engine.Engine
+	disp   *local.Dispatcher
+	wd     *watchdog.Watchdog
+	agenda events
+	seq    int
+
+	jobs         []simJob
+	byID         map[string]*simJob
+	launchedKeys map[string]bool // invocation keys that saw a launch
+	stuck        map[string]bool
+	rep          Report
+}
+
+type simJob struct {
+	id         string
+	def        engine.Definition
+	idempotent bool // blind target and declared idempotent
+	fixed      bool // fire times come from the schedule alone
+}
+
+// ErrBadOptions wraps the errors of options Run cannot simulate.
+var ErrBadOptions = errors.New("bad options")
+
+// OK reports whether the run kept every guarantee it checks.
+func (r Report) OK() bool {
+	return r.DoubleLaunches == 0 && r.StuckJobs == 0 && r.Unaccounted == 0
+}
+
+// Run simulates and reports.
+func Run(ctx context.Context, opts Options) (Report, error) {
+	f, ok := levels[opts.Faults]
+	if !ok {
+		return Report{}, fmt.Errorf("%w: unknown fault level %q; want none, default or heavy", ErrBadOptions, opts.Faults)
+	}
+	if opts.Jobs <= 0 || opts.Days <= 0 {
+		return Report{}, fmt.Errorf("%w: jobs and days must be positive", ErrBadOptions)
+	}
+	var began time.Time
+	if opts.WallClock != nil {
+		began = opts.WallClock()
+	}
+	dir := opts.Dir
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "sundial-simulate-")
+		if err != nil {
+			return Report{}, err
+		}
+		defer os.RemoveAll(tmp)
+		dir = tmp
+	}
+	st, err := sqlite.Open(filepath.Join(dir, "simulate.db"), sqlite.Options{Synchronous: sqlite.SyncOff})
+	if err != nil {
+		return Report{}, err
+	}
+	defer st.Close()
+
+	s := &sim{
+		ctx: ctx, rng: rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x5eed)),
+		now: start, up: start, faults: f, injecting: true, store: st,
+		byID: map[string]*simJob{}, launchedKeys: map[string]bool{}, stuck: map[string]bool{},
+		rep: Report{
+			Jobs: opts.Jobs, Days: opts.Days, Seed: opts.Seed, Faults: opts.Faults,
+			Invocations: map[string]int{}, Skipped: map[string]int{}, FaultsInjected: map[string]int{}, Deliveries: map[string]int{},
+		},
+	}
+	s.build(st)
+	if err := s.run(opts.Jobs, opts.Days); err != nil {
+		return s.rep, err
+	}
+	stats := st.Stats()
+	s.rep.StoreUpdates, s.rep.StoreCommits = stats.Updates, stats.Commits
+	if opts.WallClock != nil {
+		s.rep.WallSeconds = opts.WallClock().Sub(began).Seconds()
+	}
+	return s.rep, nil
+}
+
+// build wires the real engine, dispatcher and watchdog to the simulated
+// clock and the fault injectors.
+func (s *sim) build(st *sqlite.Store) {
+	tgt := newSimTarget(s)
+	targets := map[string]target.Target{"sim": tgt, "blind": blindTarget{tgt}}
+	clock := s.clock
+	q := &lossyQueue{sim: s}
+	s.engine = engine.New(faultyStore{Store: st, sim: s}, q, targets, engine.Options{
+		Now:       clock,
+		NewNonce:  func() int64 { return s.rng.Int64N(1<<62) + 1 },
+		Observer:  observer{s},
+		Interrupt: s.interrupt,
+	})
+	s.disp = local.New(st, s.deliver, local.Options{
+		Owner: "simulate", Workers: 1, OrphanAfter: orphanAfter, Now: clock,
+	})
+	q.inner = s.disp
+	s.wd = &watchdog.Watchdog{Store: st, Repairer: s.engine, Now: clock}
+}
+
+// deliver hands a task to the engine, and sometimes keeps a copy to deliver
+// again later.
+func (s *sim) deliver(ctx context.Context, t task.Task) error {
+	err := s.deliver1(ctx, t)
+	k := string(t.Kind)
+	if err != nil {
+		k += " failed"
+	}
+	s.rep.Deliveries[k]++
+	return err
+}
+
+func (s *sim) deliver1(ctx context.Context, t task.Task) error {
+	if s.injecting && s.rng.Float64() < s.faults.Duplicate {
+		s.count("task_duplicated")
+		late := time.Duration(s.rng.Int64N(int64(2 * time.Hour)))
+		s.at(s.now.Add(late), func() { _ = s.engine.HandleTask(s.ctx, t) })
+	}
+	return s.engine.HandleTask(ctx, t)
+}
+
+var errCrash = errors.New("simulated crash")
+
+func (s *sim) interrupt(p engine.Point, jobID, inv string) error {
+	if s.injecting && s.rng.Float64() < s.faults.Crash {
+		s.count("crash_" + string(p))
+		return errCrash
+	}
+	return nil
+}
+
+// clock is the process's clock: the simulated time, off by the skew.
+func (s *sim) clock() time.Time { return s.now.Add(s.skew) }
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func (s *sim) at(t time.Time, fn func()) {
+	s.seq++
+	s.agenda.add(event{at: t, seq: s.seq, fn: fn})
+}
+
+func (s *sim) count(fault string) { s.rep.FaultsInjected[fault]++ }
+
+func (s *sim) launched(req target.Request) {
+	s.rep.Launches++
+	s.launchedKeys[req.Key] = true
+}
+
+func (s *sim) doubleLaunch(req target.Request, n int) {
+	if j := s.byID[req.JobID]; j != nil && j.idempotent {
+		s.rep.IdempotentRelaunches++
+		return
+	}
+	s.rep.DoubleLaunches++
+}
+
+// observer counts what the engine reports.
+type observer struct{ s *sim }
+
+func (o observer) Launched(string, time.Duration)               {}
+func (o observer) Ended(string, statemachine.Status)            {}
+func (o observer) Repaired(string)                              { o.s.rep.WatchdogRepairs++ }
+func (o observer) Skipped(string, statemachine.SkipReason, int) {}
+
+// run defines the jobs, simulates the days with faults, drains without
+// faults, and checks.
+func (s *sim) run(jobs, days int) error {
+	end := start.Add(time.Duration(days) * 24 * time.Hour)
+	for i := range jobs {
+		j := s.newJob(i)
+		s.jobs = append(s.jobs, j)
+	}
+	for i := range s.jobs {
+		j := &s.jobs[i]
+		s.byID[j.id] = j
+		// A failed commit is retried, as the next config refresh would.
+		var err error
+		for range 10 {
+			if err = s.engine.Define(s.ctx, j.id, j.def); !errors.Is(err, errInjected) {
+				break
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("defining %s: %w", j.id, err)
+		}
+	}
+	s.plan(end)
+	if err := s.loop(end); err != nil {
+		return err
+	}
+	// Drain: no new faults; long enough for every occurrence up to the end
+	// to be run or recorded.
+	s.injecting = false
+	s.skew = 0
+	if err := s.loop(end.Add(30 * time.Minute)); err != nil {
+		return err
+	}
+	return s.check(end)
+}
+
+// plan puts the admin actions and the whole-process faults on the agenda.
+func (s *sim) plan(end time.Time) {
+	for _, t := range s.spread(s.faults.Purges, start, end) {
+		s.at(t, func() {
+			s.count("queue_purged")
+			_ = s.store.PurgeTasks(s.ctx)
+		})
+	}
+	for _, t := range s.spread(s.faults.Downtimes, start, end) {
+		s.at(t, func() {
+			s.count("downtime")
+			s.now = s.now.Add(5*time.Minute + time.Duration(s.rng.Int64N(int64(115*time.Minute))))
+			s.up = s.clock()
+		})
+	}
+	for _, t := range s.spread(s.faults.ClockJumps, start, end) {
+		s.at(t, func() {
+			s.count("clock_jump")
+			s.skew = time.Duration(s.rng.Int64N(int64(4*time.Minute))) - 2*time.Minute
+			// A jump forward makes timers overdue at once; the watchdog's
+			// period counts from the jump, as from a restart.
+			s.up = later(s.up, s.clock())
+		})
+	}
+	// Admins: a few manual triggers and pauses a day across all jobs.
+	perDay := max(1, len(s.jobs)/50)
+	for _, t := range s.spread(perDay, start, end) {
+		j := s.jobs[s.rng.IntN(len(s.jobs))].id
+		s.at(t, func() { _, _ = s.engine.Trigger(s.ctx, j) })
+	}
+	for _, t := range s.spread(perDay, start, end) {
+		j := s.jobs[s.rng.IntN(len(s.jobs))].id
+		s.at(t, func() { _ = s.engine.Pause(s.ctx, j, "simulated admin") })
+		s.at(t.Add(10*time.Minute+time.Duration(s.rng.Int64N(int64(3*time.Hour)))), func() {
+			_ = s.engine.Resume(s.ctx, j)
+		})
+	}
+}
+
+// loop advances the simulated clock from event to event until `until`: due
+// tasks, agenda events, and a watchdog pass every minute. The dispatcher and
+// the engine share the process clock (skew included), as they do in one
+// process; the agenda runs on the true simulated time.
+func (s *sim) loop(until time.Time) error {
+	nextPass := s.now.Truncate(watchdogPeriod).Add(watchdogPeriod)
+	for s.now.Before(until) {
+		t := nextPass
+		if at, ok := s.agenda.next(); ok && at.Before(t) {
+			t = at
+		}
+		due, ok, err := s.store.NextDue(s.ctx, orphanAfter)
+		if err != nil {
+			return err
+		}
+		if due = due.Add(-s.skew); ok && due.Before(t) {
+			t = due
+		}
+		if t.After(s.now) {
+			s.now = t
+		}
+		ran := false
+		for {
+			fn, ok := s.agenda.popDue(s.now)
+			if !ok {
+				break
+			}
+			fn()
+			ran = true
+		}
+		if ran || (ok && !due.After(s.now)) {
+			if _, _, _, err := s.disp.RunDue(s.ctx, s.clock()); err != nil {
+				return err
+			}
+		}
+		if !s.now.Before(nextPass) {
+			if err := s.pass(); err != nil {
+				return err
+			}
+			nextPass = s.now.Truncate(watchdogPeriod).Add(watchdogPeriod)
+		}
+	}
+	return nil
+}
+
+// pass runs the watchdog, first noting how long the overdue jobs waited and
+// which waited too long, on the process's clock.
+func (s *sim) pass() error {
+	now := s.clock()
+	ids, err := s.store.Overdue(s.ctx, now, 1<<20)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		j, err := s.store.Job(s.ctx, id)
+		if err != nil {
+			return err
+		}
+		wait := now.Sub(later(j.WatchdogTimerTs, s.up))
+		s.rep.MaxRepairDelaySeconds = max(s.rep.MaxRepairDelaySeconds, wait.Seconds())
+		if wait > watchdogPeriod+watchdogGrace && !s.stuck[id] {
+			s.stuck[id] = true
+			s.rep.StuckJobs++
+		}
+	}
+	_, err = s.wd.Pass(s.ctx)
+	return err
+}
+
+// check accounts for every due occurrence from the store's records.
+func (s *sim) check(end time.Time) error {
+	for _, j := range s.jobs {
+		due := 0
+		if j.fixed {
+			sched, err := j.def.Parse(j.id)
+			if err != nil {
+				return err
+			}
+			for range sched.Between(start.Add(time.Nanosecond), end.Add(time.Nanosecond)) {
+				due++
+			}
+		}
+		recorded := 0
+		for p := (store.Page{Limit: 500}); ; {
+			invs, next, err := s.store.Invocations(s.ctx, j.id, p)
+			if err != nil {
+				return err
+			}
+			for _, inv := range invs {
+				s.rep.Invocations[inv.Status]++
+				if s.launchedKeys[j.id+"/"+inv.ID] {
+					s.rep.InvocationsLaunched++
+				}
+				if inv.Manual || inv.Occurrence.After(end) {
+					continue
+				}
+				recorded += max(1, inv.Count)
+				if inv.Status == string(statemachine.StatusSkipped) {
+					s.rep.Skipped[inv.Reason] += inv.Count
+				}
+			}
+			if next == "" {
+				break
+			}
+			p.Cursor = next
+		}
+		// An occurrence waiting for a free slot (queue_one) is accounted
+		// for by the job's state until it starts.
+		job, err := s.store.Job(s.ctx, j.id)
+		if err != nil {
+			return err
+		}
+		m, err := engine.State(job)
+		if err != nil {
+			return err
+		}
+		if p := m.Pending; p != nil && !p.Manual && !p.At.After(end) {
+			recorded++
+		}
+		if j.fixed {
+			s.rep.OccurrencesDue += due
+			if recorded != due {
+				s.rep.Unaccounted += abs(due - recorded)
+			}
+		}
+	}
+	return nil
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
+// schedules is the mix of schedules the jobs draw from, most of them hashed
+// so that the jobs spread as real ones do.
+var schedules = []struct {
+	expr, zone string
+	period     time.Duration // about how often it fires
+}{
+	{"H * * * *", "", time.Hour},
+	{"H/30 * * * *", "", 30 * time.Minute},
+	{"H/15 * * * *", "", 15 * time.Minute},
+	{"H H/2 * * *", "", 2 * time.Hour},
+	{"H H * * *", "", 24 * time.Hour},
+	{"30 2 * * *", "America/New_York", 24 * time.Hour},
+	{"H/20 9-17 * * 1-5", "Europe/London", 20 * time.Minute},
+	{"0 */3 * * *", "Asia/Kathmandu", 3 * time.Hour},
+	{"@every 45m", "", 45 * time.Minute},
+}
+
+// newJob draws a job: a schedule, policies, and a target run time that
+// sometimes overruns the period.
+func (s *sim) newJob(i int) simJob {
+	sc := schedules[s.rng.IntN(len(schedules))]
+	overlaps := []statemachine.Overlap{statemachine.OverlapSkip, statemachine.OverlapQueueOne, statemachine.OverlapAllow, statemachine.OverlapReplace}
+	p := statemachine.Policy{
+		Overlap:       overlaps[s.rng.IntN(len(overlaps))],
+		MaxConcurrent: 1 + s.rng.IntN(3),
+		MaxAttempts:   1 + s.rng.IntN(3),
+		MinBackoff:    10 * time.Second,
+		MaxBackoff:    5 * time.Minute,
+		Timeout:       sc.period,
+	}
+	if s.rng.IntN(4) == 0 {
+		p.CatchupWindow = 10 * time.Minute
+	}
+	if s.rng.IntN(4) == 0 {
+		p.Jitter = 30 * time.Second
+	}
+	// Most runs take a small part of the period; one job in ten overruns it.
+	run := time.Duration(s.rng.Int64N(int64(sc.period / 4)))
+	if s.rng.IntN(10) == 0 {
+		run = sc.period + time.Duration(s.rng.Int64N(int64(sc.period)))
+	}
+	kind := "sim"
+	idempotent := false
+	if s.rng.IntN(3) == 0 {
+		kind = "blind"
+		idempotent = s.rng.IntN(2) == 0
+		p.Idempotent = idempotent
+	}
+	spec, _ := json.Marshal(spec{Duration: run, FailRate: 0.05 * float64(s.rng.IntN(3))})
+	return simJob{
+		id:         fmt.Sprintf("p%d/job-%d", i%20, i),
+		def:        engine.Definition{Schedule: sc.expr, TimeZone: sc.zone, Policy: p, Target: kind, Spec: spec},
+		idempotent: idempotent,
+		fixed:      sc.expr[0] != '@',
+	}
+}
