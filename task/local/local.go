@@ -1,0 +1,379 @@
+// Package local is the embedded task queue: a dispatcher over the task rows
+// of a store/sqlite file. Tasks commit with the store transaction that
+// enqueued them; the dispatcher claims due rows with a lease, runs the
+// handler on a bounded pool of workers, deletes what succeeded and hands
+// back what failed, with backoff.
+//
+// Several processes may run dispatchers on one file. Each heartbeats its
+// owner row; a claim whose owner stopped heartbeating for OrphanAfter is
+// free, so a killed process's tasks are picked up within seconds rather
+// than when their lease ends. Delivery is at least once.
+package local
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/sundial-cron/sundial/store/sqlite"
+	"github.com/sundial-cron/sundial/task"
+)
+
+// Options tune a Dispatcher. Zero durations and counts take the defaults.
+type Options struct {
+	// Owner names this dispatcher in its claims. It must be unique per
+	// process and per start: a restarted process that reused its old name
+	// would look alive to its own stale claims. Default: random.
+	Owner string
+	// Workers bounds the handlers running at once. Default 16.
+	Workers int
+	// Lease is how long a claim holds while its owner is alive; a handler
+	// still running then may be delivered again elsewhere, so it also
+	// bounds the handler's context. Default 10 minutes.
+	Lease time.Duration
+	// OrphanAfter frees the claims of an owner whose last heartbeat is this
+	// old. Every process on a file should use the same value, several
+	// Heartbeats long. Default 30s.
+	OrphanAfter time.Duration
+	// Heartbeat is how often the owner row is refreshed. Default 5s.
+	Heartbeat time.Duration
+	// Poll is the longest the dispatcher sleeps without looking at the
+	// table, so tasks enqueued by another process (which cannot wake this
+	// one) are seen. Default 1 minute.
+	Poll time.Duration
+	// A failed task is retried after BackoffMin, doubling with each
+	// failure up to BackoffMax. Defaults 1s and 10 minutes.
+	BackoffMin, BackoffMax time.Duration
+	// Now is the clock. Required: nothing here reads the wall clock.
+	Now func() time.Time
+	// Logger gets handler failures and store errors. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// Dispatcher runs the handler for the task rows of one store. Use either
+// Run (a service) or RunDue (a simulator stepping a fake clock), not both.
+type Dispatcher struct {
+	store   *sqlite.Store
+	handler task.Handler
+	opts    Options
+	log     *slog.Logger
+
+	// What Posted needs to know to wake Run only when it matters.
+	mu        sync.Mutex
+	sleeping  bool
+	until     time.Time // while sleeping: when Run wakes anyway
+	posted    time.Time // while awake: the earliest ETA posted meanwhile
+	hasPosted bool
+	wake      chan struct{} // a token wakes a sleeping Run
+
+	hooks testHooks
+}
+
+// testHooks are signals for tests. Nil in production.
+type testHooks struct {
+	sleeping func(until time.Time) // Run is about to sleep until then
+}
+
+var _ task.Queue = (*Dispatcher)(nil)
+
+// New returns a dispatcher of store's task rows that delivers them to
+// handler. It panics without opts.Now.
+func New(store *sqlite.Store, handler task.Handler, opts Options) *Dispatcher {
+	if opts.Now == nil {
+		panic("local.New: Options.Now is required")
+	}
+	if opts.Owner == "" {
+		opts.Owner = "local-" + rand.Text()
+	}
+	defaults := []struct {
+		d *time.Duration
+		v time.Duration
+	}{
+		{&opts.Lease, 10 * time.Minute},
+		{&opts.OrphanAfter, 30 * time.Second},
+		{&opts.Heartbeat, 5 * time.Second},
+		{&opts.Poll, time.Minute},
+		{&opts.BackoffMin, time.Second},
+		{&opts.BackoffMax, 10 * time.Minute},
+	}
+	for _, def := range defaults {
+		if *def.d <= 0 {
+			*def.d = def.v
+		}
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = 16
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	return &Dispatcher{
+		store:   store,
+		handler: handler,
+		opts:    opts,
+		log:     opts.Logger.With("owner", opts.Owner),
+		wake:    make(chan struct{}, 1),
+	}
+}
+
+// Posted wakes Run if one of tasks is due before Run would wake anyway.
+// The tasks are already rows: the transaction that enqueued them
+// committed. It never fails.
+func (d *Dispatcher) Posted(_ context.Context, tasks []task.Task) error {
+	if len(tasks) == 0 {
+		return nil
+	}
+	earliest := tasks[0].ETA
+	for _, t := range tasks[1:] {
+		if t.ETA.Before(earliest) {
+			earliest = t.ETA
+		}
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	switch {
+	case d.sleeping:
+		if earliest.Before(d.until) {
+			select {
+			case d.wake <- struct{}{}:
+			default:
+			}
+		}
+	case !d.hasPosted || earliest.Before(d.posted):
+		// Run is between looking at the table and sleeping: it may have
+		// looked before this commit, so it folds this in before it sleeps.
+		d.posted, d.hasPosted = earliest, true
+	}
+	return nil
+}
+
+// sleep records that Run sleeps until until (or the earliest task posted
+// while it was awake) and returns when it will wake.
+func (d *Dispatcher) sleep(until time.Time) time.Time {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.hasPosted && d.posted.Before(until) {
+		until = d.posted
+	}
+	d.hasPosted = false
+	d.sleeping, d.until = true, until
+	if d.hooks.sleeping != nil {
+		d.hooks.sleeping(until)
+	}
+	return until
+}
+
+func (d *Dispatcher) awake() {
+	d.mu.Lock()
+	d.sleeping = false
+	d.mu.Unlock()
+}
+
+// Run dispatches until ctx is done: it heartbeats, claims due tasks for the
+// free workers, runs them, and sleeps until the next task is due, a worker
+// finishes, Posted wakes it, or Poll passes. When ctx is done it claims no
+// more, waits for the running handlers, records their outcomes, and
+// returns nil.
+//
+// Handlers do not see ctx's cancellation: an interrupted launch would be
+// an ambiguous one. Each gets Lease to finish.
+func (d *Dispatcher) Run(ctx context.Context) error {
+	// Heartbeats and acks outlive ctx: the running handlers' tasks must
+	// not look orphaned, and their outcomes must be recorded.
+	bg := context.WithoutCancel(ctx)
+	out := make(chan outcome, d.opts.Workers)
+	inflight := map[string]bool{}
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	done := ctx.Done()
+	var nextBeat time.Time
+	for {
+		now := d.opts.Now()
+		if !now.Before(nextBeat) {
+			if err := d.store.Heartbeat(bg, d.opts.Owner, now, d.opts.OrphanAfter); err != nil {
+				d.log.Error("task/local: heartbeat", "err", err)
+			}
+			nextBeat = now.Add(d.opts.Heartbeat)
+		}
+		wakeAt := now.Add(d.opts.Poll)
+		if ctx.Err() != nil {
+			if len(inflight) == 0 {
+				return nil
+			}
+		} else if free := d.opts.Workers - len(inflight); free > 0 {
+			wakeAt = d.fill(ctx, bg, now, free, wakeAt, inflight, out)
+		}
+		if nextBeat.Before(wakeAt) {
+			wakeAt = nextBeat
+		}
+		wakeAt = d.sleep(wakeAt)
+		timer.Reset(wakeAt.Sub(d.opts.Now()))
+		select {
+		case o := <-out:
+			outs := []outcome{o}
+			for more := true; more; {
+				select {
+				case o := <-out:
+					outs = append(outs, o)
+				default:
+					more = false
+				}
+			}
+			d.ack(bg, d.opts.Now(), outs, inflight)
+		case <-d.wake:
+		case <-timer.C:
+		case <-done:
+			// Stop selecting on it: from now on only handlers and
+			// heartbeats wake the loop.
+			done = nil
+		}
+		d.awake()
+	}
+}
+
+// fill claims up to free due tasks and starts them, and returns when Run
+// should look again: wakeAt, or earlier if a task becomes due before.
+func (d *Dispatcher) fill(ctx, hctx context.Context, now time.Time, free int, wakeAt time.Time, inflight map[string]bool, out chan outcome) time.Time {
+	retry := now.Add(d.opts.BackoffMin)
+	claimed, err := d.claim(ctx, now, free)
+	if err != nil {
+		if ctx.Err() == nil {
+			d.log.Error("task/local: claim", "err", err)
+		}
+		return earlier(wakeAt, retry)
+	}
+	d.start(hctx, claimed, inflight, out)
+	if len(inflight) == d.opts.Workers {
+		// A finishing worker wakes Run; what is due can wait for it.
+		return wakeAt
+	}
+	next, ok, err := d.store.NextDue(ctx, d.opts.OrphanAfter)
+	switch {
+	case err != nil:
+		if ctx.Err() == nil {
+			d.log.Error("task/local: next due", "err", err)
+		}
+		return earlier(wakeAt, retry)
+	case ok:
+		return earlier(wakeAt, next)
+	}
+	return wakeAt
+}
+
+func earlier(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+// RunDue is one synchronous step for a simulator on a fake clock: it
+// heartbeats at now, claims and runs (on the worker pool) everything due
+// at now, including tasks those handlers enqueue due at now, records the
+// outcomes, and returns how many tasks it ran and when the next task is
+// due (ok false if there is none). Handlers get ctx as it is.
+func (d *Dispatcher) RunDue(ctx context.Context, now time.Time) (handled int, next time.Time, ok bool, err error) {
+	if err := d.store.Heartbeat(ctx, d.opts.Owner, now, d.opts.OrphanAfter); err != nil {
+		return 0, time.Time{}, false, err
+	}
+	out := make(chan outcome, d.opts.Workers)
+	inflight := map[string]bool{}
+	for {
+		claimed, err := d.claim(ctx, now, d.opts.Workers)
+		if err != nil {
+			return handled, time.Time{}, false, err
+		}
+		if len(claimed) == 0 {
+			break
+		}
+		d.start(ctx, claimed, inflight, out)
+		outs := make([]outcome, 0, len(inflight))
+		for range len(inflight) {
+			outs = append(outs, <-out)
+		}
+		handled += len(outs)
+		if err := d.ack(ctx, now, outs, inflight); err != nil {
+			return handled, time.Time{}, false, err
+		}
+	}
+	next, ok, err = d.store.NextDue(ctx, d.opts.OrphanAfter)
+	return handled, next, ok, err
+}
+
+// outcome is what a handler made of a claimed task.
+type outcome struct {
+	claimed sqlite.Claimed
+	err     error
+}
+
+func (d *Dispatcher) claim(ctx context.Context, now time.Time, max int) ([]sqlite.Claimed, error) {
+	return d.store.ClaimTasks(ctx, sqlite.Claim{
+		Owner: d.opts.Owner, Now: now, Max: max, Lease: d.opts.Lease, OrphanAfter: d.opts.OrphanAfter,
+	})
+}
+
+// start runs the handler of each claimed task on its own goroutine; the
+// claim's size bounds them. A task already running here (its lease ran out
+// and this owner claimed it again) is not started twice: the running
+// handler's outcome settles the renewed claim.
+func (d *Dispatcher) start(ctx context.Context, claimed []sqlite.Claimed, inflight map[string]bool, out chan<- outcome) {
+	for _, c := range claimed {
+		name := c.Name()
+		if inflight[name] {
+			continue
+		}
+		inflight[name] = true
+		go func() {
+			hctx, cancel := context.WithTimeout(ctx, d.opts.Lease)
+			defer cancel()
+			out <- outcome{claimed: c, err: d.handle(hctx, c.Task)}
+		}()
+	}
+}
+
+// handle runs the handler, turning a panic into a failure so that one bad
+// task costs a retry, not the process.
+func (d *Dispatcher) handle(ctx context.Context, t task.Task) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("handler panicked: %v", p)
+		}
+	}()
+	return d.handler(ctx, t)
+}
+
+// ack deletes the tasks that succeeded and hands back those that failed,
+// with backoff, in one transaction.
+func (d *Dispatcher) ack(ctx context.Context, now time.Time, outs []outcome, inflight map[string]bool) error {
+	var done []string
+	var retry []sqlite.Retry
+	for _, o := range outs {
+		name := o.claimed.Name()
+		delete(inflight, name)
+		if o.err == nil {
+			done = append(done, name)
+			continue
+		}
+		eta := now.Add(d.backoff(o.claimed.Failures + 1))
+		d.log.Warn("task/local: task failed", "task", o.claimed.Task.String(), "failures", o.claimed.Failures+1, "retry_at", eta, "err", o.err)
+		retry = append(retry, sqlite.Retry{Name: name, ETA: eta})
+	}
+	err := d.store.AckTasks(ctx, d.opts.Owner, done, retry)
+	if err != nil {
+		// The claims stay; their lease ends and the tasks come again.
+		d.log.Error("task/local: ack", "err", err)
+	}
+	return err
+}
+
+// backoff is the wait after the failures-th failure in a row.
+func (d *Dispatcher) backoff(failures int) time.Duration {
+	wait := d.opts.BackoffMin
+	for i := 1; i < failures && wait < d.opts.BackoffMax; i++ {
+		wait *= 2
+	}
+	return min(wait, d.opts.BackoffMax)
+}

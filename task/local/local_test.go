@@ -1,0 +1,350 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sundial-cron/sundial/store"
+	"github.com/sundial-cron/sundial/store/sqlite"
+	"github.com/sundial-cron/sundial/task"
+)
+
+var t0 = time.Date(2026, 3, 8, 9, 0, 0, 0, time.UTC)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+func openStore(t *testing.T, path string) *sqlite.Store {
+	t.Helper()
+	s, err := sqlite.Open(path, sqlite.Options{Synchronous: sqlite.SyncOff})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func tempStore(t *testing.T) *sqlite.Store {
+	return openStore(t, filepath.Join(t.TempDir(), "sundial.db"))
+}
+
+func tick(nonce int64, eta time.Time) task.Task {
+	return task.Task{Kind: task.TickLater, JobID: "p/j", Nonce: nonce, ETA: eta}
+}
+
+// enqueue commits tasks in one Update and returns what it enqueued.
+func enqueue(t *testing.T, s *sqlite.Store, tasks ...task.Task) []task.Task {
+	t.Helper()
+	got, err := s.Update(t.Context(), "p/j", func(tx store.Tx) error {
+		for _, tk := range tasks {
+			if err := tx.Enqueue(tk); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// fakeClock fails the test if a dispatcher stepped by RunDue reads it:
+// RunDue's now is the only time it may use.
+func fakeClock(t *testing.T) func() time.Time {
+	return func() time.Time {
+		t.Error("RunDue read the clock")
+		return t0
+	}
+}
+
+type step struct {
+	at          time.Time
+	wantHandled int
+	wantNext    time.Time // zero: no task left
+}
+
+func runSteps(t *testing.T, d *Dispatcher, steps []step) {
+	t.Helper()
+	for _, s := range steps {
+		handled, next, ok, err := d.RunDue(t.Context(), s.at)
+		if err != nil {
+			t.Fatalf("RunDue(%v): %v", s.at, err)
+		}
+		if handled != s.wantHandled || ok != !s.wantNext.IsZero() || !next.Equal(s.wantNext) {
+			t.Errorf("RunDue(t0+%v) = %d handled, next t0+%v (ok %v); want %d, next t0+%v",
+				s.at.Sub(t0), handled, next.Sub(t0), ok, s.wantHandled, s.wantNext.Sub(t0))
+		}
+	}
+}
+
+func TestRunDueRunsATaskAtItsETA(t *testing.T) {
+	t.Parallel()
+	s := tempStore(t)
+	enqueue(t, s, tick(1, t0.Add(time.Minute)))
+	var ran []time.Time
+	var now time.Time
+	d := New(s, func(context.Context, task.Task) error { ran = append(ran, now); return nil }, Options{Now: fakeClock(t), Logger: quiet})
+	for _, s := range []step{
+		{at: t0, wantNext: t0.Add(time.Minute)},
+		{at: t0.Add(time.Minute - time.Nanosecond), wantNext: t0.Add(time.Minute)},
+		{at: t0.Add(time.Minute), wantHandled: 1},
+	} {
+		now = s.at
+		runSteps(t, d, []step{s})
+	}
+	if len(ran) != 1 || !ran[0].Equal(t0.Add(time.Minute)) {
+		t.Errorf("handler ran at %v, want once at its ETA", ran)
+	}
+}
+
+func TestRunDueRetriesAFailedTaskWithBackoff(t *testing.T) {
+	t.Parallel()
+	s := tempStore(t)
+	enqueue(t, s, tick(1, t0))
+	calls := 0
+	d := New(s, func(context.Context, task.Task) error {
+		calls++
+		if calls <= 3 {
+			return fmt.Errorf("failure %d", calls)
+		}
+		return nil
+	}, Options{Now: fakeClock(t), BackoffMin: time.Second, BackoffMax: 3 * time.Second, Logger: quiet})
+	runSteps(t, d, []step{
+		{at: t0, wantHandled: 1, wantNext: t0.Add(time.Second)},
+		{at: t0.Add(time.Second - time.Nanosecond), wantNext: t0.Add(time.Second)},
+		{at: t0.Add(time.Second), wantHandled: 1, wantNext: t0.Add(3 * time.Second)},     // doubled
+		{at: t0.Add(3 * time.Second), wantHandled: 1, wantNext: t0.Add(6 * time.Second)}, // capped at BackoffMax
+		{at: t0.Add(6 * time.Second), wantHandled: 1},                                    // succeeded: deleted
+	})
+	if calls != 4 {
+		t.Errorf("handler called %d times, want 4", calls)
+	}
+}
+
+func TestRunDueTakesOverAnOrphanedClaim(t *testing.T) {
+	t.Parallel()
+	s := tempStore(t)
+	enqueue(t, s, tick(1, t0))
+	// A process claims the task with a long lease and dies: it never
+	// heartbeats again.
+	claimed, err := s.ClaimTasks(t.Context(), sqlite.Claim{Owner: "crashed", Now: t0, Max: 1, Lease: time.Hour, OrphanAfter: 30 * time.Second})
+	if err != nil || len(claimed) != 1 {
+		t.Fatalf("crashed owner's claim = %v, %v", claimed, err)
+	}
+	d := New(s, func(context.Context, task.Task) error { return nil }, Options{Now: fakeClock(t), OrphanAfter: 30 * time.Second, Logger: quiet})
+	runSteps(t, d, []step{
+		{at: t0.Add(29 * time.Second), wantNext: t0.Add(30 * time.Second)},
+		{at: t0.Add(30 * time.Second), wantHandled: 1},
+	})
+}
+
+// running runs d.Run until the test ends, and returns a channel closed
+// when Run has returned.
+func running(t *testing.T, ctx context.Context, d *Dispatcher) <-chan struct{} {
+	t.Helper()
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		if err := d.Run(ctx); err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+	return stopped
+}
+
+func TestRunRunsATaskNotBeforeItsETA(t *testing.T) {
+	t.Parallel()
+	s := tempStore(t)
+	handled := make(chan time.Time, 1)
+	d := New(s, func(context.Context, task.Task) error { handled <- time.Now(); return nil }, Options{Now: time.Now, Logger: quiet})
+	ctx, cancel := context.WithCancel(t.Context())
+	stopped := running(t, ctx, d)
+	eta := time.Now().Add(20 * time.Millisecond)
+	must(t, d.Posted(ctx, enqueue(t, s, tick(1, eta))))
+	if at := <-handled; at.Before(eta) {
+		t.Errorf("task ran at %v, before its ETA %v", at, eta)
+	}
+	cancel()
+	<-stopped
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestPostedWakesALongSleep(t *testing.T) {
+	t.Parallel()
+	s := tempStore(t)
+	far := tick(1, time.Now().Add(time.Hour))
+	enqueue(t, s, far)
+	handled := make(chan task.Task, 2)
+	// Nothing but Posted can make this dispatcher look at the table
+	// within the test: it polls and heartbeats hourly.
+	d := New(s, func(_ context.Context, tk task.Task) error { handled <- tk; return nil },
+		Options{Now: time.Now, Poll: time.Hour, Heartbeat: time.Hour, OrphanAfter: 3 * time.Hour, Logger: quiet})
+	asleep := make(chan time.Time, 100)
+	d.hooks.sleeping = func(until time.Time) { asleep <- until }
+	ctx, cancel := context.WithCancel(t.Context())
+	stopped := running(t, ctx, d)
+	if until := <-asleep; until.Before(far.ETA.Add(-time.Minute)) {
+		t.Fatalf("the dispatcher sleeps until %v only; the test needs a long sleep", until)
+	}
+	near := tick(2, time.Now())
+	must(t, d.Posted(ctx, enqueue(t, s, near)))
+	if got := <-handled; got.Name() != near.Name() {
+		t.Errorf("handled %v, want the posted %v", got, near)
+	}
+	cancel()
+	<-stopped
+	if len(handled) != 0 {
+		t.Errorf("also handled %v, due in an hour", <-handled)
+	}
+}
+
+func TestRunRetriesAFailedTask(t *testing.T) {
+	t.Parallel()
+	s := tempStore(t)
+	var mu sync.Mutex
+	calls := 0
+	succeeded := make(chan struct{})
+	d := New(s, func(context.Context, task.Task) error {
+		mu.Lock()
+		defer mu.Unlock()
+		calls++
+		if calls == 1 {
+			return errors.New("first delivery fails")
+		}
+		close(succeeded)
+		return nil
+	}, Options{Now: time.Now, BackoffMin: time.Millisecond, Logger: quiet})
+	ctx, cancel := context.WithCancel(t.Context())
+	stopped := running(t, ctx, d)
+	must(t, d.Posted(ctx, enqueue(t, s, tick(1, time.Now()))))
+	<-succeeded
+	cancel()
+	<-stopped
+	if n, err := s.CountTasks(t.Context()); err != nil || n != 0 {
+		t.Errorf("%d tasks left (%v), want the retried one deleted", n, err)
+	}
+}
+
+func TestRunTakesOverACrashedOwnersTask(t *testing.T) {
+	t.Parallel()
+	s := tempStore(t)
+	enqueue(t, s, tick(1, time.Now()))
+	claimed, err := s.ClaimTasks(t.Context(), sqlite.Claim{Owner: "crashed", Now: time.Now(), Max: 1, Lease: time.Hour, OrphanAfter: time.Hour})
+	if err != nil || len(claimed) != 1 {
+		t.Fatalf("crashed owner's claim = %v, %v", claimed, err)
+	}
+	handled := make(chan struct{})
+	// The lease would hold for an hour: only the silence of its owner can
+	// free the task within the test.
+	d := New(s, func(context.Context, task.Task) error { close(handled); return nil },
+		Options{Now: time.Now, OrphanAfter: 100 * time.Millisecond, Heartbeat: 20 * time.Millisecond, Logger: quiet})
+	ctx, cancel := context.WithCancel(t.Context())
+	stopped := running(t, ctx, d)
+	<-handled
+	cancel()
+	<-stopped
+}
+
+func TestTwoDispatchersOnOneFileHandleEachTaskOnce(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "sundial.db")
+	stores := []*sqlite.Store{openStore(t, path), openStore(t, path)}
+	const n = 200
+	var tasks []task.Task
+	for i := range n {
+		tasks = append(tasks, task.Task{Kind: task.TickLater, JobID: fmt.Sprintf("p/j%03d", i), Nonce: 1, ETA: time.Now()})
+	}
+	for i, tk := range tasks {
+		if _, err := stores[i%2].Update(t.Context(), tk.JobID, func(tx store.Tx) error { return tx.Enqueue(tk) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mu sync.Mutex
+	count := map[string]int{}
+	byOwner := map[string]int{}
+	all := make(chan struct{})
+	ctx, cancel := context.WithCancel(t.Context())
+	var stopped []<-chan struct{}
+	for i, s := range stores {
+		owner := fmt.Sprintf("process%d", i)
+		d := New(s, func(_ context.Context, tk task.Task) error {
+			mu.Lock()
+			defer mu.Unlock()
+			count[tk.Name()]++
+			byOwner[owner]++
+			if len(count) == n && count[tk.Name()] == 1 {
+				close(all)
+			}
+			return nil
+		}, Options{Owner: owner, Workers: 4, Now: time.Now, Logger: quiet})
+		stopped = append(stopped, running(t, ctx, d))
+	}
+	<-all
+	cancel()
+	for _, s := range stopped {
+		<-s
+	}
+	for name, c := range count {
+		if c != 1 {
+			t.Errorf("%s handled %d times", name, c)
+		}
+	}
+	t.Logf("handled per process: %v", byOwner)
+}
+
+func TestRunReturnsAfterCancelOnlyOnceHandlersAreDone(t *testing.T) {
+	t.Parallel()
+	s := tempStore(t)
+	started := make(chan task.Task, 2)
+	release := make(chan struct{})
+	var finished sync.WaitGroup
+	d := New(s, func(ctx context.Context, tk task.Task) error {
+		finished.Add(1)
+		defer finished.Done()
+		started <- tk
+		<-release
+		// The handler's context is not the cancelled one.
+		return ctx.Err()
+	}, Options{Now: time.Now, Workers: 2, Heartbeat: time.Hour, OrphanAfter: 2 * time.Hour, Poll: time.Hour, Logger: quiet})
+	asleep := make(chan time.Time, 100)
+	d.hooks.sleeping = func(until time.Time) { asleep <- until }
+	ctx, cancel := context.WithCancel(t.Context())
+	stopped := running(t, ctx, d)
+	<-asleep
+	must(t, d.Posted(ctx, enqueue(t, s, tick(1, time.Now()))))
+	<-started
+	// Cancel while Run sleeps with the handler running: its second sleep,
+	// as nothing but Posted and the handler can wake it.
+	<-asleep
+	cancel()
+	// A task posted after cancel is not claimed.
+	must(t, d.Posted(t.Context(), enqueue(t, s, tick(2, time.Now()))))
+	select {
+	case <-stopped:
+		t.Fatal("Run returned while a handler was running")
+	default:
+	}
+	close(release)
+	<-stopped
+	finished.Wait()
+	if len(started) != 0 {
+		t.Errorf("Run started %v after cancel", <-started)
+	}
+	tasks, err := s.Tasks(t.Context(), 10)
+	if err != nil || len(tasks) != 1 || tasks[0].Nonce != 2 {
+		t.Errorf("tasks left = %v, %v; want only the one posted after cancel (the handled one deleted)", tasks, err)
+	}
+}
