@@ -22,7 +22,7 @@ CREATE TABLE jobs (
 );
 -- Partial, so the watchdog's query costs the number of waiting jobs that
 -- are overdue, and PAUSED/DISABLED jobs cost nothing.
-CREATE INDEX jobs_watchdog ON jobs(watchdog_ts) WHERE watchdog_ts IS NOT NULL;
+CREATE INDEX jobs_watchdog ON jobs(watchdog_ts, id) WHERE watchdog_ts IS NOT NULL;
 CREATE INDEX jobs_project ON jobs(project, id);
 
 CREATE TABLE invocations (

@@ -114,7 +114,10 @@ func open(path string, opts Options, hooks testHooks) (*Store, error) {
 	}
 	busy := fmt.Sprintf("busy_timeout(%d)", opts.BusyTimeout.Milliseconds())
 
-	wq := url.Values{"_pragma": {busy, "journal_mode(WAL)", "synchronous(" + syncMode + ")"}}
+	// temp_store: each Update's savepoint journals the pages it changes;
+	// in a temporary file that would cost system calls on the committer's
+	// path.
+	wq := url.Values{"_pragma": {busy, "journal_mode(WAL)", "synchronous(" + syncMode + ")", "temp_store(MEMORY)"}}
 	writeDB, err := sql.Open("sqlite", path+"?"+wq.Encode())
 	if err != nil {
 		return nil, err

@@ -15,9 +15,10 @@ import (
 //
 // fn runs on the committer goroutine, inside a physical transaction that
 // it shares with other Updates: it must be quick and must do no I/O
-// outside tx, or every writer of the file waits for it. Updates queued
-// together run one after another in the order they were queued, each
-// seeing the writes of those before it.
+// outside tx, or every writer of the file waits for it (and calling this
+// Store's writes from fn deadlocks). Updates queued together run one
+// after another in the order they were queued, each seeing the writes of
+// those before it.
 //
 // A Put or Enqueue that failed fails the Update even if fn ignores the
 // error, so a half-written transaction never commits. ctx only withdraws
