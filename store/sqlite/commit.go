@@ -36,9 +36,16 @@ const (
 
 type result struct {
 	err      error
+	clean    bool // the op failed before writing anything
 	panicked bool
 	panicVal any
 }
+
+// rejected wraps the error of an op that failed before it wrote anything:
+// the batch it is in can still commit the others.
+type rejected struct{ err error }
+
+func (r *rejected) Error() string { return r.err.Error() }
 
 func (r *request) finish(res result) { r.done <- res }
 
@@ -193,8 +200,11 @@ func (s *Store) commitLoop(conn *sql.Conn) {
 	}
 }
 
-// runBatch commits batch in one physical transaction, each request in its
-// own savepoint so that a request whose op fails is undone alone.
+// runBatch commits batch in one physical transaction. An Update whose fn
+// fails has written nothing (its writes are buffered until fn returns
+// nil), so it is answered alone and the batch goes on; any other failure
+// may have left writes in the transaction, so the batch is undone and
+// every request gets a transaction of its own.
 func (s *Store) runBatch(w *writer, batch []*request) {
 	live := batch[:0]
 	for _, r := range batch {
@@ -219,22 +229,12 @@ func (s *Store) runBatch(w *writer, batch []*request) {
 		return
 	}
 	results := make([]result, len(live))
-	broken := false // the transaction may no longer hold what the savepoints say
+	broken := false
 	for i, r := range live {
-		if _, err := w.exec("SAVEPOINT u"); err != nil {
-			broken = true
-			break
-		}
 		results[i] = runOp(w, r)
-		if results[i].err != nil {
-			if _, err := w.exec("ROLLBACK TO u"); err != nil {
-				broken = true
-				break
-			}
-		}
-		// RELEASE also fails if a failed statement rolled back the whole
-		// transaction behind the op's back.
-		if _, err := w.exec("RELEASE u"); err != nil {
+		if results[i].err != nil && !results[i].clean {
+			// Stop at once: SQLite may even have rolled the transaction
+			// back, and further statements would then autocommit.
 			broken = true
 			break
 		}
@@ -251,12 +251,11 @@ func (s *Store) runBatch(w *writer, batch []*request) {
 			return
 		}
 	}
-	// The batch as a whole did not commit: give each request its own
-	// transaction and so its own answer. An op that failed in the batch
-	// wrote nothing and keeps its answer; ops may run again by contract.
+	// The batch did not commit. A clean failure keeps its answer; every
+	// other request runs again on its own (ops may run again by contract).
 	_, _ = w.exec("ROLLBACK")
 	for i, r := range live {
-		if !broken && results[i].err != nil {
+		if results[i].err != nil && results[i].clean {
 			r.finish(results[i])
 			continue
 		}
@@ -310,7 +309,12 @@ func runOp(w *writer, r *request) (res result) {
 			res = result{err: fmt.Errorf("sqlite: transaction function panicked: %v", p), panicked: true, panicVal: p}
 		}
 	}()
-	return result{err: r.op(w)}
+	err := r.op(w)
+	var rj *rejected
+	if errors.As(err, &rj) {
+		return result{err: rj.err, clean: true}
+	}
+	return result{err: err}
 }
 
 // lockErr wraps a failed BEGIN or COMMIT, as store.ErrConflict when another
