@@ -2,10 +2,11 @@
 // holding jobs, invocations, the task rows of task/local and its owners.
 //
 // Writes go through one committer goroutine that group-commits: the Updates
-// waiting when it becomes free share one physical transaction, each in its
-// own savepoint, so a durable fsync is paid once per batch rather than once
-// per Update. Reads outside transactions use a separate pool of WAL readers
-// and never wait for the committer.
+// waiting when it becomes free share one physical transaction, so a durable
+// fsync is paid once per batch rather than once per Update. Each Update
+// keeps its writes until its fn returns nil, so one that fails costs the
+// others nothing. Reads outside transactions use a separate pool of WAL
+// readers and never wait for the committer.
 package sqlite
 
 import (
@@ -114,9 +115,9 @@ func open(path string, opts Options, hooks testHooks) (*Store, error) {
 	}
 	busy := fmt.Sprintf("busy_timeout(%d)", opts.BusyTimeout.Milliseconds())
 
-	// temp_store: each Update's savepoint journals the pages it changes;
-	// in a temporary file that would cost system calls on the committer's
-	// path.
+	// temp_store: inside the batch's transaction SQLite journals what a
+	// multi-row statement changes, to undo it alone if it fails; in a
+	// temporary file that costs system calls on the committer's path.
 	wq := url.Values{"_pragma": {busy, "journal_mode(WAL)", "synchronous(" + syncMode + ")", "temp_store(MEMORY)"}}
 	writeDB, err := sql.Open("sqlite", path+"?"+wq.Encode())
 	if err != nil {

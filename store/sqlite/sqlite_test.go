@@ -155,7 +155,7 @@ func TestBatchCommitsAllButTheFailedFn(t *testing.T) {
 		}
 	}
 	// Each Update saw the increments before it, and the failed one's was
-	// undone alone.
+	// never written.
 	if got := count(t, s, "p/same"); got != n-1 {
 		t.Errorf("counter = %d, want %d", got, n-1)
 	}
