@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"log/slog"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -55,7 +56,7 @@ func (h *harness) open(owner string, opts engine.Options) (*sqlite.Store, *engin
 	opts.Now = h.clock
 	q := &lateQueue{}
 	eng := engine.New(st, q, map[string]target.Target{"rec": h.tgt, "blind": blind{h.tgt}}, opts)
-	disp := local.New(st, eng.HandleTask, local.Options{Owner: owner, Workers: 4, OrphanAfter: 10 * time.Second, Now: h.clock})
+	disp := local.New(st, eng.HandleTask, local.Options{Owner: owner, Workers: 4, OrphanAfter: 10 * time.Second, Now: h.clock, Logger: slog.New(slog.DiscardHandler)})
 	q.q = disp
 	return st, eng, disp
 }

@@ -14,9 +14,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/sundial-cron/sundial/engine"
@@ -93,6 +95,7 @@ const (
 	watchdogPeriod = time.Minute
 	watchdogGrace  = 30 * time.Second
 	orphanAfter    = 10 * time.Second
+	step           = 5 * time.Second
 )
 
 // start is the first simulated instant: a week before New York's spring
@@ -101,7 +104,7 @@ var start = time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 
 type sim struct {
 	ctx    context.Context
-	rng    *rand.Rand
+	rng    *lockedRand
 	now    time.Time
 	skew   time.Duration // the process clock's error, changed by clock jumps
 	up     time.Time     // when the process last started
@@ -114,6 +117,9 @@ type sim struct {
 	engine *engine.Engine
 	disp   *local.Dispatcher
 	wd     *watchdog.Watchdog
+	// mu guards what the dispatcher's workers touch: the agenda and the
+	// report's counters.
+	mu     sync.Mutex
 	agenda events
 	seq    int
 
@@ -168,7 +174,7 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	defer st.Close()
 
 	s := &sim{
-		ctx: ctx, rng: rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x5eed)),
+		ctx: ctx, rng: &lockedRand{r: rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x5eed))},
 		now: start, up: start, faults: f, injecting: true, store: st,
 		byID: map[string]*simJob{}, launchedKeys: map[string]bool{}, stuck: map[string]bool{},
 		rep: Report{
@@ -202,7 +208,9 @@ func (s *sim) build(st *sqlite.Store) {
 		Interrupt: s.interrupt,
 	})
 	s.disp = local.New(st, s.deliver, local.Options{
-		Owner: "simulate", Workers: 1, OrphanAfter: orphanAfter, Now: clock,
+		Owner: "simulate", Workers: 16, OrphanAfter: orphanAfter, Now: clock,
+		// Failed deliveries are the faults it injects: the report counts them.
+		Logger: slog.New(slog.DiscardHandler),
 	})
 	q.inner = s.disp
 	s.wd = &watchdog.Watchdog{Store: st, Repairer: s.engine, Now: clock}
@@ -216,7 +224,9 @@ func (s *sim) deliver(ctx context.Context, t task.Task) error {
 	if err != nil {
 		k += " failed"
 	}
+	s.mu.Lock()
 	s.rep.Deliveries[k]++
+	s.mu.Unlock()
 	return err
 }
 
@@ -239,6 +249,32 @@ func (s *sim) interrupt(p engine.Point, jobID, inv string) error {
 	return nil
 }
 
+// lockedRand is the run's one source of randomness, shared by the
+// dispatcher's workers. The seed fixes the jobs and the plan of faults;
+// which concurrent handler draws first may differ between runs.
+type lockedRand struct {
+	mu sync.Mutex
+	r  *rand.Rand
+}
+
+func (l *lockedRand) Float64() float64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.r.Float64()
+}
+
+func (l *lockedRand) Int64N(n int64) int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.r.Int64N(n)
+}
+
+func (l *lockedRand) IntN(n int) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.r.IntN(n)
+}
+
 // clock is the process's clock: the simulated time, off by the skew.
 func (s *sim) clock() time.Time { return s.now.Add(s.skew) }
 
@@ -250,18 +286,28 @@ func later(a, b time.Time) time.Time {
 }
 
 func (s *sim) at(t time.Time, fn func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.seq++
 	s.agenda.add(event{at: t, seq: s.seq, fn: fn})
 }
 
-func (s *sim) count(fault string) { s.rep.FaultsInjected[fault]++ }
+func (s *sim) count(fault string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rep.FaultsInjected[fault]++
+}
 
 func (s *sim) launched(req target.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.rep.Launches++
 	s.launchedKeys[req.Key] = true
 }
 
 func (s *sim) doubleLaunch(req target.Request, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if j := s.byID[req.JobID]; j != nil && j.idempotent {
 		s.rep.IdempotentRelaunches++
 		return
@@ -272,9 +318,13 @@ func (s *sim) doubleLaunch(req target.Request, n int) {
 // observer counts what the engine reports.
 type observer struct{ s *sim }
 
-func (o observer) Launched(string, time.Duration)               {}
-func (o observer) Ended(string, statemachine.Status)            {}
-func (o observer) Repaired(string)                              { o.s.rep.WatchdogRepairs++ }
+func (o observer) Launched(string, time.Duration)    {}
+func (o observer) Ended(string, statemachine.Status) {}
+func (o observer) Repaired(string) {
+	o.s.mu.Lock()
+	defer o.s.mu.Unlock()
+	o.s.rep.WatchdogRepairs++
+}
 func (o observer) Skipped(string, statemachine.SkipReason, int) {}
 
 // run defines the jobs, simulates the days with faults, drains without
@@ -304,10 +354,12 @@ func (s *sim) run(jobs, days int) error {
 		return err
 	}
 	// Drain: no new faults; long enough for every occurrence up to the end
-	// to be run or recorded.
+	// to be run or recorded, counted from the end or from a restart that a
+	// downtime pushed past it.
 	s.injecting = false
-	s.skew = 0
-	if err := s.loop(end.Add(30 * time.Minute)); err != nil {
+	s.skew = 0 // a jump too: the watchdog's period counts from here
+	s.up = later(s.up, s.clock())
+	if err := s.loop(later(s.now, end).Add(30 * time.Minute)); err != nil {
 		return err
 	}
 	return s.check(end)
@@ -360,7 +412,10 @@ func (s *sim) loop(until time.Time) error {
 	nextPass := s.now.Truncate(watchdogPeriod).Add(watchdogPeriod)
 	for s.now.Before(until) {
 		t := nextPass
-		if at, ok := s.agenda.next(); ok && at.Before(t) {
+		s.mu.Lock()
+		at, ok := s.agenda.next()
+		s.mu.Unlock()
+		if ok && at.Before(t) {
 			t = at
 		}
 		due, ok, err := s.store.NextDue(s.ctx, orphanAfter)
@@ -370,12 +425,18 @@ func (s *sim) loop(until time.Time) error {
 		if due = due.Add(-s.skew); ok && due.Before(t) {
 			t = due
 		}
-		if t.After(s.now) {
+		// Time moves in steps of a few seconds, so that the dispatcher
+		// handles the tasks of a step in one batch (one claim, one
+		// acknowledgement) as a busy process would; tasks run at most a
+		// step late, well inside every grace the engine gives.
+		if t = t.Add(step - 1).Truncate(step); t.After(s.now) {
 			s.now = t
 		}
 		ran := false
 		for {
+			s.mu.Lock()
 			fn, ok := s.agenda.popDue(s.now)
+			s.mu.Unlock()
 			if !ok {
 				break
 			}
@@ -424,12 +485,12 @@ func (s *sim) pass() error {
 // check accounts for every due occurrence from the store's records.
 func (s *sim) check(end time.Time) error {
 	for _, j := range s.jobs {
+		sched, err := j.def.Parse(j.id)
+		if err != nil {
+			return err
+		}
 		due := 0
 		if j.fixed {
-			sched, err := j.def.Parse(j.id)
-			if err != nil {
-				return err
-			}
 			for range sched.Between(start.Add(time.Nanosecond), end.Add(time.Nanosecond)) {
 				due++
 			}
@@ -448,9 +509,20 @@ func (s *sim) check(end time.Time) error {
 				if inv.Manual || inv.Occurrence.After(end) {
 					continue
 				}
-				recorded += max(1, inv.Count)
+				n := 1
+				if inv.Count > 1 && inv.Last.After(end) {
+					// A record of several skipped occurrences may run past
+					// the end; count only those up to it.
+					n = 0
+					for range sched.Between(inv.Occurrence, end.Add(time.Nanosecond)) {
+						n++
+					}
+				} else if inv.Count > 1 {
+					n = inv.Count
+				}
+				recorded += n
 				if inv.Status == string(statemachine.StatusSkipped) {
-					s.rep.Skipped[inv.Reason] += inv.Count
+					s.rep.Skipped[inv.Reason] += n
 				}
 			}
 			if next == "" {
@@ -470,6 +542,12 @@ func (s *sim) check(end time.Time) error {
 		}
 		if p := m.Pending; p != nil && !p.Manual && !p.At.After(end) {
 			recorded++
+		}
+		// A job still paused records what fell in the pause when resumed.
+		if m.State == statemachine.Paused && j.fixed {
+			for range sched.Between(m.Cursor.Add(time.Nanosecond), end.Add(time.Nanosecond)) {
+				recorded++
+			}
 		}
 		if j.fixed {
 			s.rep.OccurrencesDue += due
