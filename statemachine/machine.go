@@ -123,8 +123,10 @@ func (m *Machine) step(e Event) error {
 		if m.Schedule.Interval() == 0 {
 			// Only the catch-up window brings back what fell in the pause.
 			m.catchUp(m.Policy.CatchupWindow, SkipPaused)
-			j.Cursor = later(j.Cursor, m.Now)
 		}
+		// An interval counts again from the resume: the pause does not
+		// leave a run owed.
+		j.Cursor = later(j.Cursor, m.Now)
 		m.planNext()
 
 	case AbortRequested:
@@ -485,7 +487,9 @@ func (m *Machine) planNext() {
 		if len(j.Active) > 0 {
 			return
 		}
-		next = later(j.Cursor, j.LastEnded).Add(iv)
+		// Never in the past: a tick already due would have its watchdog
+		// timer passed before it was ever posted.
+		next = later(later(j.Cursor, j.LastEnded).Add(iv), m.Now)
 	} else {
 		t, ok := m.Schedule.Next(j.Cursor)
 		if !ok {

@@ -432,14 +432,15 @@ func TestPauseResume(t *testing.T) {
 		wantJob: sm.Job{State: sm.Queued, TickNonce: 12, TickAt: at(11 * minute), NextAt: at(11 * minute), Cursor: at(10*minute + 30*sec),
 			Active: []sm.Invocation{queuedInv(occ(at(10*minute)), 1, 11, at(10*minute+30*sec))}},
 	}, {
-		name:  "a resume of an interval job plans the next tick one interval after the last end, without replay",
+		name:  "a resume of an interval job counts the interval from the resume: the pause leaves no run owed",
 		expr:  "@every 90s",
 		job:   sm.Job{State: sm.Paused, Cursor: t0, LastEnded: at(30 * sec)},
 		now:   at(10 * minute),
 		event: sm.ResumeRequested{},
-		want:  []sm.Action{tickLater(at(2*minute), 11)},
-		// The tick is already due: the interval job runs once at resume.
-		wantJob: sm.Job{State: sm.Scheduled, TickNonce: 11, TickAt: at(2 * minute), NextAt: at(2 * minute), Cursor: t0, LastEnded: at(30 * sec)},
+		want:  []sm.Action{tickLater(at(11*minute+30*sec), 11)},
+		// Before, the tick was planned at t0+2m, already past: its watchdog
+		// timer had passed before the tick was posted.
+		wantJob: sm.Job{State: sm.Scheduled, TickNonce: 11, TickAt: at(11*minute + 30*sec), NextAt: at(11*minute + 30*sec), Cursor: at(10 * minute), LastEnded: at(30 * sec)},
 	}, {
 		name:    "a resume of a job that is not paused does nothing",
 		job:     scheduledAt0,
