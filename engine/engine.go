@@ -134,13 +134,9 @@ func (e *Engine) Define(ctx context.Context, jobID string, def Definition) error
 			jt.job = &store.Job{ID: jobID, Project: ProjectOf(jobID)}
 		} else if string(jt.job.Definition) == string(encoded) && jt.m.State != statemachine.Disabled {
 			return nil
-		} else if jt.m.TickNonce != 0 && !jt.m.NextAt.After(jt.now) {
-			// An occurrence of the old definition is due and its tick has
-			// not run: settle it under the old definition first, so the
-			// change does not lose it.
-			if err := jt.step(statemachine.Tick{Nonce: jt.m.TickNonce}); err != nil {
-				return err
-			}
+		} else if err := jt.step(statemachine.Redefining{}); err != nil {
+			// What fell due under the old definition is settled under it.
+			return err
 		}
 		if err := jt.setDefinition(encoded); err != nil {
 			return err

@@ -8,6 +8,11 @@ type Event interface{ event() }
 // The machine's Schedule and Policy are the new definition's.
 type Defined struct{}
 
+// Redefining: the job's definition is about to change (Defined follows in
+// the same transaction). The machine's Schedule and Policy are still the
+// old ones, so what fell due under them is settled now, as a tick would.
+type Redefining struct{}
+
 // Removed: the job left its config or was disabled there.
 type Removed struct{ Reason string }
 
@@ -67,6 +72,7 @@ type OutcomeUnknown struct {
 type WatchdogExpired struct{}
 
 func (Defined) event()         {}
+func (Redefining) event()      {}
 func (Removed) event()         {}
 func (Tick) event()            {}
 func (Triggered) event()       {}

@@ -40,7 +40,8 @@ type Machine struct {
 
 // Step applies an event. It returns an error wrapping ErrRefused, and leaves
 // Job and Actions as they were, when the event is a request the job's state
-// does not allow. A stale task (wrong nonce, unknown invocation, finished
+// does not allow; likewise ErrLaunchInProgress for a StartInvocation that
+// came again too soon. A stale task (wrong nonce, unknown invocation, finished
 // attempt) is not an error: the step does nothing.
 func (m *Machine) Step(e Event) error {
 	before, n := cloneJob(m.Job), len(m.Actions)
@@ -63,11 +64,24 @@ func (m *Machine) step(e Event) error {
 			j.State, j.Reason, j.Failures = Scheduled, "", 0
 		}
 		// A new definition starts now: what fell before it was the old
-		// definition's, and the host settled that with a tick first.
+		// definition's, and the host settled that with Redefining first.
 		j.Cursor = later(j.Cursor, m.Now)
 		m.planNext()
 
+	case Redefining:
+		if m.ticking() && j.State != "" && m.Schedule.Interval() == 0 {
+			m.catchUp(max(m.Policy.CatchupWindow, m.Config.LateTolerance), SkipMissed)
+			j.Cursor = later(j.Cursor, m.Now)
+		}
+
 	case Removed:
+		switch j.State {
+		case Disabled:
+		case Paused:
+			m.skipDue(SkipPaused)
+		default:
+			m.skipDue(SkipDisabled)
+		}
 		m.disable(e.Reason)
 
 	case Tick:

@@ -40,7 +40,6 @@ type sim struct {
 	skips     []sm.RecordSkipped
 	triggers  int       // Triggered steps that were not refused
 	windows   []window  // the periods the job was enabled in
-	excused   []window  // periods a host-contract step dropped; see removeOrRedefine
 	openSince time.Time // start of the open window; zero when disabled
 }
 
@@ -303,32 +302,15 @@ func relaunchAllowed(e sm.Event, p sm.Policy, k attemptKey) bool {
 	return false
 }
 
-// removeOrRedefine applies Removed or Defined the way a host must: it
-// delivers the expected tick first ("the host settled that with a tick
-// first", see the Defined case of Machine.step). The step still drops the
-// occurrences in (Cursor, Now] that no tick could settle: those of a pause
-// (for Removed) and those whose tick waits for their jitter. They are
-// noted as excused, and the oracle checks they were not accounted for;
-// anything else left in that range is a failure.
+// removeOrRedefine applies Removed or Defined the way a host must: a
+// redefinition is Redefining (under the old definition) and then Defined.
+// Neither may drop an occurrence: what fell due is run or recorded, which
+// the oracle checks like everything else.
 func (s *sim) removeOrRedefine(e sm.Event) {
-	j := &s.m.Job
-	enabled := func() bool { return j.State != "" && j.State != sm.Disabled }
-	if enabled() && j.TickNonce != 0 {
-		s.step(sm.Tick{Nonce: j.TickNonce}, false)
+	if _, redefine := e.(sm.Defined); redefine {
+		s.step(sm.Redefining{}, false)
 	}
-	on, paused, from := enabled(), j.State == sm.Paused, j.Cursor
 	s.step(e, false)
-	_, redefine := e.(sm.Defined)
-	if !on || redefine && paused || !from.Before(s.m.Now) {
-		return // nothing dropped: a paused job keeps its cursor for the resume
-	}
-	w := window{From: from, To: s.m.Now, Why: fmt.Sprintf("%T (paused: %v)", e, paused)}
-	if s.sched.Kind() == schedule.Cron && !paused && s.m.Policy.Jitter == 0 {
-		for t := range s.sched.Between(w.From.Add(time.Nanosecond), w.To.Add(time.Nanosecond)) {
-			s.fatalf("%T dropped the occurrence %s although a tick came first and there is no jitter", e, off(t))
-		}
-	}
-	s.excused = append(s.excused, w)
 }
 
 // randomPolicy draws a policy from the values that make a difference.
@@ -581,20 +563,10 @@ func (s *sim) checkOccurrences() {
 	}
 	slices.Sort(seen)
 
-	excused := func(t time.Time) bool {
-		for _, w := range s.excused {
-			if t.After(w.From) && !t.After(w.To) {
-				return true
-			}
-		}
-		return false
-	}
 	var want []int64
 	for _, w := range s.windows {
 		for t := range s.sched.Between(w.From.Add(time.Nanosecond), w.To.Add(time.Nanosecond)) {
-			if !excused(t) {
-				want = append(want, t.Unix())
-			}
+			want = append(want, t.Unix())
 		}
 	}
 	slices.Sort(want) // windows follow each other, but make sure
@@ -613,9 +585,6 @@ func (s *sim) formatWindows() string {
 	var b strings.Builder
 	for _, w := range s.windows {
 		fmt.Fprintf(&b, "(%s, %s] %s; ", off(w.From), off(w.To), w.Why)
-	}
-	for _, w := range s.excused {
-		fmt.Fprintf(&b, "excused (%s, %s] %s; ", off(w.From), off(w.To), w.Why)
 	}
 	return b.String()
 }

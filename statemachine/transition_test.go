@@ -161,17 +161,24 @@ func TestRemoved(t *testing.T) {
 		job:     scheduledAt0,
 		now:     at(10 * sec),
 		event:   sm.Removed{Reason: "removed from config"},
-		wantJob: sm.Job{State: sm.Disabled, Reason: "removed from config", Cursor: t0},
+		wantJob: sm.Job{State: sm.Disabled, Reason: "removed from config", Cursor: at(10 * sec)},
+	}, {
+		name:    "occurrences due but not yet ticked are recorded as skipped: disabled",
+		job:     scheduledAt0,
+		now:     at(2*minute + 10*sec),
+		event:   sm.Removed{Reason: "removed from config"},
+		want:    []sm.Action{skipped(at(1*minute), at(2*minute), 2, sm.SkipDisabled)},
+		wantJob: sm.Job{State: sm.Disabled, Reason: "removed from config", Cursor: at(2*minute + 10*sec)},
 	}, {
 		name:   "the pending occurrence is dropped as skipped: disabled",
 		policy: sm.Policy{Overlap: sm.OverlapQueueOne},
 		job: withJob(func(j *sm.Job) {
-			j.State, j.Active, j.Pending = sm.Running, []sm.Invocation{runningInv(occ(t0), 1, 5, t0)}, &o1m
+			j.State, j.Active, j.Pending, j.Cursor = sm.Running, []sm.Invocation{runningInv(occ(t0), 1, 5, t0)}, &o1m, at(1*minute)
 		}),
 		now:   at(70 * sec),
 		event: sm.Removed{Reason: "removed from config"},
 		want:  []sm.Action{skippedOne(o1m, sm.SkipDisabled)},
-		wantJob: sm.Job{State: sm.Disabled, Reason: "removed from config", Cursor: t0,
+		wantJob: sm.Job{State: sm.Disabled, Reason: "removed from config", Cursor: at(70 * sec),
 			Active: []sm.Invocation{runningInv(occ(t0), 1, 5, t0)}},
 	}, {
 		name:   "queued and backing-off invocations are aborted, launching and running ones are left to finish",
@@ -184,6 +191,7 @@ func TestRemoved(t *testing.T) {
 				backoffInv(occ(t0), 2, 5, at(10*sec), at(2*minute)),
 				queuedInv(o1m, 1, 6, at(1*minute)),
 			}
+			j.Cursor = at(1 * minute)
 		}),
 		now:   at(70 * sec),
 		event: sm.Removed{Reason: "disabled in config"},
@@ -191,17 +199,18 @@ func TestRemoved(t *testing.T) {
 			record(o1m, 1, sm.StatusAborted, "the job was disabled: disabled in config"),
 			record(occ(t0), 2, sm.StatusAborted, "the job was disabled: disabled in config"),
 		},
-		wantJob: sm.Job{State: sm.Disabled, Reason: "disabled in config", Cursor: t0, LastEnded: at(70 * sec),
+		wantJob: sm.Job{State: sm.Disabled, Reason: "disabled in config", Cursor: at(70 * sec), LastEnded: at(70 * sec),
 			Active: []sm.Invocation{
 				launchingInv(occ(at(-2*minute)), 1, 3, at(-2*minute)),
 				runningInv(occ(at(-1*minute)), 1, 4, at(-1*minute)),
 			}},
 	}, {
-		name:    "a PAUSED job is DISABLED",
+		name:    "a PAUSED job is DISABLED; what fell in the pause is recorded as skipped: paused",
 		job:     sm.Job{State: sm.Paused, Reason: "maintenance", Cursor: t0},
-		now:     at(10 * sec),
+		now:     at(3*minute + 10*sec),
 		event:   sm.Removed{Reason: "removed from config"},
-		wantJob: sm.Job{State: sm.Disabled, Reason: "removed from config", Cursor: t0},
+		want:    []sm.Action{skipped(at(1*minute), at(3*minute), 3, sm.SkipPaused)},
+		wantJob: sm.Job{State: sm.Disabled, Reason: "removed from config", Cursor: at(3*minute + 10*sec)},
 	}})
 }
 
@@ -922,4 +931,24 @@ func TestWatchdogExpired(t *testing.T) {
 		event:   sm.WatchdogExpired{},
 		wantJob: scheduledAt0,
 	}})
+}
+
+func TestRedefining(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, "* * * * *", sm.Policy{Jitter: 30 * sec})
+	f.step(t0, sm.Defined{}, tickLater(at(1*minute).Add(sm.Jitter(f.m.JobID, at(1*minute), 30*sec)), 1))
+	// The 10:01 occurrence is due, its tick waits for its jitter, and the
+	// definition changes: the occurrence runs under the old definition
+	// instead of vanishing with it.
+	now := at(1*minute + sm.Jitter(f.m.JobID, at(1*minute), 30*sec)/2)
+	f.step(now, sm.Redefining{},
+		record(occ(at(1*minute)), 1, sm.StatusQueued, ""),
+		start(sm.OccurrenceID(at(1*minute)), 1, 2, now))
+	f.step(now, sm.Defined{}, tickLater(at(2*minute).Add(sm.Jitter(f.m.JobID, at(2*minute), 30*sec)), 3))
+
+	// A paused job keeps its cursor for the resume: nothing to settle.
+	p := newFixture(t, "* * * * *", sm.Policy{})
+	p.step(t0, sm.Defined{}, tickLater(at(1*minute), 1))
+	p.step(at(10*sec), sm.PauseRequested{Reason: "admin"})
+	p.step(at(3*minute), sm.Redefining{})
 }
