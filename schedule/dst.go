@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"fmt"
+	"iter"
 	"time"
 )
 
@@ -301,4 +302,37 @@ func (m *prevMemo) prev(from int64) (int64, bool) {
 		m.at = c.seconds()
 	}
 	return m.at, ok
+}
+
+// GapSkipped yields the spring-forward gaps ending in [from, to) that
+// swallowed fire times of this schedule under GapSkip: the instant each gap
+// ends (where GapShift would have fired) and how many wall-clock fire times
+// fell in it. The engine records them, so that a skipped occurrence is
+// never a silent one. Under GapShift, and for interval and triggered
+// schedules, it yields nothing.
+func (s *Schedule) GapSkipped(from, to time.Time) iter.Seq2[time.Time, int] {
+	return func(yield func(time.Time, int) bool) {
+		if s.kind != Cron || s.gap != GapSkip {
+			return
+		}
+		m := nextMemo{spec: &s.cron}
+		// Start in the period before from: a gap ending at from is in.
+		for u := from.Unix() - 1; ; {
+			p := periodAt(s.loc, u)
+			gapEnd := time.Unix(p.end, 0)
+			if !p.bounded.end || !gapEnd.Before(to) {
+				return
+			}
+			if p.nextOff > p.off && !gapEnd.Before(from) {
+				n := 0
+				for w, ok := m.next(p.end + p.off); ok && w < p.end+p.nextOff; w, ok = m.next(w + 1) {
+					n++
+				}
+				if n > 0 && !yield(gapEnd.In(s.loc), n) {
+					return
+				}
+			}
+			u = p.end
+		}
+	}
 }

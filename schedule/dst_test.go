@@ -2,6 +2,7 @@ package schedule_test
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -512,5 +513,78 @@ func TestDSTTimeOnlyEverInTheGap(t *testing.T) {
 	}
 	if want := []string{"2026-03-08T03:00:00-04:00", "2027-03-14T03:00:00-04:00"}; !equalStrings(r.shifted, want) {
 		t.Errorf("shift: fire times %q, want %q", r.shifted, want)
+	}
+}
+
+func TestGapSkipped(t *testing.T) {
+	ny, err := schedule.LoadZone("America/New_York")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lh, err := schedule.LoadZone("Australia/Lord_Howe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	year := func(loc *time.Location) (time.Time, time.Time) {
+		return time.Date(2026, 1, 1, 0, 0, 0, 0, loc), time.Date(2027, 1, 1, 0, 0, 0, 0, loc)
+	}
+	type gap struct {
+		end string
+		n   int
+	}
+	for _, tc := range []struct {
+		name string
+		expr string
+		loc  *time.Location
+		gap  schedule.Gap
+		want []gap
+	}{
+		{"02:30 daily with gap: skip loses one fire time in 2026", "30 2 * * *", ny, schedule.GapSkip,
+			[]gap{{"2026-03-08T03:00:00-04:00", 1}}},
+		{"every 15 minutes loses the four of the missing hour", "*/15 * * * *", ny, schedule.GapDefault,
+			[]gap{{"2026-03-08T03:00:00-04:00", 4}}},
+		{"every second loses 3600", "* * * * * *", ny, schedule.GapSkip,
+			[]gap{{"2026-03-08T03:00:00-04:00", 3600}}},
+		{"a 30-minute gap (Lord Howe) swallows 02:00 and 02:15", "*/15 * * * *", lh, schedule.GapSkip,
+			[]gap{{"2026-10-04T02:30:00+11:00", 2}}},
+		{"a time outside the gap loses nothing", "30 3 * * *", ny, schedule.GapSkip, nil},
+		{"gap: shift loses nothing", "30 2 * * *", ny, schedule.GapShift, nil},
+		{"UTC has no gaps", "* * * * *", time.UTC, schedule.GapSkip, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := schedule.Parse(tc.expr, schedule.Options{Location: tc.loc, Gap: tc.gap})
+			if err != nil {
+				t.Fatal(err)
+			}
+			from, to := year(tc.loc)
+			var got []gap
+			for at, n := range s.GapSkipped(from, to) {
+				got = append(got, gap{at.Format(time.RFC3339), n})
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("GapSkipped over 2026 = %v; want %v", got, tc.want)
+			}
+		})
+	}
+	s, err := schedule.Parse("30 2 * * *", schedule.Options{Location: ny, Gap: schedule.GapSkip})
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := time.Date(2026, 3, 8, 7, 0, 0, 0, time.UTC) // 03:00 EDT, when the gap ends
+	for _, c := range []struct {
+		from, to time.Time
+		want     int
+	}{
+		{end, end.Add(time.Second), 1},                    // from is in: [from, to)
+		{end.Add(-time.Hour), end, 0},                     // to is out
+		{end.Add(time.Nanosecond), end.Add(time.Hour), 0}, // after the gap ended
+	} {
+		n := 0
+		for range s.GapSkipped(c.from, c.to) {
+			n++
+		}
+		if n != c.want {
+			t.Errorf("GapSkipped(%s, %s) yields %d gaps; want %d", c.from, c.to, n, c.want)
+		}
 	}
 }

@@ -95,12 +95,12 @@ const (
 	watchdogPeriod = time.Minute
 	watchdogGrace  = 30 * time.Second
 	orphanAfter    = 10 * time.Second
-	step           = 5 * time.Second
+	step           = 15 * time.Second
 )
 
-// start is the first simulated instant: a week before New York's spring
-// forward, so longer runs cross it.
-var start = time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+// start is the first simulated instant: 19 hours before New York springs
+// forward, so that every run crosses a DST gap.
+var start = time.Date(2026, 3, 7, 12, 0, 0, 0, time.UTC)
 
 type sim struct {
 	ctx    context.Context
@@ -491,8 +491,14 @@ func (s *sim) check(end time.Time) error {
 		}
 		due := 0
 		if j.fixed {
-			for range sched.Between(start.Add(time.Nanosecond), end.Add(time.Nanosecond)) {
+			from, to := start.Add(time.Nanosecond), end.Add(time.Nanosecond)
+			for range sched.Between(from, to) {
 				due++
+			}
+			// Fire times a DST gap swallowed (gap: skip) are due too: the
+			// engine must record them as skipped.
+			for _, n := range sched.GapSkipped(from, to) {
+				due += n
 			}
 		}
 		recorded := 0
@@ -578,6 +584,7 @@ var schedules = []struct {
 	{"H H/2 * * *", "", 2 * time.Hour},
 	{"H H * * *", "", 24 * time.Hour},
 	{"30 2 * * *", "America/New_York", 24 * time.Hour},
+	{"*/30 * * * *", "America/New_York", 30 * time.Minute}, // gap: skip by default
 	{"H/20 9-17 * * 1-5", "Europe/London", 20 * time.Minute},
 	{"0 */3 * * *", "Asia/Kathmandu", 3 * time.Hour},
 	{"@every 45m", "", 45 * time.Minute},

@@ -66,8 +66,12 @@ const (
 	SkipSuperseded SkipReason = "superseded"
 	// SkipPaused: it fell while the job was paused.
 	SkipPaused SkipReason = "paused"
-	// SkipDisabled: it was waiting (queue_one) when the job was disabled.
+	// SkipDisabled: it was due or waiting (queue_one) when the job was
+	// disabled.
 	SkipDisabled SkipReason = "disabled"
+	// SkipDSTGap: its wall-clock time did not exist (a spring-forward gap)
+	// and the job's DST policy is gap: skip. First is when the gap ended.
+	SkipDSTGap SkipReason = "dst_gap"
 )
 
 // RecordSkipped records occurrences that will never run: Count of them, of

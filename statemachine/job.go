@@ -101,6 +101,9 @@ type Schedule interface {
 	// Interval is positive for a schedule relative to the end of the
 	// previous invocation (@every): it has no fixed fire times.
 	Interval() time.Duration
+	// GapSkipped yields the DST gaps ending in [from, to) that swallowed
+	// fire times under the gap: skip policy: when each ended, and how many.
+	GapSkipped(from, to time.Time) iter.Seq2[time.Time, int]
 }
 
 // Overlap says what happens to an occurrence that comes while an invocation

@@ -269,6 +269,7 @@ func (m *Machine) catchUp(window time.Duration, tooOld SkipReason) {
 		}
 		skips = append(skips, RecordSkipped{ID: OccurrenceID(at), First: at, Last: at, Count: 1, Reason: r})
 	}
+	m.recordGaps()
 	var latest time.Time
 	for at := range m.Schedule.Between(m.Job.Cursor.Add(time.Nanosecond), m.Now.Add(time.Nanosecond)) {
 		if !latest.IsZero() {
@@ -465,6 +466,14 @@ func (m *Machine) disable(reason string) {
 	}
 }
 
+// recordGaps records the fire times that DST gaps in (Cursor, Now]
+// swallowed under gap: skip, one record per gap.
+func (m *Machine) recordGaps() {
+	for at, n := range m.Schedule.GapSkipped(m.Job.Cursor.Add(time.Nanosecond), m.Now.Add(time.Nanosecond)) {
+		m.emit(RecordSkipped{ID: GapID(at), First: at, Last: at, Count: n, Reason: SkipDSTGap})
+	}
+}
+
 // skipDue records the occurrences in (Cursor, Now] as skipped for r, as
 // one RecordSkipped, and moves the cursor to now.
 func (m *Machine) skipDue(r SkipReason) {
@@ -472,6 +481,7 @@ func (m *Machine) skipDue(r SkipReason) {
 	if m.Schedule.Interval() > 0 {
 		return // an interval has no fixed occurrences to account for
 	}
+	m.recordGaps()
 	var s RecordSkipped
 	for at := range m.Schedule.Between(j.Cursor.Add(time.Nanosecond), m.Now.Add(time.Nanosecond)) {
 		if s.Count == 0 {
@@ -619,6 +629,12 @@ func cloneJob(j Job) Job {
 // invocation of it is impossible to create by mistake.
 func OccurrenceID(at time.Time) string {
 	return at.UTC().Format("20060102T150405.999999999Z")
+}
+
+// GapID is the id of the record of the fire times a DST gap ending at `at`
+// swallowed. It cannot be an occurrence's id, though `at` may be one.
+func GapID(at time.Time) string {
+	return OccurrenceID(at) + "-dst-gap"
 }
 
 // Jitter is the delay of the occurrence at `at` of job jobID: a stable hash

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sundial-cron/sundial/schedule"
 	sm "github.com/sundial-cron/sundial/statemachine"
 )
 
@@ -542,4 +543,38 @@ func TestJitter(t *testing.T) {
 				tickLater(next.Add(sm.Jitter(testJobID, next, max)), 2))
 		}
 	}
+}
+
+// TestDSTGapIsRecorded: a 02:30 job in New York with gap: skip has no fire
+// time on 2026-03-08; the tick after the gap records the swallowed one as
+// skipped: dst_gap (invariant 5), apart from the occurrences it accounts
+// for as usual.
+func TestDSTGapIsRecorded(t *testing.T) {
+	t.Parallel()
+	ny, err := schedule.LoadZone("America/New_York")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := schedule.Parse("30 2 * * *", schedule.Options{JobID: testJobID, Location: ny, Gap: schedule.GapSkip})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, "* * * * *", sm.Policy{})
+	f.m.Schedule = s
+	day := func(d int) time.Time { return time.Date(2026, 3, d, 2, 30, 0, 0, ny) }
+	gapEnd := time.Date(2026, 3, 8, 3, 0, 0, 0, ny)
+	f.step(day(7).Add(-time.Hour), sm.Defined{}, tickLater(day(7), 1))
+	f.step(day(7), sm.Tick{Nonce: 1},
+		record(occ(day(7)), 1, sm.StatusQueued, ""),
+		start(sm.OccurrenceID(day(7)), 1, 2, day(7)),
+		tickLater(day(9), 3))
+	f.step(day(7).Add(time.Minute), sm.Starting{Invocation: sm.OccurrenceID(day(7)), Attempt: 1, Nonce: 2},
+		record(occ(day(7)), 1, sm.StatusLaunching, ""), launch(sm.OccurrenceID(day(7)), 1))
+	f.step(day(7).Add(2*time.Minute), sm.Ended{Invocation: sm.OccurrenceID(day(7)), Attempt: 1, Succeeded: true},
+		record(occ(day(7)), 1, sm.StatusSucceeded, ""))
+	f.step(day(9), sm.Tick{Nonce: 3},
+		sm.RecordSkipped{ID: sm.GapID(gapEnd), First: gapEnd, Last: gapEnd, Count: 1, Reason: sm.SkipDSTGap},
+		record(occ(day(9)), 1, sm.StatusQueued, ""),
+		start(sm.OccurrenceID(day(9)), 1, 4, day(9)),
+		tickLater(day(10), 5))
 }
