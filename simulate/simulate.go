@@ -410,6 +410,13 @@ func (s *sim) plan(end time.Time) {
 // process; the agenda runs on the true simulated time.
 func (s *sim) loop(until time.Time) error {
 	nextPass := s.now.Truncate(watchdogPeriod).Add(watchdogPeriod)
+	// due is when the next task is due on the process clock. Only the
+	// dispatcher, the agenda and the watchdog enqueue tasks, and each of
+	// them refreshes it.
+	due, dueOK, err := s.store.NextDue(s.ctx, orphanAfter)
+	if err != nil {
+		return err
+	}
 	for s.now.Before(until) {
 		t := nextPass
 		s.mu.Lock()
@@ -418,12 +425,8 @@ func (s *sim) loop(until time.Time) error {
 		if ok && at.Before(t) {
 			t = at
 		}
-		due, ok, err := s.store.NextDue(s.ctx, orphanAfter)
-		if err != nil {
-			return err
-		}
-		if due = due.Add(-s.skew); ok && due.Before(t) {
-			t = due
+		if d := due.Add(-s.skew); dueOK && d.Before(t) {
+			t = d
 		}
 		// Time moves in steps of a few seconds, so that the dispatcher
 		// handles the tasks of a step in one batch (one claim, one
@@ -443,8 +446,8 @@ func (s *sim) loop(until time.Time) error {
 			fn()
 			ran = true
 		}
-		if ran || (ok && !due.After(s.now)) {
-			if _, _, _, err := s.disp.RunDue(s.ctx, s.clock()); err != nil {
+		if ran || (dueOK && !due.After(s.clock())) {
+			if _, due, dueOK, err = s.disp.RunDue(s.ctx, s.clock()); err != nil {
 				return err
 			}
 		}
@@ -453,6 +456,9 @@ func (s *sim) loop(until time.Time) error {
 				return err
 			}
 			nextPass = s.now.Truncate(watchdogPeriod).Add(watchdogPeriod)
+			if due, dueOK, err = s.store.NextDue(s.ctx, orphanAfter); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
