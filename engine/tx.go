@@ -154,6 +154,12 @@ func (jt *jobTx) write(a statemachine.Action) error {
 
 func (jt *jobTx) record(a statemachine.Record) error {
 	inv, err := jt.tx.Invocation(a.ID)
+	if err == nil && a.Status == statemachine.StatusQueued {
+		// An occurrence becomes an invocation once. The machine never
+		// does this; if it ever did, failing the transaction is what keeps
+		// the occurrence from launching twice.
+		return fmt.Errorf("job %s: occurrence %s is already recorded (%s); not queuing it again", jt.job.ID, a.ID, inv.Status)
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		inv = &store.Invocation{
 			JobID: jt.job.ID, ID: a.ID, Occurrence: a.At, Manual: a.Manual,
