@@ -15,10 +15,10 @@ const (
 )
 
 // appendLog appends add to log, keeping at most limit bytes of content:
-// the first limit/2 bytes ever written and the latest limit/2.
+// the first limit/2 bytes ever written and the latest limit-limit/2.
 func appendLog(log, add []byte, limit int) []byte {
 	half := limit / 2
-	head, dropped, tail := splitLog(log, half)
+	head, dropped, tail := splitLog(log, limit)
 	tail = append(tail, add...)
 	if dropped == 0 && len(tail) <= limit {
 		return tail
@@ -40,11 +40,14 @@ func appendLog(log, add []byte, limit int) []byte {
 // splitLog undoes appendLog's layout: the head, how many bytes were dropped,
 // and the tail (all of the log if nothing was dropped). The marker is looked
 // for only right after the head, so output that happens to contain marker
-// text is never mistaken for it.
-func splitLog(log []byte, half int) (head []byte, dropped int, tail []byte) {
+// text is never mistaken for it; and only in a log whose tail has the length
+// appendLog gives it, because a log nothing was dropped from is raw output,
+// which may hold marker text right after its first limit/2 bytes.
+func splitLog(log []byte, limit int) (head []byte, dropped int, tail []byte) {
+	half := limit / 2
 	if len(log) > half && bytes.HasPrefix(log[half:], []byte(markerOpen)) {
 		rest := log[half+len(markerOpen):]
-		if j := bytes.Index(rest, []byte(markerClose)); j > 0 {
+		if j := bytes.Index(rest, []byte(markerClose)); j > 0 && len(rest)-j-len(markerClose) == limit-half {
 			if n, err := strconv.Atoi(string(rest[:j])); err == nil && n > 0 {
 				return log[:half], n, bytes.Clone(rest[j+len(markerClose):])
 			}
