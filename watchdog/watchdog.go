@@ -50,8 +50,13 @@ func (w *Watchdog) Pass(ctx context.Context) (Result, error) {
 	now := w.Now()
 	var r Result
 	seen := map[string]bool{}
+	// stuck counts the jobs this pass tried that are still listed, the
+	// most overdue first: the query asks for that many more, or failed
+	// repairs that fill a batch would hide every job behind them.
+	stuck := 0
 	for r.Overdue < most {
-		ids, err := w.Store.Overdue(ctx, now, min(batch, most-r.Overdue))
+		limit := stuck + min(batch, most-r.Overdue)
+		ids, err := w.Store.Overdue(ctx, now, limit)
 		if err != nil {
 			return r, err
 		}
@@ -67,12 +72,18 @@ func (w *Watchdog) Pass(ctx context.Context) (Result, error) {
 			switch {
 			case err != nil:
 				r.Failed++
+				stuck++
 				w.logger().Warn("watchdog: repair failed", "job", id, "err", err)
 			case changed:
 				r.Repaired++
+			default:
+				stuck++ // nothing changed, so its timer has still passed
+			}
+			if r.Overdue == most {
+				break
 			}
 		}
-		if fresh == 0 || len(ids) < batch {
+		if fresh == 0 || len(ids) < limit {
 			break
 		}
 	}
