@@ -1,0 +1,367 @@
+package engine_test
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sundial-cron/sundial/engine"
+	"github.com/sundial-cron/sundial/statemachine"
+	"github.com/sundial-cron/sundial/store"
+	"github.com/sundial-cron/sundial/task"
+)
+
+// snapshot is everything of the harness's store a request could change.
+type snapshot struct {
+	jobs  []*store.Job
+	tasks []task.Task
+	invs  map[string][]*store.Invocation
+}
+
+func (h *harness) snapshot(jobIDs ...string) snapshot {
+	h.t.Helper()
+	s := snapshot{invs: map[string][]*store.Invocation{}}
+	jobs, _, err := h.st.Jobs(h.ctx, "", store.Page{Limit: 1000})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	s.jobs = jobs
+	if s.tasks, err = h.st.Tasks(h.ctx, 1000); err != nil {
+		h.t.Fatal(err)
+	}
+	for _, id := range jobIDs {
+		s.invs[id] = h.invocations(id)
+	}
+	return s
+}
+
+func (h *harness) unchanged(before snapshot, what string, jobIDs ...string) {
+	h.t.Helper()
+	after := h.snapshot(jobIDs...)
+	if !reflect.DeepEqual(after.jobs, before.jobs) {
+		h.t.Errorf("%s changed the jobs:\n%s\nwant\n%s", what, describeJobs(after.jobs), describeJobs(before.jobs))
+	}
+	if !reflect.DeepEqual(after.tasks, before.tasks) {
+		h.t.Errorf("%s changed the tasks:\n%v\nwant\n%v", what, after.tasks, before.tasks)
+	}
+	if !reflect.DeepEqual(after.invs, before.invs) {
+		h.t.Errorf("%s changed the invocations", what)
+	}
+}
+
+func describeJobs(jobs []*store.Job) string {
+	var b strings.Builder
+	for _, j := range jobs {
+		b.WriteString(j.ID + " " + j.State + " " + j.WatchdogTimerTs.String() + " " + string(j.Machine) + "\n")
+	}
+	return b.String()
+}
+
+func (h *harness) state(id string) statemachine.Job {
+	h.t.Helper()
+	m, err := engine.State(h.job(id))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return m
+}
+
+func (h *harness) invocation(jobID, id string) *store.Invocation {
+	h.t.Helper()
+	inv, err := h.st.Invocation(h.ctx, jobID, id)
+	if err != nil {
+		h.t.Fatalf("invocation %s/%s: %v", jobID, id, err)
+	}
+	return inv
+}
+
+func TestDefineRefusesWhatItCannotRunAndChangesNothing(t *testing.T) {
+	good := engine.Definition{Schedule: "*/5 * * * *", Target: "rec"}
+	for _, tc := range []struct {
+		name    string
+		jobID   string
+		def     engine.Definition
+		wantErr string
+	}{
+		{"a job id without a project", "nojob", good, "want <project>/<job>"},
+		{"a job id with an empty project", "/job", good, "want <project>/<job>"},
+		{"a job id with an empty job", "p/", good, "want <project>/<job>"},
+		{"an unknown target", "p/job", engine.Definition{Schedule: "* * * * *", Target: "teleport"}, `unknown target "teleport"`},
+		{"no target", "p/job", engine.Definition{Schedule: "* * * * *"}, `unknown target ""`},
+		{"a bad schedule", "p/job", engine.Definition{Schedule: "every tuesday-ish", Target: "rec"}, "p/job"},
+		{"a schedule out of range", "p/job", engine.Definition{Schedule: "61 * * * *", Target: "rec"}, "p/job"},
+		{"an unknown time zone", "p/job", engine.Definition{Schedule: "* * * * *", TimeZone: "Mars/Olympus_Mons", Target: "rec"}, "Mars/Olympus_Mons"},
+		{"an unknown DST gap policy", "p/job", engine.Definition{Schedule: "* * * * *", Gap: "leap", Target: "rec"}, "leap"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Run("a new job", func(t *testing.T) {
+				h := newHarness(t, engine.Options{})
+				before := h.snapshot()
+				err := h.eng.Define(h.ctx, tc.jobID, tc.def)
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Define(%q) = %v; want an error containing %q", tc.jobID, err, tc.wantErr)
+				}
+				if _, err := h.st.Job(h.ctx, tc.jobID); !errors.Is(err, store.ErrNotFound) {
+					t.Errorf("after the refused Define, reading the job: %v; want no job", err)
+				}
+				h.unchanged(before, "the refused Define")
+			})
+			if !strings.Contains(tc.jobID, "/") || strings.HasPrefix(tc.jobID, "/") || strings.HasSuffix(tc.jobID, "/") {
+				return // a bad id names no job that could exist
+			}
+			t.Run("an existing job", func(t *testing.T) {
+				h := newHarness(t, engine.Options{})
+				h.define(tc.jobID, good.Schedule, good.Policy, good.Target)
+				before := h.snapshot(tc.jobID)
+				if err := h.eng.Define(h.ctx, tc.jobID, tc.def); err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Define(%q) = %v; want an error containing %q", tc.jobID, err, tc.wantErr)
+				}
+				h.unchanged(before, "the refused Define", tc.jobID)
+			})
+		})
+	}
+}
+
+func TestDefineTheSameDefinitionAgainIsANoOp(t *testing.T) {
+	h := newHarness(t, engine.Options{})
+	def := engine.Definition{Schedule: "*/5 * * * *", Target: "rec", Spec: []byte(`{"a":1}`)}
+	if err := h.eng.Define(h.ctx, "p/job", def); err != nil {
+		t.Fatal(err)
+	}
+	h.runUntil(t0.Add(7 * time.Minute)) // one run, and the clock has moved on
+	before := h.snapshot("p/job")
+	if err := h.eng.Define(h.ctx, "p/job", def); err != nil {
+		t.Fatal(err)
+	}
+	h.unchanged(before, "Define of the same definition", "p/job")
+
+	// The snapshot would see a change: a different definition makes one.
+	def.Schedule = "*/10 * * * *"
+	if err := h.eng.Define(h.ctx, "p/job", def); err != nil {
+		t.Fatal(err)
+	}
+	if after := h.snapshot("p/job"); reflect.DeepEqual(after.jobs, before.jobs) {
+		t.Errorf("Define of a new schedule left the job as it was")
+	}
+}
+
+func TestTriggerRecordsAManualInvocationAndRunsIt(t *testing.T) {
+	h := newHarness(t, engine.Options{})
+	h.define("p/job", "triggered", statemachine.Policy{}, "rec")
+
+	id, err := h.eng.Trigger(h.ctx, "p/job")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id != "manual-1" {
+		t.Errorf("Trigger = %q, want manual-1", id)
+	}
+	invs := h.invocations("p/job")
+	if len(invs) != 1 || invs[0].ID != id || !invs[0].Manual || invs[0].Status != string(statemachine.StatusQueued) {
+		t.Fatalf("after Trigger the listing is %s; want %s QUEUED, manual", describeInvs(invs), id)
+	}
+	h.runUntil(t0.Add(time.Minute))
+	if inv := h.invocation("p/job", id); inv.Status != string(statemachine.StatusSucceeded) || !inv.Manual {
+		t.Errorf("%s is %s (manual %v); want SUCCEEDED, manual", id, inv.Status, inv.Manual)
+	}
+	if n := h.tgt.count("p/job/"+id, 1); n != 1 {
+		t.Errorf("%s was launched %d times, want once", id, n)
+	}
+
+	id2, err := h.eng.Trigger(h.ctx, "p/job")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id2 != "manual-2" {
+		t.Errorf("the second Trigger = %q, want manual-2", id2)
+	}
+	h.runUntil(t0.Add(2 * time.Minute))
+	invs = h.invocations("p/job")
+	if len(invs) != 2 || invs[0].ID != id2 || !invs[0].Manual || invs[0].Status != string(statemachine.StatusSucceeded) {
+		t.Errorf("after the second run the listing is %s; want %s first, SUCCEEDED, manual", describeInvs(invs), id2)
+	}
+}
+
+func describeInvs(invs []*store.Invocation) string {
+	var b strings.Builder
+	b.WriteString("[")
+	for i, inv := range invs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(inv.ID + " " + inv.Status)
+		if inv.Manual {
+			b.WriteString(" manual")
+		}
+	}
+	return b.String() + "]"
+}
+
+func TestPauseAndResume(t *testing.T) {
+	h := newHarness(t, engine.Options{})
+	h.define("p/job", "* * * * *", statemachine.Policy{}, "rec")
+	h.runUntil(t0.Add(90 * time.Second))
+	if n := len(h.invocations("p/job")); n != 1 {
+		t.Fatalf("%d invocations before the pause, want 1", n)
+	}
+
+	if err := h.eng.Pause(h.ctx, "p/job", "maintenance"); err != nil {
+		t.Fatal(err)
+	}
+	j := h.job("p/job")
+	if m := h.state("p/job"); j.State != string(statemachine.Paused) || m.Reason != "maintenance" || !j.WatchdogTimerTs.IsZero() {
+		t.Errorf("after Pause the job is %s (%q), watchdog timer %v; want PAUSED (maintenance), no timer", j.State, m.Reason, j.WatchdogTimerTs)
+	}
+	before := h.snapshot("p/job")
+	if err := h.eng.Pause(h.ctx, "p/job", "again"); err != nil {
+		t.Errorf("Pause of a paused job: %v", err)
+	}
+	h.unchanged(before, "Pause of a paused job", "p/job")
+
+	h.runUntil(t0.Add(5*time.Minute + 30*time.Second))
+	for _, inv := range h.invocations("p/job") {
+		if inv.Status != string(statemachine.StatusSkipped) && inv.Occurrence.After(t0.Add(90*time.Second)) {
+			t.Errorf("%s (%s) ran while the job was paused", inv.ID, inv.Status)
+		}
+	}
+
+	if err := h.eng.Resume(h.ctx, "p/job"); err != nil {
+		t.Fatal(err)
+	}
+	if j := h.job("p/job"); j.State != string(statemachine.Scheduled) || j.WatchdogTimerTs.IsZero() {
+		t.Errorf("after Resume the job is %s, watchdog timer %v; want SCHEDULED with a timer", j.State, j.WatchdogTimerTs)
+	}
+	before = h.snapshot("p/job")
+	if err := h.eng.Resume(h.ctx, "p/job"); err != nil {
+		t.Errorf("Resume of a running job: %v", err)
+	}
+	h.unchanged(before, "Resume of a job that is not paused", "p/job")
+
+	h.runUntil(t0.Add(7*time.Minute + 30*time.Second))
+	resumed := 0
+	for _, inv := range h.invocations("p/job") {
+		if inv.Status == string(statemachine.StatusSucceeded) && inv.Occurrence.After(t0.Add(5*time.Minute)) {
+			resumed++
+		}
+	}
+	if resumed != 2 {
+		t.Errorf("%d runs after the resume, want 2 (06:00 and 07:00)", resumed)
+	}
+}
+
+func TestAbortEndsAQueuedInvocationBeforeItLaunches(t *testing.T) {
+	h := newHarness(t, engine.Options{})
+	h.define("p/job", "triggered", statemachine.Policy{}, "rec")
+	id, err := h.eng.Trigger(h.ctx, "p/job")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.eng.Abort(h.ctx, "p/job", id); err != nil {
+		t.Fatal(err)
+	}
+	if inv := h.invocation("p/job", id); inv.Status != string(statemachine.StatusAborted) || inv.Ended.IsZero() {
+		t.Errorf("after Abort %s is %s, ended %v; want ABORTED and ended", id, inv.Status, inv.Ended)
+	}
+	if j := h.job("p/job"); j.State != string(statemachine.Scheduled) {
+		t.Errorf("after Abort the job is %s, want SCHEDULED", j.State)
+	}
+	// Its StartInvocation is still queued; delivered, it does nothing.
+	h.runUntil(t0.Add(time.Minute))
+	if n := h.tgt.count("p/job/"+id, 1); n != 0 {
+		t.Errorf("the aborted %s was launched %d times", id, n)
+	}
+	if inv := h.invocation("p/job", id); inv.Status != string(statemachine.StatusAborted) {
+		t.Errorf("%s is %s after its task ran, want ABORTED", id, inv.Status)
+	}
+
+	// The job runs again after an abort.
+	id2, err := h.eng.Trigger(h.ctx, "p/job")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.runUntil(t0.Add(2 * time.Minute))
+	if inv := h.invocation("p/job", id2); inv.Status != string(statemachine.StatusSucceeded) {
+		t.Errorf("%s after the abort is %s, want SUCCEEDED", id2, inv.Status)
+	}
+}
+
+func TestAbortOfAnInvocationItCannotAbortIsRefusedAndChangesNothing(t *testing.T) {
+	h := newHarness(t, engine.Options{})
+	h.define("p/job", "* * * * *", statemachine.Policy{}, "rec")
+	h.runUntil(t0.Add(90 * time.Second))
+	ended := h.invocations("p/job")[0].ID
+	for _, tc := range []struct{ name, invocation string }{
+		{"an unknown invocation", "no-such-invocation"},
+		{"an invocation that has ended", ended},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := h.snapshot("p/job")
+			err := h.eng.Abort(h.ctx, "p/job", tc.invocation)
+			if !errors.Is(err, statemachine.ErrRefused) {
+				t.Errorf("Abort(%q) = %v; want an error wrapping %v", tc.invocation, err, statemachine.ErrRefused)
+			}
+			h.unchanged(before, "the refused Abort", "p/job")
+		})
+	}
+	t.Run("an unknown job", func(t *testing.T) {
+		before := h.snapshot("p/job")
+		if err := h.eng.Abort(h.ctx, "p/nosuch", "x"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("Abort of an unknown job = %v; want %v", err, store.ErrNotFound)
+		}
+		h.unchanged(before, "the Abort of an unknown job", "p/job")
+	})
+}
+
+func TestDisableKeepsHistoryAndDefineEnablesAgain(t *testing.T) {
+	h := newHarness(t, engine.Options{})
+	def := engine.Definition{Schedule: "* * * * *", Target: "rec"}
+	if err := h.eng.Define(h.ctx, "p/job", def); err != nil {
+		t.Fatal(err)
+	}
+	h.runUntil(t0.Add(2*time.Minute + 30*time.Second))
+	history := h.invocations("p/job")
+	if len(history) != 2 {
+		t.Fatalf("%d invocations before Disable, want 2", len(history))
+	}
+
+	if err := h.eng.Disable(h.ctx, "p/job", "removed from config"); err != nil {
+		t.Fatal(err)
+	}
+	j := h.job("p/job")
+	if m := h.state("p/job"); j.State != string(statemachine.Disabled) || m.Reason != "removed from config" || !j.WatchdogTimerTs.IsZero() {
+		t.Errorf("after Disable the job is %s (%q), watchdog timer %v; want DISABLED (removed from config), no timer", j.State, m.Reason, j.WatchdogTimerTs)
+	}
+	if got := h.invocations("p/job"); !reflect.DeepEqual(got, history) {
+		t.Errorf("Disable changed the history: %s, want %s", describeInvs(got), describeInvs(history))
+	}
+	before := h.snapshot("p/job")
+	if _, err := h.eng.Trigger(h.ctx, "p/job"); !errors.Is(err, statemachine.ErrRefused) {
+		t.Errorf("Trigger of a disabled job = %v; want an error wrapping %v", err, statemachine.ErrRefused)
+	}
+	h.unchanged(before, "the refused Trigger", "p/job")
+	h.runUntil(t0.Add(5*time.Minute + 30*time.Second))
+	if got := h.invocations("p/job"); !reflect.DeepEqual(got, history) {
+		t.Errorf("the disabled job ran: %s, want %s", describeInvs(got), describeInvs(history))
+	}
+
+	// The same definition again enables it; what fell while it was
+	// disabled is not run.
+	if err := h.eng.Define(h.ctx, "p/job", def); err != nil {
+		t.Fatal(err)
+	}
+	if j := h.job("p/job"); j.State != string(statemachine.Scheduled) || j.WatchdogTimerTs.IsZero() {
+		t.Errorf("after Define the job is %s, watchdog timer %v; want SCHEDULED with a timer", j.State, j.WatchdogTimerTs)
+	}
+	h.runUntil(t0.Add(7*time.Minute + 30*time.Second))
+	got := h.invocations("p/job")
+	if len(got) != len(history)+2 || !reflect.DeepEqual(got[2:], history) {
+		t.Fatalf("after Define the listing is %s; want two new runs over the history %s", describeInvs(got), describeInvs(history))
+	}
+	for _, inv := range got[:2] {
+		if inv.Status != string(statemachine.StatusSucceeded) || !inv.Occurrence.After(t0.Add(5*time.Minute)) {
+			t.Errorf("%s at %v is %s; want SUCCEEDED after the job was enabled", inv.ID, inv.Occurrence, inv.Status)
+		}
+	}
+}
