@@ -112,7 +112,10 @@ func (w *Watchdog) Run(ctx context.Context, tick <-chan time.Time) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-tick:
+		case _, ok := <-tick:
+			if !ok {
+				return // the ticker is gone: nothing will ask for a pass again
+			}
 			r, err := w.Pass(ctx)
 			if err != nil {
 				w.logger().Error("watchdog pass failed", "err", err)
