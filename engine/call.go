@@ -2,29 +2,29 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
 	"github.com/sundial-cron/sundial/statemachine"
+	"github.com/sundial-cron/sundial/store"
 	"github.com/sundial-cron/sundial/target"
 )
 
 // carryOut makes the target calls that committed steps asked for, and
 // records what they returned, until no step asks for more.
-func (e *Engine) carryOut(ctx context.Context, jobID string, acts []statemachine.Action) error {
-	for len(acts) > 0 {
-		var next []statemachine.Action
-		for _, a := range acts {
+func (e *Engine) carryOut(ctx context.Context, jobID string, c committed) error {
+	for len(c.acts) > 0 {
+		var next committed
+		for _, a := range c.acts {
 			var fn func(*jobTx) error
 			var err error
 			switch a := a.(type) {
 			case statemachine.Launch:
-				fn, err = e.launch(ctx, jobID, a.Invocation, a.Attempt)
+				fn, err = e.launch(ctx, jobID, a.Invocation, a.Attempt, c.records[a.Invocation])
 			case statemachine.Resolve:
-				fn, err = e.resolve(ctx, jobID, a.Invocation, a.Attempt)
+				fn, err = e.resolve(ctx, jobID, a.Invocation, a.Attempt, c.records[a.Invocation])
 			case statemachine.AbortTarget:
-				e.abortTarget(ctx, jobID, a.Invocation, a.Attempt)
+				e.abortTarget(ctx, jobID, a.Invocation, a.Attempt, c.records[a.Invocation])
 				continue
 			default:
 				continue
@@ -36,24 +36,34 @@ func (e *Engine) carryOut(ctx context.Context, jobID string, acts []statemachine
 			if err != nil {
 				return err
 			}
-			next = append(next, more...)
+			next.acts = append(next.acts, more.acts...)
+			for id, inv := range more.records {
+				if next.records == nil {
+					next.records = map[string]*store.Invocation{}
+				}
+				next.records[id] = inv
+			}
 		}
-		acts = next
+		c = next
 	}
 	return nil
 }
 
 // targetRequest builds what the target is given for an attempt, from the
 // invocation's record: the definition it was created under, not the job's
-// current one.
-func (e *Engine) targetRequest(ctx context.Context, jobID, invocation string, attempt int) (target.Target, target.Request, *Definition, error) {
-	inv, err := e.store.Invocation(ctx, jobID, invocation)
-	if err != nil {
-		return nil, target.Request{}, nil, fmt.Errorf("reading invocation %s/%s: %w", jobID, invocation, err)
+// current one. inv is the record as the step that asked for the call
+// committed it, or nil to read it.
+func (e *Engine) targetRequest(ctx context.Context, jobID, invocation string, attempt int, inv *store.Invocation) (target.Target, target.Request, *Definition, error) {
+	if inv == nil {
+		var err error
+		if inv, err = e.store.Invocation(ctx, jobID, invocation); err != nil {
+			return nil, target.Request{}, nil, fmt.Errorf("reading invocation %s/%s: %w", jobID, invocation, err)
+		}
 	}
-	var def Definition
-	if err := json.Unmarshal(inv.Definition, &def); err != nil {
-		return nil, target.Request{}, nil, fmt.Errorf("invocation %s/%s: stored definition: %w", jobID, invocation, err)
+	// Usually the job's current definition, decoded and cached already.
+	def, _, err := e.scheds.get(jobID, inv.Definition)
+	if err != nil {
+		return nil, target.Request{}, nil, fmt.Errorf("invocation %s/%s: %w", jobID, invocation, err)
 	}
 	req := target.Request{
 		Key:        jobID + "/" + invocation,
@@ -63,13 +73,13 @@ func (e *Engine) targetRequest(ctx context.Context, jobID, invocation string, at
 		Attempt:    attempt,
 		Spec:       def.Spec,
 	}
-	return e.targets[def.Target], req, &def, nil
+	return e.targets[def.Target], req, def, nil
 }
 
 // launch calls the target for an attempt whose LAUNCHING has committed, and
 // returns the step that records the outcome.
-func (e *Engine) launch(ctx context.Context, jobID, invocation string, attempt int) (func(*jobTx) error, error) {
-	tgt, req, def, err := e.targetRequest(ctx, jobID, invocation, attempt)
+func (e *Engine) launch(ctx context.Context, jobID, invocation string, attempt int, inv *store.Invocation) (func(*jobTx) error, error) {
+	tgt, req, def, err := e.targetRequest(ctx, jobID, invocation, attempt, inv)
 	if err != nil {
 		return nil, err
 	}
@@ -99,8 +109,8 @@ func (e *Engine) launch(ctx context.Context, jobID, invocation string, attempt i
 
 // resolve asks the target whether an attempt whose outcome was not recorded
 // was launched, and returns the step that records the answer.
-func (e *Engine) resolve(ctx context.Context, jobID, invocation string, attempt int) (func(*jobTx) error, error) {
-	tgt, req, _, err := e.targetRequest(ctx, jobID, invocation, attempt)
+func (e *Engine) resolve(ctx context.Context, jobID, invocation string, attempt int, inv *store.Invocation) (func(*jobTx) error, error) {
+	tgt, req, _, err := e.targetRequest(ctx, jobID, invocation, attempt, inv)
 	if err != nil {
 		return nil, err
 	}
@@ -136,8 +146,8 @@ func (e *Engine) outcome(invocation string, attempt int, res target.Result) func
 
 // abortTarget asks the target to stop an attempt that is already recorded as
 // ended. It is best effort: a failure is logged, and changes nothing.
-func (e *Engine) abortTarget(ctx context.Context, jobID, invocation string, attempt int) {
-	tgt, req, _, err := e.targetRequest(ctx, jobID, invocation, attempt)
+func (e *Engine) abortTarget(ctx context.Context, jobID, invocation string, attempt int, inv *store.Invocation) {
+	tgt, req, _, err := e.targetRequest(ctx, jobID, invocation, attempt, inv)
 	if err == nil {
 		a, ok := tgt.(target.Aborter)
 		if !ok {

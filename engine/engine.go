@@ -176,14 +176,14 @@ func (e *Engine) Disable(ctx context.Context, jobID, reason string) error {
 // returns the id of the occurrence it created.
 func (e *Engine) Trigger(ctx context.Context, jobID string) (string, error) {
 	var id string
-	acts, err := e.update(ctx, jobID, func(jt *jobTx) error {
+	c, err := e.update(ctx, jobID, func(jt *jobTx) error {
 		id = fmt.Sprintf("manual-%d", jt.m.Triggers+1)
 		return jt.step(statemachine.Triggered{})
 	})
 	if err != nil {
 		return "", err
 	}
-	return id, e.carryOut(ctx, jobID, acts)
+	return id, e.carryOut(ctx, jobID, c)
 }
 
 // Pause stops the job's ticks until Resume.
@@ -206,24 +206,24 @@ func (e *Engine) Abort(ctx context.Context, jobID, invocation string) error {
 // waits for past its time and ends attempts past their hard timeout. It
 // reports whether anything was repaired.
 func (e *Engine) Repair(ctx context.Context, jobID string) (bool, error) {
-	acts, err := e.update(ctx, jobID, stepping(statemachine.WatchdogExpired{}))
+	c, err := e.update(ctx, jobID, stepping(statemachine.WatchdogExpired{}))
 	if err != nil {
 		return false, err
 	}
-	if len(acts) > 0 && e.opts.Observer != nil {
+	if len(c.acts) > 0 && e.opts.Observer != nil {
 		e.opts.Observer.Repaired(jobID)
 	}
-	return len(acts) > 0, e.carryOut(ctx, jobID, acts)
+	return len(c.acts) > 0, e.carryOut(ctx, jobID, c)
 }
 
 // Report records the end of an attempt that its target ran on its own
 // (Result Running at launch).
 func (e *Engine) Report(ctx context.Context, jobID, invocation string, attempt int, res target.Result) error {
-	acts, err := e.update(ctx, jobID, e.outcome(invocation, attempt, res))
+	c, err := e.update(ctx, jobID, e.outcome(invocation, attempt, res))
 	if err != nil {
 		return err
 	}
-	return e.carryOut(ctx, jobID, acts)
+	return e.carryOut(ctx, jobID, c)
 }
 
 // HandleTask runs a delivered task. It returns an error when the task
@@ -246,7 +246,7 @@ func (e *Engine) HandleTask(ctx context.Context, t task.Task) error {
 		e.opts.Logger.Warn("dropping a malformed task", "task", t.String())
 		return nil
 	}
-	acts, err := e.update(ctx, t.JobID, stepping(ev))
+	c, err := e.update(ctx, t.JobID, stepping(ev))
 	if errors.Is(err, store.ErrNotFound) {
 		e.opts.Logger.Warn("dropping a task of an unknown job", "task", t.String())
 		return nil
@@ -254,7 +254,7 @@ func (e *Engine) HandleTask(ctx context.Context, t task.Task) error {
 	if err != nil {
 		return err
 	}
-	return e.carryOut(ctx, t.JobID, acts)
+	return e.carryOut(ctx, t.JobID, c)
 }
 
 func (e *Engine) acquire(project string) bool {
@@ -283,11 +283,11 @@ func (e *Engine) release(project string) {
 
 // request applies an admin's or the config's request to the job.
 func (e *Engine) request(ctx context.Context, jobID string, ev statemachine.Event) error {
-	acts, err := e.update(ctx, jobID, stepping(ev))
+	c, err := e.update(ctx, jobID, stepping(ev))
 	if err != nil {
 		return err
 	}
-	return e.carryOut(ctx, jobID, acts)
+	return e.carryOut(ctx, jobID, c)
 }
 
 func stepping(ev statemachine.Event) func(*jobTx) error {

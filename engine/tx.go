@@ -31,16 +31,28 @@ type jobTx struct {
 	actions []statemachine.Action
 	// output is what a target returned for an attempt, for its log.
 	output map[string][]byte
+	// records are the invocation records the steps wrote, by id: the
+	// target calls that follow the commit are built from them instead of
+	// reading them back.
+	records map[string]*store.Invocation
+}
+
+// committed is what a committed transaction's steps did: their actions,
+// and the invocation records they wrote.
+type committed struct {
+	acts    []statemachine.Action
+	records map[string]*store.Invocation
 }
 
 // update runs fn in a transaction on the job and commits what its steps
 // wrote; then it posts the tasks they enqueued and tells the observer. It
-// returns the steps' actions; those that call a target are the caller's to
-// carry out, now that the writes recording them have committed.
-func (e *Engine) update(ctx context.Context, jobID string, fn func(*jobTx) error) ([]statemachine.Action, error) {
-	var acts []statemachine.Action
+// returns the steps' actions and the invocation records they wrote; the
+// actions that call a target are the caller's to carry out, now that the
+// writes recording them have committed.
+func (e *Engine) update(ctx context.Context, jobID string, fn func(*jobTx) error) (committed, error) {
+	var c committed
 	tasks, err := e.store.Update(ctx, jobID, func(tx store.Tx) error {
-		acts = nil
+		c = committed{}
 		jt := &jobTx{e: e, tx: tx, now: e.opts.Now()}
 		if err := jt.load(jobID); err != nil {
 			return err
@@ -58,14 +70,14 @@ func (e *Engine) update(ctx context.Context, jobID string, fn func(*jobTx) error
 		if !changed {
 			return errUnchanged
 		}
-		acts = jt.actions
+		c = committed{acts: jt.actions, records: jt.records}
 		return nil
 	})
 	if errors.Is(err, errUnchanged) {
-		return nil, nil
+		return committed{}, nil
 	}
 	if err != nil {
-		return nil, err
+		return committed{}, err
 	}
 	if len(tasks) > 0 {
 		if err := e.queue.Posted(ctx, tasks); err != nil {
@@ -73,8 +85,8 @@ func (e *Engine) update(ctx context.Context, jobID string, fn func(*jobTx) error
 			e.opts.Logger.Warn("posting tasks failed; the watchdog will re-issue them", "job", jobID, "err", err)
 		}
 	}
-	e.observe(jobID, acts)
-	return acts, nil
+	e.observe(jobID, c.acts)
+	return c, nil
 }
 
 // State decodes the state machine's state stored in a job.
@@ -183,7 +195,14 @@ func (jt *jobTx) record(a statemachine.Record) error {
 	if out := jt.output[a.ID]; len(out) > 0 && (a.Status.Ended() || a.Status == statemachine.StatusRetrying) {
 		inv.Log = appendLog(inv.Log, out, jt.e.opts.LogLimit)
 	}
-	return jt.tx.PutInvocation(inv)
+	if err := jt.tx.PutInvocation(inv); err != nil {
+		return err
+	}
+	if jt.records == nil {
+		jt.records = map[string]*store.Invocation{}
+	}
+	jt.records[a.ID] = inv
+	return nil
 }
 
 func (jt *jobTx) recordSkipped(a statemachine.RecordSkipped) error {

@@ -14,7 +14,7 @@ import (
 
 // maxBatch caps how many writes share one physical transaction, so one
 // batch's COMMIT (and a retry of it one by one) stays short.
-const maxBatch = 64
+const maxBatch = 256
 
 // A request is one write waiting for the committer: an Update, or one of
 // the task-row writes of task/local.
@@ -242,6 +242,7 @@ func (s *Store) runBatch(w *writer, batch []*request) {
 	if !broken {
 		if err := s.commit(w); err == nil {
 			s.commits.Add(1)
+			s.wakeCheckpointer()
 			for i, r := range live {
 				if r.isUpdate && results[i].err == nil {
 					s.updates.Add(1)
@@ -285,6 +286,7 @@ func (s *Store) runAlone(w *writer, r *request) {
 		return
 	}
 	s.commits.Add(1)
+	s.wakeCheckpointer()
 	if r.isUpdate {
 		s.updates.Add(1)
 	}

@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/sundial-cron/sundial/store"
 	"github.com/sundial-cron/sundial/task"
@@ -66,6 +67,17 @@ type tx struct {
 	invOrder []string
 	tasks    []task.Task
 
+	// What the transaction read of rows that exist: the job's project and
+	// the invocations' occurrences. A row written back with these
+	// unchanged is updated without them, so SQLite leaves the indexes
+	// over them (jobs_project, invocations_newest) alone: it rewrites an
+	// index entry for every indexed column an UPDATE sets, equal or not,
+	// and those entries sit on random pages, each one more page for the
+	// commit to write.
+	readProject string
+	readJob     bool
+	readOcc     map[string]time.Time
+
 	failed error // the first failed call
 	broken bool  // a statement failed: SQLite may have undone the whole batch
 	ended  bool  // fn has returned; a kept Tx must not write into the next request
@@ -115,6 +127,7 @@ func (t *tx) Job() (*store.Job, error) {
 		t.broken = true
 		return nil, t.fail(fmt.Errorf("sqlite: read job %s: %w", t.jobID, err))
 	}
+	t.readJob, t.readProject = true, j.Project
 	return j, nil
 }
 
@@ -148,6 +161,10 @@ func (t *tx) Invocation(id string) (*store.Invocation, error) {
 		t.broken = true
 		return nil, t.fail(fmt.Errorf("sqlite: read invocation %s/%s: %w", t.jobID, id, err))
 	}
+	if t.readOcc == nil {
+		t.readOcc = map[string]time.Time{}
+	}
+	t.readOcc[id] = inv.Occurrence
 	return inv, nil
 }
 
@@ -192,7 +209,12 @@ func (t *tx) Enqueue(tk task.Task) error {
 func (t *tx) apply() error {
 	if t.job != nil {
 		args, err := jobArgs(t.job)
-		if err == nil {
+		switch {
+		case err != nil:
+		case t.readJob && t.readProject == t.job.Project:
+			err = t.updateOne(`UPDATE jobs SET state = ?, watchdog_ts = ?, definition = ?, machine = ? WHERE id = ?`,
+				args[2], args[3], args[4], args[5], args[0])
+		default:
 			_, err = t.w.exec(`INSERT INTO jobs (`+jobColumns+`) VALUES (?, ?, ?, ?, ?, ?)
 				ON CONFLICT (id) DO UPDATE SET project = excluded.project, state = excluded.state,
 					watchdog_ts = excluded.watchdog_ts, definition = excluded.definition, machine = excluded.machine`,
@@ -203,8 +225,17 @@ func (t *tx) apply() error {
 		}
 	}
 	for _, id := range t.invOrder {
-		args, err := invArgs(t.invs[id])
-		if err == nil {
+		inv := t.invs[id]
+		args, err := invArgs(inv)
+		occ, read := t.readOcc[id]
+		switch {
+		case err != nil:
+		case read && occ.Equal(inv.Occurrence):
+			err = t.updateOne(`UPDATE invocations SET status = ?, attempt = ?, manual = ?, created = ?, started = ?, ended = ?,
+					message = ?, reason = ?, count = ?, last = ?, definition = ?, log = ?
+				WHERE job_id = ? AND id = ?`,
+				append(args[3:15:15], args[0], args[1])...)
+		default:
 			_, err = t.w.exec(`INSERT INTO invocations (`+invColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 				ON CONFLICT (job_id, id) DO UPDATE SET occurrence = excluded.occurrence, status = excluded.status,
 					attempt = excluded.attempt, manual = excluded.manual, created = excluded.created,
@@ -226,6 +257,19 @@ func (t *tx) apply() error {
 		if err != nil {
 			return fmt.Errorf("sqlite: enqueue %s: %w", tk.Name(), err)
 		}
+	}
+	return nil
+}
+
+// updateOne runs an UPDATE of a row the transaction read, which must still
+// be there: the read and the write are in one physical transaction.
+func (t *tx) updateOne(query string, args ...any) error {
+	res, err := t.w.exec(query, args...)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return fmt.Errorf("sqlite: updated %d rows, want 1 (%v)", n, err)
 	}
 	return nil
 }
