@@ -4,6 +4,7 @@
 //	sundial schedule next EXPR      print the next fire times of a schedule
 //	sundial schedule explain EXPR   explain a schedule in words
 //	sundial simulate                run the engine on a simulated clock with faults
+//	sundial bench                   measure the embedded engine in real time
 //
 // Bad input exits with status 2 and the error on stderr.
 package main
@@ -25,6 +26,7 @@ const usage = `usage:
   sundial schedule next EXPR [--tz ZONE] [--from RFC3339] [-n N] [--job-id ID] [--dst-gap skip|shift] [--dst-repeat first|last|both]
   sundial schedule explain EXPR [same flags]
   sundial simulate [--jobs N] [--days D] [--seed S] [--faults none|default|heavy] [--dir DIR]
+  sundial bench [--jobs N] [--minutes M] [--db PATH] [--sync full|normal] [--workers W] [--warmup D] [--cpuprofile FILE] [-v]
 `
 
 // exitUsage is the status for bad input, so scripts can tell it from a
@@ -43,6 +45,8 @@ func run(args []string, stdout, stderr io.Writer, now func() time.Time) int {
 		return runSchedule(args[1:], stdout, stderr, now)
 	case "simulate":
 		return runSimulate(args[1:], stdout, stderr, now)
+	case "bench":
+		return runBench(args[1:], stdout, stderr, now)
 	case "serve":
 		fmt.Fprintln(stderr, "sundial serve: the engine has not landed yet; see the engine issue")
 		return 1

@@ -1,0 +1,358 @@
+// Package loadtest measures the embedded engine in real time: N noop jobs
+// on every-minute schedules, run by the real engine, SQLite store, local
+// task dispatcher and watchdog for a number of minutes, and what it made of
+// them — launches per second, launch lateness, skipped occurrences, store
+// commits per invocation and memory. `sundial bench` prints its Report.
+//
+// The clock is injected (Options.Now), as everywhere below cmd/; waits are
+// timers, which need no wall-clock reading here.
+package loadtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sundial-cron/sundial/engine"
+	"github.com/sundial-cron/sundial/statemachine"
+	"github.com/sundial-cron/sundial/store/sqlite"
+	"github.com/sundial-cron/sundial/target"
+	"github.com/sundial-cron/sundial/target/noop"
+	"github.com/sundial-cron/sundial/task"
+	"github.com/sundial-cron/sundial/task/local"
+	"github.com/sundial-cron/sundial/watchdog"
+)
+
+// Schedule is every job's schedule: every minute at a second hashed from
+// the job id, so that the jobs spread over the minute. With "* * * * *"
+// every job would be due in the same second, and no engine launches
+// 100,000 of them within one.
+const Schedule = "H * * * * *"
+
+// Options say what to measure.
+type Options struct {
+	Jobs    int
+	Minutes int // measured minutes, after the warm-up
+	// Warmup runs before the measurement, so that every job has settled
+	// into its minute (the first ticks come due while jobs are still being
+	// defined). Default one minute.
+	Warmup time.Duration
+	// DB is the database file; "" makes one in a temporary directory and
+	// removes it afterwards. An existing file is used as it is.
+	DB   string
+	Sync sqlite.Sync
+	// Workers are the dispatcher's; default local.DefaultWorkers.
+	Workers int
+	// Definers define the jobs concurrently, so their transactions share
+	// commits. Default 64.
+	Definers int
+	// Projects spreads the jobs over this many projects. Default 100.
+	Projects int
+	// Now is the clock. Required.
+	Now func() time.Time
+	// Logger gets the engine's and dispatcher's warnings; nil discards.
+	Logger *slog.Logger
+}
+
+// ErrBadOptions wraps the errors of options Run cannot measure.
+var ErrBadOptions = errors.New("bad options")
+
+// Report is what a run measured. Times are in seconds.
+type Report struct {
+	Jobs    int    `json:"jobs"`
+	Minutes int    `json:"minutes"`
+	Sync    string `json:"sync"`
+	Workers int    `json:"workers"`
+
+	DefineSeconds float64 `json:"define_s"`
+	// Expected is Jobs × Minutes: each job has exactly one occurrence in
+	// each measured minute.
+	Expected int `json:"expected"`
+	// Launches are the measured occurrences (scheduled inside the measured
+	// minutes) that were launched; Missing the expected ones that were not
+	// launched by the end of the run.
+	Launches int `json:"launches"`
+	Missing  int `json:"missing"`
+	// LaunchesPerSecond is Launches over the measured minutes.
+	LaunchesPerSecond float64 `json:"launches_per_s"`
+	// Lateness of the measured launches: launch time minus scheduled time.
+	LatenessP50 float64 `json:"lateness_p50_s"`
+	LatenessP90 float64 `json:"lateness_p90_s"`
+	LatenessP99 float64 `json:"lateness_p99_s"`
+	LatenessMax float64 `json:"lateness_max_s"`
+	// Skipped occurrences by reason over the whole run; "missed" must not
+	// appear.
+	Skipped map[string]int `json:"skipped"`
+	// Failed invocations (ended other than SUCCEEDED) over the whole run.
+	Failed          int `json:"failed"`
+	WatchdogRepairs int `json:"watchdog_repairs"`
+
+	// Store transactions (Updates) and physical commits in the measured
+	// minutes, per measured launch.
+	StoreUpdates         uint64  `json:"store_updates"`
+	StoreCommits         uint64  `json:"store_commits"`
+	UpdatesPerInvocation float64 `json:"updates_per_invocation"`
+	CommitsPerInvocation float64 `json:"commits_per_invocation"`
+
+	// PeakRSSMiB is the process's VmHWM; PeakHeapMiB the largest Go heap
+	// in use seen by a sample every few seconds.
+	PeakRSSMiB  float64 `json:"peak_rss_mib"`
+	PeakHeapMiB float64 `json:"peak_heap_mib"`
+	WallSeconds float64 `json:"wall_time_s"`
+}
+
+// OK reports whether every expected occurrence launched and none was
+// skipped as missed.
+func (r Report) OK() bool {
+	return r.Missing == 0 && r.Skipped[string(statemachine.SkipMissed)] == 0
+}
+
+// drainGrace is how long the run waits after the measured minutes for the
+// last measured occurrences to launch.
+const drainGrace = 30 * time.Second
+
+// Run measures and reports.
+func Run(ctx context.Context, opts Options) (Report, error) {
+	if opts.Now == nil {
+		return Report{}, fmt.Errorf("%w: Now is required", ErrBadOptions)
+	}
+	if opts.Jobs <= 0 || opts.Minutes <= 0 {
+		return Report{}, fmt.Errorf("%w: jobs and minutes must be positive", ErrBadOptions)
+	}
+	if opts.Warmup <= 0 {
+		opts.Warmup = time.Minute
+	}
+	if opts.Workers <= 0 {
+		// Set here so that the report says it.
+		opts.Workers = local.DefaultWorkers
+	}
+	if opts.Definers <= 0 {
+		opts.Definers = 64
+	}
+	if opts.Projects <= 0 {
+		opts.Projects = 100
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	began := opts.Now()
+	path := opts.DB
+	if path == "" {
+		dir, err := os.MkdirTemp("", "sundial-bench-")
+		if err != nil {
+			return Report{}, err
+		}
+		defer os.RemoveAll(dir)
+		path = filepath.Join(dir, "bench.db")
+	}
+	st, err := sqlite.Open(path, sqlite.Options{Synchronous: opts.Sync})
+	if err != nil {
+		return Report{}, err
+	}
+	defer st.Close()
+
+	obs := newObserver(opts.Now)
+	var eng *engine.Engine
+	disp := local.New(st, func(ctx context.Context, t task.Task) error { return eng.HandleTask(ctx, t) }, local.Options{
+		Workers: opts.Workers, Now: opts.Now, Logger: opts.Logger,
+	})
+	eng = engine.New(st, disp, map[string]target.Target{"noop": noop.Target{}}, engine.Options{
+		Now: opts.Now, Observer: obs, Logger: opts.Logger,
+	})
+	wd := &watchdog.Watchdog{Store: st, Repairer: eng, Now: opts.Now, Logger: opts.Logger}
+
+	rep := Report{Jobs: opts.Jobs, Minutes: opts.Minutes, Sync: syncName(opts.Sync), Workers: opts.Workers}
+	mem := startMemSampler()
+	defer mem.stop()
+
+	// The dispatcher runs while the jobs are defined: their first ticks
+	// come due meanwhile.
+	runCtx, stopRun := context.WithCancel(context.WithoutCancel(ctx))
+	var bg sync.WaitGroup
+	bg.Go(func() {
+		if err := disp.Run(runCtx); err != nil {
+			opts.Logger.Error("dispatcher", "err", err)
+		}
+	})
+	tick := time.NewTicker(time.Minute)
+	bg.Go(func() { wd.Run(runCtx, tick.C) })
+	defer func() {
+		stopRun()
+		tick.Stop()
+		bg.Wait()
+	}()
+
+	t0 := opts.Now()
+	if err := define(ctx, eng, opts); err != nil {
+		return rep, err
+	}
+	rep.DefineSeconds = opts.Now().Sub(t0).Seconds()
+
+	// Measure whole minutes from the first second boundary after the
+	// warm-up, so each job has exactly one occurrence per minute in it.
+	// The warm-up starts when the last job is defined: only then does the
+	// engine carry the whole load.
+	start := opts.Now().Add(opts.Warmup).Truncate(time.Second).Add(time.Second)
+	end := start.Add(time.Duration(opts.Minutes) * time.Minute)
+	obs.window(start, end)
+	if err := sleepUntil(ctx, opts.Now, start); err != nil {
+		return rep, err
+	}
+	before := st.Stats()
+	if err := sleepUntil(ctx, opts.Now, end); err != nil {
+		return rep, err
+	}
+	after := st.Stats()
+	rep.Expected = opts.Jobs * opts.Minutes
+	// Let the last occurrences of the window launch, without waiting
+	// longer than needed.
+	for deadline := end.Add(drainGrace); obs.measured() < rep.Expected && opts.Now().Before(deadline); {
+		if err := sleepUntil(ctx, opts.Now, opts.Now().Add(100*time.Millisecond)); err != nil {
+			return rep, err
+		}
+	}
+	stopRun()
+	tick.Stop()
+	bg.Wait()
+
+	late, skipped, failed, repairs := obs.results()
+	rep.Launches = len(late)
+	rep.Missing = max(0, rep.Expected-rep.Launches)
+	rep.LaunchesPerSecond = float64(rep.Launches) / end.Sub(start).Seconds()
+	if len(late) > 0 {
+		slices.Sort(late)
+		rep.LatenessP50 = quantile(late, 0.50).Seconds()
+		rep.LatenessP90 = quantile(late, 0.90).Seconds()
+		rep.LatenessP99 = quantile(late, 0.99).Seconds()
+		rep.LatenessMax = late[len(late)-1].Seconds()
+	}
+	rep.Skipped, rep.Failed, rep.WatchdogRepairs = skipped, failed, repairs
+	rep.StoreUpdates = after.Updates - before.Updates
+	rep.StoreCommits = after.Commits - before.Commits
+	if rep.Launches > 0 {
+		rep.UpdatesPerInvocation = float64(rep.StoreUpdates) / float64(rep.Launches)
+		rep.CommitsPerInvocation = float64(rep.StoreCommits) / float64(rep.Launches)
+	}
+	rss, heap := mem.peaks()
+	rep.PeakRSSMiB, rep.PeakHeapMiB = float64(rss)/(1<<20), float64(heap)/(1<<20)
+	rep.WallSeconds = opts.Now().Sub(began).Seconds()
+	return rep, nil
+}
+
+// define defines the jobs from opts.Definers goroutines: one at a time they
+// would each wait for a commit of their own.
+func define(ctx context.Context, eng *engine.Engine, opts Options) error {
+	def := engine.Definition{Schedule: Schedule, Target: "noop"}
+	var next atomic.Int64
+	var first error
+	var once sync.Once
+	var wg sync.WaitGroup
+	for range opts.Definers {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < opts.Jobs; i = int(next.Add(1)) - 1 {
+				if err := eng.Define(ctx, JobID(i, opts.Projects), def); err != nil {
+					once.Do(func() { first = err })
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return first
+}
+
+// JobID is the id of the i-th job of a run over projects projects.
+func JobID(i, projects int) string {
+	return fmt.Sprintf("bench%03d/job%07d", i%projects, i)
+}
+
+// quantile returns the q-quantile of sorted (nearest rank).
+func quantile(sorted []time.Duration, q float64) time.Duration {
+	i := int(q*float64(len(sorted))+0.5) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+// sleepUntil waits until now() reaches t, or ctx is done.
+func sleepUntil(ctx context.Context, now func() time.Time, t time.Time) error {
+	d := t.Sub(now())
+	if d <= 0 {
+		return ctx.Err()
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func syncName(s sqlite.Sync) string {
+	switch s {
+	case sqlite.SyncFull:
+		return "full"
+	case sqlite.SyncNormal:
+		return "normal"
+	case sqlite.SyncOff:
+		return "off"
+	}
+	return fmt.Sprint(int(s))
+}
+
+// memSampler keeps the largest Go heap seen; the kernel keeps the peak RSS.
+type memSampler struct {
+	quit     chan struct{}
+	done     chan struct{}
+	peakHeap atomic.Uint64
+}
+
+func startMemSampler() *memSampler {
+	m := &memSampler{quit: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(m.done)
+		t := time.NewTicker(2 * time.Second)
+		defer t.Stop()
+		for {
+			m.sample()
+			select {
+			case <-t.C:
+			case <-m.quit:
+				return
+			}
+		}
+	}()
+	return m
+}
+
+func (m *memSampler) sample() {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	if ms.HeapInuse > m.peakHeap.Load() {
+		m.peakHeap.Store(ms.HeapInuse)
+	}
+}
+
+func (m *memSampler) stop() {
+	select {
+	case <-m.quit:
+	default:
+		close(m.quit)
+		<-m.done
+	}
+}
+
+// peaks returns the peak RSS (0 where /proc cannot tell) and heap, in bytes.
+func (m *memSampler) peaks() (rss, heap uint64) {
+	m.stop()
+	m.sample()
+	return peakRSS(), m.peakHeap.Load()
+}
