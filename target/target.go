@@ -69,3 +69,11 @@ type Resolver interface {
 type Aborter interface {
 	Abort(ctx context.Context, req Request) error
 }
+
+// Checker is implemented by targets that can tell a bad spec before any
+// launch: config validation calls it, so a typo in a URL or an argv is an
+// error that names the file and line, not a failed invocation at 3 a.m.
+type Checker interface {
+	// Check returns an error that names the field at fault.
+	Check(spec json.RawMessage) error
+}

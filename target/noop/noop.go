@@ -3,6 +3,7 @@
 package noop
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -22,20 +23,40 @@ type Spec struct {
 // Target is the noop target. The zero value is ready to use.
 type Target struct{}
 
+// Check refuses a spec that Launch could not run: an unknown field, a
+// wrong type or a bad sleep.
+func (Target) Check(raw json.RawMessage) error {
+	_, err := parseSpec(raw)
+	return err
+}
+
+func parseSpec(raw json.RawMessage) (Spec, error) {
+	var spec Spec
+	if len(raw) == 0 {
+		return spec, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&spec); err != nil {
+		return spec, fmt.Errorf("noop: bad spec: %v", err)
+	}
+	if spec.Sleep != "" {
+		if d, err := time.ParseDuration(spec.Sleep); err != nil || d < 0 {
+			return spec, fmt.Errorf("noop: bad sleep %q: want a duration such as 2s", spec.Sleep)
+		}
+	}
+	return spec, nil
+}
+
 // Launch waits for Spec.Sleep (or the attempt's deadline) and succeeds,
 // unless Spec.Fail.
 func (Target) Launch(ctx context.Context, req target.Request) target.Result {
-	var spec Spec
-	if len(req.Spec) > 0 {
-		if err := json.Unmarshal(req.Spec, &spec); err != nil {
-			return target.Result{Status: target.Failed, Message: fmt.Sprintf("noop: bad spec: %v", err)}
-		}
+	spec, err := parseSpec(req.Spec)
+	if err != nil {
+		return target.Result{Status: target.Failed, Message: err.Error()}
 	}
 	if spec.Sleep != "" {
-		d, err := time.ParseDuration(spec.Sleep)
-		if err != nil {
-			return target.Result{Status: target.Failed, Message: fmt.Sprintf("noop: bad sleep %q", spec.Sleep)}
-		}
+		d, _ := time.ParseDuration(spec.Sleep) // parseSpec checked it
 		t := time.NewTimer(d)
 		defer t.Stop()
 		select {

@@ -40,12 +40,22 @@ func TestLaunch(t *testing.T) {
 		{"fail that is not a bool fails", `{"fail": "yes"}`, target.Failed, "noop: bad spec"},
 		{"a sleep that is not a duration fails", `{"sleep": "soon"}`, target.Failed, `noop: bad sleep "soon"`},
 		{"a sleep without a unit fails", `{"sleep": "20"}`, target.Failed, `noop: bad sleep "20"`},
+		{"a negative sleep fails", `{"sleep": "-1s"}`, target.Failed, `noop: bad sleep "-1s"`},
+		{"an unknown field fails", `{"slep": "1s"}`, target.Failed, `unknown field "slep"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			res := noop.Target{}.Launch(t.Context(), request(tc.spec))
 			if res.Status != tc.want || !strings.Contains(res.Message, tc.wantMessage) {
 				t.Errorf("Launch(%s) = %v %q; want %v with a message containing %q", tc.spec, res.Status, res.Message, tc.want, tc.wantMessage)
+			}
+			// Check refuses exactly the specs Launch cannot run, so a bad
+			// spec is caught in config validation, before any launch.
+			err := noop.Target{}.Check(json.RawMessage(tc.spec))
+			if bad := tc.wantMessage != "done" && tc.wantMessage != "failing as asked"; bad != (err != nil) {
+				t.Errorf("Check(%s) = %v; want an error: %v", tc.spec, err, bad)
+			} else if err != nil && !strings.Contains(err.Error(), tc.wantMessage) {
+				t.Errorf("Check(%s) = %v; want it to contain %q", tc.spec, err, tc.wantMessage)
 			}
 		})
 	}
