@@ -15,6 +15,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync"
 	"time"
 
@@ -46,6 +47,12 @@ type Options struct {
 	OrphanAfter time.Duration
 	// Heartbeat is how often the owner row is refreshed. Default 5s.
 	Heartbeat time.Duration
+	// LockDir, if set, is where Run keeps a file locked for as long as its
+	// process lives, and where at each heartbeat it looks for the files of
+	// dead owners, whose claims it frees at once instead of after
+	// OrphanAfter (liveness.go). Every process on a database file should
+	// use the same LockDir; "" leaves liveness to heartbeats alone.
+	LockDir string
 	// Poll is the longest the dispatcher sleeps without looking at the
 	// table, so tasks enqueued by another process (which cannot wake this
 	// one) are seen. Default 1 minute.
@@ -198,12 +205,27 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	done := ctx.Done()
+	if d.opts.LockDir != "" {
+		lock, err := lockOwner(d.opts.LockDir, d.opts.Owner)
+		if err != nil {
+			return fmt.Errorf("task/local: lock %s: %w", d.opts.LockDir, err)
+		}
+		defer func() {
+			os.Remove(lock.Name())
+			lock.Close()
+		}()
+	}
 	var nextBeat time.Time
 	for {
 		now := d.opts.Now()
 		if !now.Before(nextBeat) {
 			if err := d.store.Heartbeat(bg, d.opts.Owner, now, d.opts.OrphanAfter); err != nil {
 				d.log.Error("task/local: heartbeat", "err", err)
+			}
+			if d.opts.LockDir != "" {
+				if err := d.reapDead(bg); err != nil {
+					d.log.Error("task/local: looking for dead owners", "err", err)
+				}
 			}
 			nextBeat = now.Add(d.opts.Heartbeat)
 		}
