@@ -13,6 +13,7 @@ package local
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -47,6 +48,11 @@ type Options struct {
 	OrphanAfter time.Duration
 	// Heartbeat is how often the owner row is refreshed. Default 5s.
 	Heartbeat time.Duration
+	// StopGrace is how long running handlers may go on once Run's ctx is
+	// done; then their contexts are cancelled (a command target stops its
+	// process) and Run records how they ended. 0 lets each run out its
+	// Lease.
+	StopGrace time.Duration
 	// LockDir, if set, is where Run keeps a file locked for as long as its
 	// process lives, and where at each heartbeat it looks for the files of
 	// dead owners, whose claims it frees at once instead of after
@@ -65,6 +71,9 @@ type Options struct {
 	// Logger gets handler failures and store errors. Default slog.Default().
 	Logger *slog.Logger
 }
+
+// errStopping is the cause handlers see when StopGrace ran out.
+var errStopping = errors.New("the dispatcher is stopping")
 
 // DefaultWorkers is Options.Workers' default.
 const DefaultWorkers = 256
@@ -194,12 +203,14 @@ func (d *Dispatcher) awake() {
 // more, waits for the running handlers, records their outcomes, and
 // returns nil.
 //
-// Handlers do not see ctx's cancellation: an interrupted launch would be
-// an ambiguous one. Each gets Lease to finish.
+// Handlers do not see ctx's cancellation at once: an interrupted launch
+// would be an ambiguous one. Each gets StopGrace to finish (Lease if 0).
 func (d *Dispatcher) Run(ctx context.Context) error {
 	// Heartbeats and acks outlive ctx: the running handlers' tasks must
 	// not look orphaned, and their outcomes must be recorded.
 	bg := context.WithoutCancel(ctx)
+	hctx, stopHandlers := context.WithCancelCause(bg)
+	defer stopHandlers(nil)
 	out := make(chan outcome, d.opts.Workers)
 	inflight := map[string]bool{}
 	timer := time.NewTimer(time.Hour)
@@ -235,7 +246,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 				return nil
 			}
 		} else if free := d.opts.Workers - len(inflight); free > 0 {
-			wakeAt = d.fill(ctx, bg, now, free, wakeAt, inflight, out)
+			wakeAt = d.fill(ctx, hctx, now, free, wakeAt, inflight, out)
 		}
 		if nextBeat.Before(wakeAt) {
 			wakeAt = nextBeat
@@ -260,6 +271,10 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 			// Stop selecting on it: from now on only handlers and
 			// heartbeats wake the loop.
 			done = nil
+			if d.opts.StopGrace > 0 {
+				stop := time.AfterFunc(d.opts.StopGrace, func() { stopHandlers(errStopping) })
+				defer stop.Stop()
+			}
 		}
 		d.awake()
 	}
