@@ -3,6 +3,7 @@ package command_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -320,5 +321,42 @@ func TestLaunchMaxMemory(t *testing.T) {
 				t.Errorf("Log = %q; want the string's length", res.Log)
 			}
 		})
+	}
+}
+
+// One attempt per key runs at a time: a second launch under the key of a
+// running attempt starts nothing, so an abort by key stops the one attempt.
+func TestLaunchRefusesAKeyThatIsRunning(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	fifo, started := readyFifo(t, dir)
+	tgt := command.New(command.Options{Grace: 100 * time.Millisecond})
+	req := request(command.Spec{Argv: []string{"/bin/sh", "-c", `echo > "$1"; sleep 1000`, "sh", fifo}})
+	done := make(chan target.Result)
+	go func() { done <- tgt.Launch(t.Context(), req) }()
+	started()
+	second := request(shell("echo should not run"))
+	if res := tgt.Launch(t.Context(), second); res.Status != target.Failed || !strings.Contains(res.Message, "not started: attempt 1 of ops/rotate/inv-3 is already running here") || len(res.Log) != 0 {
+		t.Errorf("the second Launch = %v %q %q; want Failed, not started", res.Status, res.Message, res.Log)
+	}
+	if err := tgt.Abort(t.Context(), req); err != nil {
+		t.Fatal(err)
+	}
+	if res := <-done; res.Message != "command: stopped (aborted): signal: terminated" {
+		t.Errorf("the first Launch = %v %q; want it aborted", res.Status, res.Message)
+	}
+}
+
+func TestLaunchWithAnEndedContextStartsNothing(t *testing.T) {
+	t.Parallel()
+	marker := filepath.Join(t.TempDir(), "ran")
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	res := command.New(command.Options{}).Launch(ctx, request(command.Spec{Argv: []string{"touch", marker}}))
+	if res.Status != target.Failed || res.Message != "command: not started: context canceled" {
+		t.Errorf("Launch = %v %q; want Failed: not started", res.Status, res.Message)
+	}
+	if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the command ran: %v", err)
 	}
 }

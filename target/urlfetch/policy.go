@@ -43,7 +43,14 @@ var metadataAddrs = []netip.Addr{
 	netip.MustParseAddr("100.100.100.200"),
 }
 
-var sharedAddressSpace = netip.MustParsePrefix("100.64.0.0/10")
+var (
+	sharedAddressSpace = netip.MustParsePrefix("100.64.0.0/10")
+	// thisNetwork is 0.0.0.0/8; Linux connects 0.0.0.0 to the local host.
+	thisNetwork = netip.MustParsePrefix("0.0.0.0/8")
+	// nat64 addresses reach the IPv4 address in their last 32 bits through
+	// a NAT64 gateway, so they are judged as that address.
+	nat64 = netip.MustParsePrefix("64:ff9b::/96")
+)
 
 // policy is a Policy with its lists parsed.
 type policy struct {
@@ -130,6 +137,10 @@ func (p *policy) host(h string) (listed bool, err error) {
 // when dialled.
 func (p *policy) addr(a netip.Addr, hostListed bool) error {
 	a = a.Unmap()
+	if nat64.Contains(a) {
+		b := a.As16()
+		a = netip.AddrFrom4([4]byte(b[12:]))
+	}
 	in := func(nets []netip.Prefix) bool {
 		for _, n := range nets {
 			if n.Contains(a) {
@@ -148,7 +159,7 @@ func (p *policy) addr(a netip.Addr, hostListed bool) error {
 		return refuse("a cloud metadata address")
 	case a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast():
 		return refuse("a link-local address")
-	case a.IsUnspecified() || a.IsMulticast():
+	case a.IsUnspecified() || a.IsMulticast() || thisNetwork.Contains(a):
 		return refuse("not a unicast address")
 	case a.IsLoopback() && !p.allowLoopback:
 		return refuse("a loopback address, and this server does not allow loopback")

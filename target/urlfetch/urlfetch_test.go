@@ -269,6 +269,8 @@ func TestLaunchRefusesDestinations(t *testing.T) {
 		{"the metadata IP is refused with loopback and private ranges allowed", urlfetch.Policy{AllowLoopback: true, AllowPrivate: true}, "http://169.254.169.254/", "a cloud metadata address", 0},
 		{"the metadata name is refused without resolving it", urlfetch.Policy{}, "http://metadata.google.internal/computeMetadata/v1/", "metadata.google.internal refused: a cloud metadata service", 0},
 		{"AWS's IPv6 metadata address is refused with private ranges allowed", urlfetch.Policy{AllowPrivate: true}, "http://[fd00:ec2::254]/", "a cloud metadata address", 0},
+		{"the metadata IP through NAT64 is refused", urlfetch.Policy{}, "http://[64:ff9b::a9fe:a9fe]/", "169.254.169.254 refused: a cloud metadata address", 0},
+		{"0.0.0.0, which Linux connects to the local host, is refused", urlfetch.Policy{AllowLoopback: true}, "http://0.0.0.0:" + port + "/", "0.0.0.0 refused: not a unicast address", 0},
 		{"link-local IPv4 is refused", urlfetch.Policy{}, "http://169.254.10.1/", "a link-local address", 0},
 		{"link-local IPv6 is refused", urlfetch.Policy{}, "http://[fe80::1]/", "a link-local address", 0},
 		{"a private address is refused by default", urlfetch.Policy{AllowLoopback: true}, "http://10.1.2.3/", "a private address", 0},
