@@ -4,7 +4,8 @@
 //
 // Each attempt runs in a process group of its own, so it can be stopped as
 // a tree: when the job's timeout passes or the attempt is aborted, the
-// group gets SIGTERM, then SIGKILL after the grace period.
+// group gets SIGTERM, then SIGKILL after the grace period; so does what the
+// program leaves in its group when it exits. Stdin is /dev/null.
 //
 // The program sees a small base environment, not the server's: PATH (the
 // usual system directories), SHELL=/bin/sh, and HOME, USER, LOGNAME and

@@ -22,7 +22,9 @@ type Spec struct {
 	// a name.
 	Env map[string]string `json:"env,omitempty"`
 	// MaxMemoryMB caps the address space (RLIMIT_AS) of every process of
-	// an attempt, in MiB; 0 means no cap.
+	// an attempt, in MiB; 0 means no cap. It counts virtual memory, so a
+	// runtime that reserves more than it uses (a JVM, a large heap) needs a
+	// figure above its reservation.
 	MaxMemoryMB int `json:"max_memory_mb,omitempty"`
 }
 
