@@ -41,7 +41,13 @@ func (s *server) listJobs(r *http.Request) (int, any, error) {
 		}
 		out = append(out, toJob(v, last))
 	}
-	return http.StatusOK, map[string]any{"jobs": out, "next_cursor": nextCursor(listing, next)}, nil
+	return http.StatusOK, jobList{Jobs: out, NextCursor: nextCursor(listing, next)}, nil
+}
+
+// jobList is a page of a project's jobs.
+type jobList struct {
+	Jobs       []jobJSON `json:"jobs"`
+	NextCursor string    `json:"next_cursor,omitempty"`
 }
 
 // lastInvocation is the job's record of its newest occurrence, or nil.
