@@ -136,6 +136,7 @@ type req struct {
 	method, path, body string
 	// remote makes the caller 203.0.113.7 instead of 127.0.0.1.
 	remote bool
+	host   string // the Host header, if not the harness's
 	token  string
 	header http.Header
 }
@@ -156,6 +157,9 @@ func (h *harness) do(r req) answer {
 	if r.remote {
 		hr.RemoteAddr = "203.0.113.7:40000"
 		hr.Host = "sundial.example.com"
+	}
+	if r.host != "" {
+		hr.Host = r.host
 	}
 	if r.token != "" {
 		hr.Header.Set("Authorization", "Bearer "+r.token)
