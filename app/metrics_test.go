@@ -3,13 +3,16 @@ package app_test
 import (
 	"bufio"
 	"net/http"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/sundial-cron/sundial/app"
 	"github.com/sundial-cron/sundial/engine"
 	"github.com/sundial-cron/sundial/statemachine"
+	"github.com/sundial-cron/sundial/store/sqlite"
 )
 
 // scrape reads /metrics and returns each sample by its name and labels, as
@@ -134,5 +137,23 @@ func TestMetricsCountSkipsByReasonAndCount(t *testing.T) {
 	}
 	if got := s[`sundial_launch_lateness_seconds_bucket{le="0.01"}`]; got != 1 {
 		t.Errorf("an early launch is not counted as on time: %v", got)
+	}
+}
+
+func TestMetricsWithoutABacklogStillServeTheRest(t *testing.T) {
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "closed.db"), sqlite.Options{Synchronous: sqlite.SyncOff})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close() // counting its tasks now fails
+	for name, m := range map[string]*app.Metrics{"failing": app.NewMetrics(st), "none": app.NewMetrics(nil)} {
+		h := &harness{t: t, handler: m.Handler()}
+		s := h.scrape()
+		if _, ok := s[`sundial_launches_total{result="succeeded"}`]; !ok {
+			t.Errorf("%s backlog: the other metrics are gone", name)
+		}
+		if v, ok := s[`sundial_task_backlog`]; ok {
+			t.Errorf("%s backlog: sundial_task_backlog = %v, want it left out", name, v)
+		}
 	}
 }
