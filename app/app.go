@@ -39,7 +39,8 @@ type Options struct {
 	// AdminToken is the bearer token that makes a caller the admin; ""
 	// refuses every caller that is not local.
 	AdminToken string
-	// LoopbackAdmin makes a local caller (see auth.go) the admin without a
+	// LoopbackAdmin makes a local caller (connected from loopback, to a
+	// loopback host name, with no forwarding header) the admin without a
 	// token: the embedded shape. Leave it off wherever a proxy or platform
 	// connects from loopback on behalf of others and does not say so in a
 	// forwarding header.
