@@ -21,12 +21,13 @@ var DefaultRetry = Retry{MaxAttempts: 100, MinBackoff: 100 * time.Millisecond, M
 // with 10s, 300s and 3 doublings the waits are 10, 20, 40, 80, 160, 240,
 // 300, 300... seconds.
 func (r Retry) Backoff(n int) time.Duration {
-	wait, step := r.MinBackoff, r.MinBackoff
+	wait := r.MinBackoff
 	for i := 1; i < n && wait < r.MaxBackoff; i++ {
 		if i <= r.MaxDoublings {
-			step = wait
+			wait *= 2
+		} else {
+			wait += r.MinBackoff << r.MaxDoublings
 		}
-		wait += step
 	}
 	return min(wait, r.MaxBackoff)
 }
