@@ -16,7 +16,6 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
-	"fmt"
 	"net"
 	"net/http"
 	"regexp"
@@ -290,6 +289,3 @@ func (s *Server) poke() {
 	default:
 	}
 }
-
-// String names the server in test logs.
-func (s *Server) String() string { return fmt.Sprintf("cloudtaskstest at %s", s.Addr()) }
