@@ -1,6 +1,7 @@
 package config
 
 import (
+	"slices"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -211,6 +212,8 @@ func (d *decoder) target(fs map[string]field, n *yaml.Node, path, id string, def
 			kinds = append(kinds, k)
 		}
 	}
+	// The second in the file is the one to point at.
+	slices.SortFunc(kinds, func(a, b string) int { return fs[a].key.Line - fs[b].key.Line })
 	switch len(kinds) {
 	case 0:
 		d.errorf(n, path, "no target: want exactly one of url_fetch, command, noop, swarming")
