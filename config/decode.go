@@ -15,6 +15,7 @@ import (
 type decoder struct {
 	file string
 	errs Errors
+	gaps map[gapKey]gapResult // jitter checks already made in this file
 }
 
 func (d *decoder) errorf(n *yaml.Node, field, format string, args ...any) {

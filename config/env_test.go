@@ -69,14 +69,16 @@ func allTargets() map[string]target.Target {
 }
 
 // env is the embedded shape on a fake clock: the real SQLite store, the
-// real local dispatcher (never run: these tests look at definitions and
-// states, not launches) and the engine over them, with a config directory.
+// real local dispatcher (run only when a test asks: most look at
+// definitions and states, not launches) and the engine over them, with a
+// config directory.
 type env struct {
 	t     *testing.T
 	ctx   context.Context
 	dir   string
 	st    *countingStore
 	eng   *engine.Engine
+	disp  *local.Dispatcher
 	imp   *config.Importer
 	mu    sync.Mutex
 	now   time.Time
@@ -95,7 +97,7 @@ func newEnv(t *testing.T) *env {
 	var eng *engine.Engine
 	disp := local.New(st, func(ctx context.Context, tk task.Task) error { return eng.HandleTask(ctx, tk) }, local.Options{Now: e.clock})
 	eng = engine.New(st, disp, e.tgts, engine.Options{Now: e.clock})
-	e.st, e.eng = &countingStore{Store: st, listed: map[string]int{}}, eng
+	e.st, e.eng, e.disp = &countingStore{Store: st, listed: map[string]int{}}, eng, disp
 	e.imp = &config.Importer{Engine: eng, Store: e.st}
 	e.fresh = &config.Refresher{Dir: e.dir, Targets: e.tgts, Importer: e.imp, Now: e.clock}
 	return e
@@ -117,6 +119,21 @@ func (e *env) advance(d time.Duration) {
 func (e *env) write(name, content string) {
 	e.t.Helper()
 	if err := os.WriteFile(filepath.Join(e.dir, name), []byte(content), 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// runDue runs the tasks due now.
+func (e *env) runDue() {
+	e.t.Helper()
+	if _, _, _, err := e.disp.RunDue(e.ctx, e.clock()); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *env) remove(name string) {
+	e.t.Helper()
+	if err := os.Remove(filepath.Join(e.dir, name)); err != nil {
 		e.t.Fatal(err)
 	}
 }

@@ -1,8 +1,10 @@
 package config
 
 import (
+	"strings"
 	"time"
 
+	"github.com/sundial-cron/sundial/engine"
 	"github.com/sundial-cron/sundial/schedule"
 )
 
@@ -44,4 +46,35 @@ func gapWithin(s *schedule.Schedule, max time.Duration) (time.Duration, bool) {
 		prev = next
 	}
 	return 0, false
+}
+
+// gapKey is what a jitter check's answer depends on, for a schedule without
+// hashed fields (with them, it depends on the job id too).
+type gapKey struct {
+	schedule, zone, gap, repeat string
+	jitter                      time.Duration
+}
+
+type gapResult struct {
+	gap   time.Duration
+	short bool
+}
+
+// gapWithin is the package's gapWithin, remembered across the jobs of a
+// file: a check walks up to periodCheckLimit fire times, and a big project
+// tends to repeat its schedules.
+func (d *decoder) gapWithin(s *schedule.Schedule, def engine.Definition) (time.Duration, bool) {
+	if strings.ContainsAny(def.Schedule, "Hh") {
+		return gapWithin(s, def.Policy.Jitter)
+	}
+	k := gapKey{def.Schedule, def.TimeZone, def.Gap, def.Repeat, def.Policy.Jitter}
+	if r, ok := d.gaps[k]; ok {
+		return r.gap, r.short
+	}
+	gap, short := gapWithin(s, def.Policy.Jitter)
+	if d.gaps == nil {
+		d.gaps = map[gapKey]gapResult{}
+	}
+	d.gaps[k] = gapResult{gap, short}
+	return gap, short
 }
