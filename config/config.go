@@ -68,8 +68,10 @@ func ProjectOf(path string) (id string, ok bool) {
 func Parse(file string, data []byte, targets map[string]target.Target) (*Project, error) {
 	d := &decoder{file: file}
 	p := &Project{File: file, Revision: revision(data)}
-	id, _ := ProjectOf(file)
-	if !projectID.MatchString(id) {
+	id, ok := ProjectOf(file)
+	if !ok {
+		d.errorf(nil, "", "not a config file name: want <project>.yaml or <project>.yml")
+	} else if !projectID.MatchString(id) {
 		d.errorf(nil, "", "project id %q (the file's name) must be lower-case letters, digits, _ and -, starting with a letter or digit, at most 63 characters", id)
 	}
 	p.ID = id
