@@ -284,3 +284,25 @@ func TestParseAcceptsAJitterBelowTheShortestGapAndAnEmptyProject(t *testing.T) {
 		}
 	}
 }
+
+// The shipped examples are valid with every target the server can run;
+// `sundial validate examples/configs` checks them against the kinds this
+// binary registers.
+func TestExamplesAreValid(t *testing.T) {
+	t.Parallel()
+	files, err := config.ReadDir("../examples/configs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatal("no example configs")
+	}
+	for _, f := range files {
+		if f.Err != nil {
+			t.Fatal(f.Err)
+		}
+		if _, err := config.Parse(f.Path, f.Data, allTargets()); err != nil {
+			t.Error(err)
+		}
+	}
+}
