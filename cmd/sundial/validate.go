@@ -62,9 +62,17 @@ func runValidate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 	}
 	if invalid > 0 {
-		fmt.Fprintf(stderr, "%d of %d config files invalid, %d errors (target kinds known: %s)\n", invalid, len(files), errs, strings.Join(slices.Sorted(maps.Keys(tgts)), ", "))
+		fmt.Fprintf(stderr, "%d of %s invalid, %s (target kinds known: %s)\n", invalid, count(len(files), "config file"), count(errs, "error"), strings.Join(slices.Sorted(maps.Keys(tgts)), ", "))
 		return 1
 	}
-	fmt.Fprintf(stdout, "%d config files, %d jobs: valid\n", len(files), jobs)
+	fmt.Fprintf(stdout, "%s, %s: valid\n", count(len(files), "config file"), count(jobs, "job"))
 	return 0
+}
+
+// count says how many of a thing there are, in English.
+func count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }

@@ -34,7 +34,7 @@ func TestValidate(t *testing.T) {
 		wantErr    []string // lines stderr must have, in order
 	}{
 		{"a valid directory", []string{"validate", filepath.Join(dir, "good")}, 0, "2 config files, 3 jobs: valid\n", nil},
-		{"a valid file", []string{"validate", good}, 0, "1 config files, 1 jobs: valid\n", nil},
+		{"a valid file", []string{"validate", good}, 0, "1 config file, 1 job: valid\n", nil},
 		{"an invalid directory lists every error of every file", []string{"validate", filepath.Join(dir, "bad")}, 1, "", []string{
 			bad + ":3: jobs[0].schedule: ",
 			bad + ":5: jobs[0].colour: unknown field",
