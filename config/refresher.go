@@ -239,3 +239,18 @@ func (r *Refresher) logger() *slog.Logger {
 	}
 	return r.Logger
 }
+
+// ConfigProjects lists the projects the refresher has a status for, valid
+// or not; with ConfigStatus it serves the API (app.Configs).
+func (r *Refresher) ConfigProjects() []string {
+	r.statusMu.Lock()
+	defer r.statusMu.Unlock()
+	return slices.Sorted(maps.Keys(r.status))
+}
+
+// ConfigStatus returns the revision a project runs, when it was loaded, and
+// why its newest revision is not running ("" if it is).
+func (r *Refresher) ConfigStatus(project string) (revision string, loadedAt time.Time, lastErr string, ok bool) {
+	s, ok := r.ProjectStatus(project)
+	return s.Revision, s.LoadedAt, s.Error, ok
+}

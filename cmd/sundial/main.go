@@ -52,8 +52,7 @@ func run(args []string, stdout, stderr io.Writer, now func() time.Time) int {
 	case "bench":
 		return runBench(args[1:], stdout, stderr, now)
 	case "serve":
-		fmt.Fprintln(stderr, "sundial serve: the engine has not landed yet; see the engine issue")
-		return 1
+		return runServe(args[1:], stdout, stderr, now)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

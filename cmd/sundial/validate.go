@@ -41,7 +41,13 @@ func runValidate(args []string, stdout, stderr io.Writer) int {
 		}
 		files = append(files, dir...)
 	}
-	tgts := targets()
+	// A config repo's CI checks every kind: whether a server enables
+	// commands is the server's business, not the config's.
+	tgts, err := targets(targetOptions{commands: true})
+	if err != nil {
+		fmt.Fprintf(stderr, "sundial validate: %v\n", err)
+		return 1
+	}
 	invalid, errs, jobs := 0, 0, 0
 	for _, f := range files {
 		err := f.Err
