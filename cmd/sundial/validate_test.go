@@ -39,7 +39,7 @@ func TestValidate(t *testing.T) {
 			bad + ":3: jobs[0].schedule: ",
 			bad + ":5: jobs[0].colour: unknown field",
 			filepath.Join(dir, "bad", "ops.yaml") + ":4: jobs[0].swarming: job ops/rotate: target swarming is not enabled",
-			"2 of 3 config files invalid, 3 errors (target kinds known: noop)",
+			"2 of 3 config files invalid, 3 errors (target kinds known: command, noop, url_fetch)",
 		}},
 		{"files and directories together", []string{"validate", good, bad}, 1, "", []string{bad + ":3:", "1 of 2 config files invalid, 2 errors"}},
 		{"nothing to check", []string{"validate"}, exitUsage, "", []string{"sundial validate: expected one or more config files or directories"}},
