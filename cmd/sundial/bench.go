@@ -32,6 +32,7 @@ func runBench(args []string, stdout, stderr io.Writer, now func() time.Time) int
 	fs.IntVar(&opts.Workers, "workers", 0, "dispatcher workers (default: the dispatcher's)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	verbose := fs.Bool("v", false, "log the engine's and dispatcher's warnings to stderr")
+	serve := fs.Bool("serve", false, "measure the whole of sundial serve: url_fetch jobs from config files calling a receiver in this process")
 	if err := fs.Parse(args); err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(stderr, "sundial bench: %v\n", err)
@@ -67,6 +68,9 @@ func runBench(args []string, stdout, stderr io.Writer, now func() time.Time) int
 			return 1
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if *serve {
+		return benchServe(context.Background(), opts, stdout, stderr)
 	}
 	rep, err := loadtest.Run(context.Background(), opts)
 	if errors.Is(err, loadtest.ErrBadOptions) {
