@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -92,18 +91,7 @@ func benchServe(ctx context.Context, opts loadtest.Options, stdout, stderr io.Wr
 		fmt.Fprintf(stderr, "sundial bench: serve: %v\n", err)
 		return 1
 	}
-	rep := recv.Report(opts.Jobs, start, opts.Minutes)
-	out, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		fmt.Fprintf(stderr, "sundial bench: %v\n", err)
-		return 1
-	}
-	fmt.Fprintf(stdout, "%s\n", out)
-	if !rep.OK() {
-		fmt.Fprintln(stderr, "sundial bench: occurrences were missed or repeated; see the report")
-		return 1
-	}
-	return 0
+	return printBenchReport(recv.Report(opts.Jobs, start, opts.Minutes), stdout, stderr)
 }
 
 // writeBenchConfigs writes jobs url_fetch jobs over serveBenchProjects
