@@ -95,7 +95,9 @@ func (s *Store) retry(ctx context.Context, fn func() error) (int, error) {
 }
 
 func (s *Store) attempt(ctx context.Context, jobID string, fn func(store.Tx) error) ([]task.Task, error) {
-	dtx, err := s.client.NewTransaction(ctx)
+	// BeginLater starts the transaction with its first read instead of a
+	// round trip of its own.
+	dtx, err := s.client.NewTransaction(ctx, datastore.BeginLater)
 	if err != nil {
 		return nil, err
 	}
