@@ -100,12 +100,12 @@ type Process struct {
 // loopback port, in memory, requiring the indexes indexFile declares, and
 // returns once it answers.
 func Start(ctx context.Context, indexFile string) (*Process, error) {
+	if _, err := os.Stat(indexFile); err != nil {
+		return nil, fmt.Errorf("index file: %w", err)
+	}
 	jar, err := findJar(ctx)
 	if err != nil {
 		return nil, err
-	}
-	if _, err := os.Stat(indexFile); err != nil {
-		return nil, fmt.Errorf("index file: %w", err)
 	}
 	port, err := freePort()
 	if err != nil {
