@@ -11,12 +11,17 @@
 //     same instant, in whatever location.
 //   - Byte slices: nil and empty are the same value.
 //   - Consistency: the suite reads right after writing and expects to see
-//     the writes, outside transactions too. Run the Datastore emulator with
-//     --consistency=1.0.
+//     the writes, outside transactions and across groups too (Jobs,
+//     Overdue). SQLite gives that, and so does Firestore in Datastore
+//     mode, which production runs and store/datastore's tests run
+//     (--firestore_in_datastore_mode). Legacy Cloud Datastore's queries
+//     across groups were eventually consistent and would not pass: the
+//     engine does not rely on them (Overdue "may be stale"), the suite
+//     does.
 //   - Conflicts: Update may give up with store.ErrConflict under heavy
-//     contention on one group (Datastore does; SQLite waits). The suite
-//     retries those calls, as the engine does, and still counts every
-//     committed Update.
+//     contention on one group (Datastore does, after a bounded number of
+//     its own retries; SQLite waits). The suite retries those calls, as
+//     the engine does, and still counts every committed Update.
 //   - Tasks: a backend whose tasks live in the store implements TaskStore,
 //     and the suite then checks the stored tasks as well as what Update
 //     returns. A backend whose queue cannot join the transaction is checked
