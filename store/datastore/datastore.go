@@ -58,6 +58,9 @@ func (s *Store) Close() error { return s.client.Close() }
 // are buffered and sent with the commit; a transaction that wrote nothing
 // is rolled back instead, which costs no commit.
 func (s *Store) Update(ctx context.Context, jobID string, fn func(store.Tx) error) ([]task.Task, error) {
+	if jobID == "" {
+		return nil, errors.New("datastore: Update of an empty job id")
+	}
 	var tasks []task.Task
 	attempts, err := s.retry(ctx, func() error {
 		var err error
@@ -101,36 +104,35 @@ func (s *Store) attempt(ctx context.Context, jobID string, fn func(store.Tx) err
 	if err != nil {
 		return nil, err
 	}
-	t := &tx{s: s, dtx: dtx, jobID: jobID}
-	err = fn(t)
-	if err == nil {
-		// A write fn swallowed the refusal of still fails the Update: it
-		// must not commit part of what fn meant.
-		err = t.refused
-	}
-	if err == nil && !t.dirty() {
-		err = errNothingToWrite
-	}
-	if err == nil {
-		err = t.flush()
-	}
-	if err != nil {
-		// Rollback only releases the transaction's locks early; the
-		// transaction expires without it.
-		_ = dtx.Rollback()
-		if errors.Is(err, errNothingToWrite) {
-			return t.tasks, nil
+	committed := false
+	defer func() {
+		if !committed {
+			// Releases the transaction's locks now rather than when it
+			// expires, also when fn panics.
+			_ = dtx.Rollback()
 		}
+	}()
+	t := &tx{s: s, dtx: dtx, jobID: jobID}
+	if err := fn(t); err != nil {
+		return nil, err
+	}
+	if t.refused != nil {
+		// fn swallowed the refusal of a write; committing the rest would
+		// write part of what fn meant.
+		return nil, t.refused
+	}
+	if !t.dirty() {
+		return t.tasks, nil
+	}
+	if err := t.flush(); err != nil {
 		return nil, err
 	}
 	if _, err := dtx.Commit(); err != nil {
 		return nil, err
 	}
+	committed = true
 	return t.tasks, nil
 }
-
-// errNothingToWrite ends a transaction whose fn wrote nothing.
-var errNothingToWrite = errors.New("nothing to write")
 
 // conflict tells a call that lost to a concurrent transaction: Datastore
 // reports it at a commit, and Firestore in Datastore mode may report it at

@@ -103,3 +103,55 @@ func TestOversizedEntityIsRefused(t *testing.T) {
 		t.Errorf("the refused Update wrote the job: Job error %v", err)
 	}
 }
+
+// A panic in fn reaches the caller; the transaction writes nothing and
+// holds no lock on the job afterwards.
+func TestPanicInFnReachesTheCaller(t *testing.T) {
+	t.Parallel()
+	s := openStore(t, Options{MaxAttempts: 1}, nil)
+	func() {
+		defer func() {
+			if p := recover(); p != "fn broke" {
+				t.Errorf("recovered %v, want fn's panic", p)
+			}
+		}()
+		_, _ = s.Update(t.Context(), "proj/a", func(tx store.Tx) error {
+			if _, err := tx.Job(); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("Tx.Job() of a new job: %v", err)
+			}
+			_ = tx.PutJob(&store.Job{ID: "proj/a", Project: "proj", State: "PANICKED"})
+			panic("fn broke")
+		})
+	}()
+	if _, err := s.Job(t.Context(), "proj/a"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the panicking fn's write was committed: Job error %v", err)
+	}
+	// One attempt: a lock the panicking transaction still held would make
+	// this conflict.
+	if _, err := s.Update(t.Context(), "proj/a", func(tx store.Tx) error {
+		if _, err := tx.Job(); !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		return tx.PutJob(&store.Job{ID: "proj/a", Project: "proj", State: "SCHEDULED"})
+	}); err != nil {
+		t.Fatalf("Update after a panic: %v", err)
+	}
+}
+
+// An empty job id would name no entity (Datastore reads it as an
+// incomplete key); Update refuses it before starting a transaction.
+func TestUpdateOfEmptyJobIDIsRefused(t *testing.T) {
+	t.Parallel()
+	s := openStore(t, Options{}, nil)
+	called := false
+	_, err := s.Update(t.Context(), "", func(store.Tx) error {
+		called = true
+		return nil
+	})
+	if err == nil || !strings.Contains(err.Error(), "empty job id") {
+		t.Errorf("Update(\"\"): error %v, want one naming the empty job id", err)
+	}
+	if called {
+		t.Error("Update(\"\") ran fn")
+	}
+}
