@@ -1,0 +1,273 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/sundial-cron/sundial/app"
+	"github.com/sundial-cron/sundial/config"
+
+	"github.com/sundial-cron/sundial/engine"
+	"github.com/sundial-cron/sundial/statemachine"
+	"github.com/sundial-cron/sundial/store/sqlite"
+	"github.com/sundial-cron/sundial/target/urlfetch"
+	"github.com/sundial-cron/sundial/task"
+	"github.com/sundial-cron/sundial/task/local"
+	"github.com/sundial-cron/sundial/watchdog"
+)
+
+// serveFlags are the settings of "sundial serve".
+type serveFlags struct {
+	db             string
+	configDir      string
+	listen         string
+	adminTokenFile string
+	logFormat      string
+	sync           sqlite.Sync
+	commands       bool
+	workers        int
+	refresh        time.Duration
+	stopGrace      time.Duration
+	maxCalls       int
+	urlAllow       []string
+	urlDeny        []string
+}
+
+func parseServeFlags(args []string, stderr io.Writer) (serveFlags, error) {
+	fs := flag.NewFlagSet("sundial serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f serveFlags
+	fs.StringVar(&f.db, "db", "sundial.db", "the SQLite database file; created if missing")
+	fs.StringVar(&f.configDir, "config-dir", "examples/configs", "the directory of project configs, one <project>.yaml each")
+	fs.StringVar(&f.listen, "listen", "127.0.0.1:8080", "where the console, the API and /metrics listen")
+	fs.StringVar(&f.adminTokenFile, "admin-token-file", "", "a file holding the token that callers other than loopback must present")
+	fs.StringVar(&f.logFormat, "log-format", "text", "text or json")
+	syncMode := fs.String("sync", "full", "SQLite synchronous setting: full (survives power loss) or normal")
+	fs.BoolVar(&f.commands, "commands", true, "run command targets")
+	fs.IntVar(&f.workers, "workers", 0, "tasks handled at once (default: the dispatcher's)")
+	fs.DurationVar(&f.refresh, "config-refresh", time.Minute, "how often the config directory is read again (SIGHUP reads it at once)")
+	fs.DurationVar(&f.stopGrace, "stop-grace", 30*time.Second, "how long running invocations may go on after SIGTERM")
+	fs.IntVar(&f.maxCalls, "max-calls-per-project", 64, "target calls one project may have in flight (0: no bound), so one project's hanging targets cannot take every worker")
+	fs.Func("url-allow", "comma-separated CIDRs, IPs or host names (*.example.com) url_fetch jobs may call even where the defaults refuse", listFlag(&f.urlAllow))
+	fs.Func("url-deny", "comma-separated CIDRs, IPs or host names url_fetch jobs may never call", listFlag(&f.urlDeny))
+	if err := fs.Parse(args); err != nil {
+		return f, err
+	}
+	if fs.NArg() > 0 {
+		return f, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	switch *syncMode {
+	case "full":
+		f.sync = sqlite.SyncFull
+	case "normal":
+		f.sync = sqlite.SyncNormal
+	default:
+		return f, fmt.Errorf("--sync %q: want full or normal", *syncMode)
+	}
+	if f.logFormat != "text" && f.logFormat != "json" {
+		return f, fmt.Errorf("--log-format %q: want text or json", f.logFormat)
+	}
+	if f.refresh <= 0 || f.stopGrace < 0 || f.maxCalls < 0 {
+		return f, errors.New("--config-refresh must be positive, --stop-grace and --max-calls-per-project not negative")
+	}
+	return f, nil
+}
+
+// listFlag appends the comma-separated items of each use of a flag to list.
+func listFlag(list *[]string) func(string) error {
+	return func(v string) error {
+		for item := range strings.SplitSeq(v, ",") {
+			if item = strings.TrimSpace(item); item != "" {
+				*list = append(*list, item)
+			}
+		}
+		return nil
+	}
+}
+
+// runServe runs "sundial serve": the embedded default until SIGINT or
+// SIGTERM.
+func runServe(args []string, stdout, stderr io.Writer, now func() time.Time) int {
+	f, err := parseServeFlags(args, stderr)
+	if err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(stderr, "sundial serve: %v\n", err)
+		}
+		return exitUsage
+	}
+	var h slog.Handler = slog.NewTextHandler(stderr, nil)
+	if f.logFormat == "json" {
+		h = slog.NewJSONHandler(stderr, nil)
+	}
+	logger := slog.New(h)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := serveEmbedded(ctx, f, logger, now); err != nil {
+		logger.Error("sundial serve stopped", "err", err)
+		return 1
+	}
+	return 0
+}
+
+// embeddedConfig is the engine's configuration in the embedded shape. A
+// StartInvocation comes again here only when the process that held it is
+// dead (its lock file says so at once) or its lease ran out (and with it
+// the handler's context): no live process can still be on its way to the
+// target, so the grace before asking the target is kept short and a
+// killed server's in-flight launch is settled within seconds.
+func embeddedConfig() statemachine.Config {
+	c := statemachine.DefaultConfig
+	c.LaunchGrace = time.Second
+	return c
+}
+
+// serveEmbedded runs the embedded shape until ctx is done: the SQLite
+// store, the in-process dispatcher, the watchdog ticker, the config
+// refresher and the HTTP server, in one process.
+func serveEmbedded(ctx context.Context, f serveFlags, logger *slog.Logger, now func() time.Time) error {
+	var token string
+	if f.adminTokenFile != "" {
+		var err error
+		if token, err = app.ReadTokenFile(f.adminTokenFile); err != nil {
+			return err
+		}
+	}
+	tgts, err := targets(targetOptions{
+		commands: f.commands,
+		// The embedded shape's receivers often run on the same machine.
+		policy: urlfetch.Policy{AllowLoopback: true, Allow: f.urlAllow, Deny: f.urlDeny},
+	})
+	if err != nil {
+		return err
+	}
+	st, err := sqlite.Open(f.db, sqlite.Options{Synchronous: f.sync})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	metrics := app.NewMetrics(st)
+	var eng *engine.Engine
+	disp := local.New(st, func(ctx context.Context, t task.Task) error { return eng.HandleTask(ctx, t) }, local.Options{
+		Workers:   f.workers,
+		Now:       now,
+		Logger:    logger,
+		LockDir:   f.db + ".owners",
+		StopGrace: f.stopGrace,
+	})
+	eng = engine.New(st, disp, tgts, engine.Options{
+		Now:                now,
+		Config:             embeddedConfig(),
+		Logger:             logger,
+		Observer:           metrics,
+		MaxCallsPerProject: f.maxCalls,
+	})
+	wd := &watchdog.Watchdog{Store: st, Repairer: eng, Now: now, Logger: logger}
+	configs := &config.Refresher{
+		Dir:      f.configDir,
+		Targets:  tgts,
+		Importer: &config.Importer{Engine: eng, Store: st},
+		Now:      now,
+		Logger:   logger,
+	}
+	// A directory that cannot be read at all is the operator's mistake, and
+	// better said now than as an empty server; a project's own errors are
+	// its status and do not stop the others.
+	if err := configs.Refresh(ctx); err != nil {
+		return err
+	}
+
+	ln, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler: app.New(app.Options{
+			Engine:        eng,
+			Store:         st,
+			Configs:       configs,
+			Metrics:       metrics,
+			AdminToken:    token,
+			LoopbackAdmin: true,
+			Logger:        logger,
+		}),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	logger.Info("listening", "addr", ln.Addr().String(), "db", f.db, "config_dir", f.configDir, "commands", f.commands)
+
+	runCtx, stopRun := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopRun()
+	var wg sync.WaitGroup
+	errs := make(chan error, 2)
+	wg.Go(func() {
+		if err := disp.Run(runCtx); err != nil {
+			errs <- fmt.Errorf("dispatcher: %w", err)
+		}
+	})
+	wg.Go(func() {
+		tick := time.NewTicker(time.Minute)
+		defer tick.Stop()
+		wd.Run(runCtx, tick.C)
+	})
+	wg.Go(func() { configs.Run(runCtx, refreshTicks(runCtx, f.refresh)) })
+	wg.Go(func() {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			errs <- fmt.Errorf("http: %w", err)
+		}
+	})
+
+	var failed error
+	select {
+	case <-ctx.Done():
+		logger.Info("stopping: no new tasks; running invocations have until the grace ends", "grace", f.stopGrace)
+	case failed = <-errs:
+	}
+	stopRun()
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	srv.Shutdown(shutdown)
+	wg.Wait()
+	logger.Info("stopped")
+	return failed
+}
+
+// refreshTicks ticks every period and at every SIGHUP, until ctx is done.
+func refreshTicks(ctx context.Context, period time.Duration) <-chan time.Time {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	ticks := make(chan time.Time)
+	go func() {
+		defer signal.Stop(hup)
+		defer close(ticks)
+		t := time.NewTicker(period)
+		defer t.Stop()
+		for {
+			var at time.Time
+			select {
+			case <-ctx.Done():
+				return
+			case at = <-t.C:
+			case <-hup:
+				at = time.Now()
+			}
+			select {
+			case ticks <- at:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return ticks
+}
