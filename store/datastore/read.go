@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"cloud.google.com/go/datastore"
 	"google.golang.org/api/iterator"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/sundial-cron/sundial/store"
 )
@@ -61,7 +64,7 @@ func (s *Store) Jobs(ctx context.Context, project string, p store.Page) ([]*stor
 		q = q.FilterField("Project", "=", project)
 	}
 	var jobs []*store.Job
-	next, err := s.page(ctx, q, p, func() { jobs = nil }, func(it *datastore.Iterator) error {
+	next, err := s.page(ctx, q, "j", p, func() { jobs = nil }, func(it *datastore.Iterator) error {
 		var e jobEntity
 		if _, err := it.Next(&e); err != nil {
 			return err
@@ -79,7 +82,7 @@ func (s *Store) Jobs(ctx context.Context, project string, p store.Page) ([]*stor
 func (s *Store) Invocations(ctx context.Context, jobID string, p store.Page) ([]*store.Invocation, string, error) {
 	q := datastore.NewQuery(kindInvocation).Namespace(s.opts.Namespace).Ancestor(s.jobKey(jobID)).Order("-Occurrence")
 	var invs []*store.Invocation
-	next, err := s.page(ctx, q, p, func() { invs = nil }, func(it *datastore.Iterator) error {
+	next, err := s.page(ctx, q, "i", p, func() { invs = nil }, func(it *datastore.Iterator) error {
 		var e invocationEntity
 		if _, err := it.Next(&e); err != nil {
 			return err
@@ -93,12 +96,15 @@ func (s *Store) Invocations(ctx context.Context, jobID string, p store.Page) ([]
 // page runs q for one page, calling next for each entity; on a conflict
 // it calls reset and runs q again. Its cursor is Datastore's position in
 // the index after the page's last entity, so the next page starts right
-// after it whatever was written meanwhile.
-func (s *Store) page(ctx context.Context, q *datastore.Query, p store.Page, reset func(), next func(*datastore.Iterator) error) (string, error) {
+// after it whatever was written meanwhile, behind prefix, the listing's
+// mark: Datastore takes any bytes as a cursor, and one of another listing
+// could start a page anywhere.
+func (s *Store) page(ctx context.Context, q *datastore.Query, prefix string, p store.Page, reset func(), next func(*datastore.Iterator) error) (string, error) {
 	if p.Cursor != "" {
-		cur, err := datastore.DecodeCursor(p.Cursor)
-		if err != nil {
-			return "", fmt.Errorf("datastore: invalid page cursor %q", p.Cursor)
+		enc, ok := strings.CutPrefix(p.Cursor, prefix)
+		cur, err := datastore.DecodeCursor(enc)
+		if !ok || enc == "" || err != nil {
+			return "", fmt.Errorf("datastore: %w %q", store.ErrInvalidCursor, p.Cursor)
 		}
 		q = q.Start(cur)
 	}
@@ -110,7 +116,15 @@ func (s *Store) page(ctx context.Context, q *datastore.Query, p store.Page, rese
 		cursor, err = onePage(s.client.Run(ctx, q.Limit(limit+1)), limit, next)
 		return err
 	})
-	return cursor, err
+	if p.Cursor != "" && status.Code(err) == codes.InvalidArgument {
+		// Bytes that decode but that Datastore cannot read as a position.
+		reset()
+		return "", fmt.Errorf("datastore: %w %q: %v", store.ErrInvalidCursor, p.Cursor, err)
+	}
+	if err != nil || cursor == "" {
+		return "", err
+	}
+	return prefix + cursor, nil
 }
 
 // onePage reads up to limit entities from it and returns the cursor after

@@ -155,3 +155,21 @@ func TestUpdateOfEmptyJobIDIsRefused(t *testing.T) {
 		t.Error("Update(\"\") ran fn")
 	}
 }
+
+// Datastore takes any bytes as a cursor; bytes behind the listing's mark
+// that are no position in its index are still the caller's error.
+func TestCursorOfGarbageBytesIsInvalid(t *testing.T) {
+	t.Parallel()
+	s := openStore(t, Options{}, nil)
+	for _, c := range []struct{ listing, cursor string }{{"Jobs", "jZ2FyYmFnZQ"}, {"Invocations", "iZ2FyYmFnZQ"}} {
+		var err error
+		if c.listing == "Jobs" {
+			_, _, err = s.Jobs(t.Context(), "", store.Page{Cursor: c.cursor})
+		} else {
+			_, _, err = s.Invocations(t.Context(), "proj/a", store.Page{Cursor: c.cursor})
+		}
+		if !errors.Is(err, store.ErrInvalidCursor) {
+			t.Errorf("%s with cursor %q: error %v, want ErrInvalidCursor", c.listing, c.cursor, err)
+		}
+	}
+}
