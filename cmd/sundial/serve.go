@@ -21,7 +21,9 @@ import (
 
 	"github.com/sundial-cron/sundial/engine"
 	"github.com/sundial-cron/sundial/statemachine"
+	"github.com/sundial-cron/sundial/store"
 	"github.com/sundial-cron/sundial/store/sqlite"
+	"github.com/sundial-cron/sundial/target"
 	"github.com/sundial-cron/sundial/target/urlfetch"
 	"github.com/sundial-cron/sundial/task"
 	"github.com/sundial-cron/sundial/task/local"
@@ -36,6 +38,7 @@ type serveFlags struct {
 	configDir      string
 	listen         string
 	adminTokenFile string
+	adminToken     string // read from adminTokenFile at start
 	logFormat      string
 	sync           sqlite.Sync
 	commands       bool
@@ -136,6 +139,12 @@ func runServe(args []string, stdout, stderr io.Writer, now func() time.Time) int
 		h = slog.NewJSONHandler(stderr, nil)
 	}
 	logger := slog.New(h)
+	if f.adminTokenFile != "" {
+		if f.adminToken, err = app.ReadTokenFile(f.adminTokenFile); err != nil {
+			logger.Error("sundial serve: --admin-token-file", "err", err)
+			return 1
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	serve := serveEmbedded
@@ -166,13 +175,6 @@ func embeddedConfig(f serveFlags) statemachine.Config {
 // store, the in-process dispatcher, the watchdog ticker, the config
 // refresher and the HTTP server, in one process.
 func serveEmbedded(ctx context.Context, f serveFlags, logger *slog.Logger, now func() time.Time) error {
-	var token string
-	if f.adminTokenFile != "" {
-		var err error
-		if token, err = app.ReadTokenFile(f.adminTokenFile); err != nil {
-			return err
-		}
-	}
 	tgts, err := targets(targetOptions{
 		commands: f.commands,
 		// The embedded shape's receivers often run on the same machine.
@@ -196,25 +198,12 @@ func serveEmbedded(ctx context.Context, f serveFlags, logger *slog.Logger, now f
 		LockDir:   f.db + ".owners",
 		StopGrace: f.stopGrace,
 	})
-	eng = engine.New(st, disp, tgts, engine.Options{
-		Now:                now,
-		Config:             embeddedConfig(f),
-		Logger:             logger,
-		Observer:           metrics,
-		MaxCallsPerProject: f.maxCalls,
-	})
-	wd := &watchdog.Watchdog{Store: st, Repairer: eng, Now: now, Logger: logger}
-	configs := &config.Refresher{
-		Dir:      f.configDir,
-		Targets:  tgts,
-		Importer: &config.Importer{Engine: eng, Store: st},
-		Now:      now,
-		Logger:   logger,
-	}
+	p := assemble(f, st, disp, tgts, embeddedConfig(f), metrics, logger, now)
+	eng = p.eng
 	// A directory that cannot be read at all is the operator's mistake, and
 	// better said now than as an empty server; a project's own errors are
 	// its status and do not stop the others.
-	if err := configs.Refresh(ctx); err != nil {
+	if err := p.configs.Refresh(ctx); err != nil {
 		return err
 	}
 
@@ -222,31 +211,63 @@ func serveEmbedded(ctx context.Context, f serveFlags, logger *slog.Logger, now f
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{
-		Handler: app.New(app.Options{
-			Engine:        eng,
-			Store:         st,
-			Configs:       configs,
-			Metrics:       metrics,
-			AdminToken:    token,
-			LoopbackAdmin: true,
-			Logger:        logger,
-		}),
-		ReadHeaderTimeout: 10 * time.Second,
-	}
+	srv := &http.Server{Handler: p.api(true), ReadHeaderTimeout: 10 * time.Second}
 	logger.Info("listening", "addr", ln.Addr().String(), "backend", "embedded", "db", f.db, "config_dir", f.configDir, "commands", f.commands)
 	return runServer(ctx, logger, ln, srv, 5*time.Second,
 		disp.Run,
 		func(ctx context.Context) error {
 			tick := time.NewTicker(time.Minute)
 			defer tick.Stop()
-			wd.Run(ctx, tick.C)
+			p.wd.Run(ctx, tick.C)
 			return nil
 		},
 		func(ctx context.Context) error {
-			configs.Run(ctx, refreshTicks(ctx, f.refresh))
+			p.configs.Run(ctx, refreshTicks(ctx, f.refresh))
 			return nil
 		})
+}
+
+// parts are what both shapes run over their own store and task queue.
+type parts struct {
+	eng     *engine.Engine
+	wd      *watchdog.Watchdog
+	configs *config.Refresher
+	// api is the API and /metrics; loopbackAdmin makes local callers the
+	// admin (the embedded shape).
+	api func(loopbackAdmin bool) http.Handler
+}
+
+func assemble(f serveFlags, st store.Store, q task.Queue, tgts map[string]target.Target, cfg statemachine.Config, metrics *app.Metrics, logger *slog.Logger, now func() time.Time) parts {
+	eng := engine.New(st, q, tgts, engine.Options{
+		Now:                now,
+		Config:             cfg,
+		Logger:             logger,
+		Observer:           metrics,
+		MaxCallsPerProject: f.maxCalls,
+	})
+	configs := &config.Refresher{
+		Dir:      f.configDir,
+		Targets:  tgts,
+		Importer: &config.Importer{Engine: eng, Store: st},
+		Now:      now,
+		Logger:   logger,
+	}
+	return parts{
+		eng:     eng,
+		wd:      &watchdog.Watchdog{Store: st, Repairer: eng, Now: now, Logger: logger},
+		configs: configs,
+		api: func(loopbackAdmin bool) http.Handler {
+			return app.New(app.Options{
+				Engine:        eng,
+				Store:         st,
+				Configs:       configs,
+				Metrics:       metrics,
+				AdminToken:    f.adminToken,
+				LoopbackAdmin: loopbackAdmin,
+				Logger:        logger,
+			})
+		},
+	}
 }
 
 // runServer serves srv on ln and runs each of loops until ctx is done or

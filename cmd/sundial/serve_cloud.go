@@ -20,13 +20,10 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/sundial-cron/sundial/app"
-	"github.com/sundial-cron/sundial/config"
-	"github.com/sundial-cron/sundial/engine"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store/datastore"
 	"github.com/sundial-cron/sundial/target/urlfetch"
 	"github.com/sundial-cron/sundial/task/cloudtasks"
-	"github.com/sundial-cron/sundial/watchdog"
 )
 
 // The cloud shape's internal endpoints: where Cloud Tasks delivers tasks,
@@ -157,13 +154,6 @@ func cloudConfig(f serveFlags) statemachine.Config {
 // in the background, so any number of instances can serve.
 func serveCloud(ctx context.Context, f serveFlags, logger *slog.Logger, now func() time.Time) error {
 	c := f.cloud
-	var token string
-	if f.adminTokenFile != "" {
-		var err error
-		if token, err = app.ReadTokenFile(f.adminTokenFile); err != nil {
-			return err
-		}
-	}
 	tgts, err := targets(targetOptions{policy: urlfetch.Policy{Allow: f.urlAllow, Deny: f.urlDeny}})
 	if err != nil {
 		return err
@@ -194,30 +184,16 @@ func serveCloud(ctx context.Context, f serveFlags, logger *slog.Logger, now func
 		return err
 	}
 
-	metrics := app.NewMetrics(nil) // Cloud Tasks cannot count a queue's tasks cheaply
-	eng := engine.New(st, queue, tgts, engine.Options{
-		Now:                now,
-		Config:             cloudConfig(f),
-		Logger:             logger,
-		Observer:           metrics,
-		MaxCallsPerProject: f.maxCalls,
-	})
-	wd := &watchdog.Watchdog{Store: st, Repairer: eng, Now: now, Logger: logger}
-	configs := &config.Refresher{
-		Dir:      f.configDir,
-		Targets:  tgts,
-		Importer: &config.Importer{Engine: eng, Store: st},
-		Now:      now,
-		Logger:   logger,
-	}
+	// Cloud Tasks cannot count a queue's tasks cheaply: no backlog gauge.
+	p := assemble(f, st, queue, tgts, cloudConfig(f), app.NewMetrics(nil), logger, now)
 
 	mux := http.NewServeMux()
-	mux.Handle(tasksPath, &cloudtasks.Endpoint{Gate: taskGate, Handler: eng.HandleTask, Logger: logger})
+	mux.Handle(tasksPath, &cloudtasks.Endpoint{Gate: taskGate, Handler: p.eng.HandleTask, Logger: logger})
 	for path, pass := range map[string]func(context.Context) (any, error){
-		watchdogPath: func(ctx context.Context) (any, error) { return wd.Pass(ctx) },
+		watchdogPath: func(ctx context.Context) (any, error) { return p.wd.Pass(ctx) },
 		refreshPath: func(ctx context.Context) (any, error) {
-			err := configs.Refresh(ctx)
-			return configs.Status(), err
+			err := p.configs.Refresh(ctx)
+			return p.configs.Status(), err
 		},
 	} {
 		gate, err := cronGate(path)
@@ -226,14 +202,7 @@ func serveCloud(ctx context.Context, f serveFlags, logger *slog.Logger, now func
 		}
 		mux.Handle(path, cloudtasks.Guard(gate, logger, cronPass(path, pass, logger)))
 	}
-	mux.Handle("/", app.New(app.Options{
-		Engine:     eng,
-		Store:      st,
-		Configs:    configs,
-		Metrics:    metrics,
-		AdminToken: token,
-		Logger:     logger,
-	}))
+	mux.Handle("/", p.api(false))
 
 	ln, err := net.Listen("tcp", f.listen)
 	if err != nil {
