@@ -91,7 +91,8 @@ type Report struct {
 	StoreUpdates uint64 `json:"store_updates"`
 	StoreCommits uint64 `json:"store_commits"`
 	// DatastoreReads and DatastoreWrites: the entities the datastore
-	// backend read and wrote, as billed.
+	// backend read and wrote, as billed; the reads include the
+	// simulator's own, for its checks.
 	DatastoreReads  int64   `json:"datastore_reads,omitempty"`
 	DatastoreWrites int64   `json:"datastore_writes,omitempty"`
 	WallSeconds     float64 `json:"wall_time_s,omitempty"`
