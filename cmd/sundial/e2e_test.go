@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sundial-cron/sundial/internal/emulator"
 )
 
 // The end-to-end tests run the real binary as an operator would: built
@@ -28,7 +30,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := emulator.Run(m)
 	if built != "" {
 		os.RemoveAll(filepath.Dir(built))
 	}

@@ -30,6 +30,8 @@ import (
 
 // serveFlags are the settings of "sundial serve".
 type serveFlags struct {
+	backend        string // embedded or cloud
+	cloud          cloudFlags
 	db             string
 	configDir      string
 	listen         string
@@ -41,6 +43,7 @@ type serveFlags struct {
 	refresh        time.Duration
 	stopGrace      time.Duration
 	maxCalls       int
+	taskGrace      time.Duration
 	urlAllow       []string
 	urlDeny        []string
 }
@@ -49,16 +52,19 @@ func parseServeFlags(args []string, stderr io.Writer) (serveFlags, error) {
 	fs := flag.NewFlagSet("sundial serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var f serveFlags
+	fs.StringVar(&f.backend, "backend", "embedded", "embedded (SQLite, in-process queue) or cloud (Cloud Datastore, Cloud Tasks, cron endpoints)")
+	f.cloud.register(fs)
 	fs.StringVar(&f.db, "db", "sundial.db", "the SQLite database file; created if missing")
 	fs.StringVar(&f.configDir, "config-dir", "examples/configs", "the directory of project configs, one <project>.yaml each")
-	fs.StringVar(&f.listen, "listen", "127.0.0.1:8080", "where the console, the API and /metrics listen")
+	fs.StringVar(&f.listen, "listen", "127.0.0.1:8080", "where the console, the API and /metrics listen (cloud: :$PORT when PORT is set)")
 	fs.StringVar(&f.adminTokenFile, "admin-token-file", "", "a file holding the token that callers other than loopback must present")
 	fs.StringVar(&f.logFormat, "log-format", "text", "text or json")
 	syncMode := fs.String("sync", "full", "SQLite synchronous setting: full (survives power loss) or normal")
-	fs.BoolVar(&f.commands, "commands", true, "run command targets")
+	fs.BoolVar(&f.commands, "commands", true, "run command targets (never in the cloud shape)")
 	fs.IntVar(&f.workers, "workers", 0, "tasks handled at once (default: the dispatcher's)")
 	fs.DurationVar(&f.refresh, "config-refresh", time.Minute, "how often the config directory is read again (SIGHUP reads it at once)")
 	fs.DurationVar(&f.stopGrace, "stop-grace", 30*time.Second, "how long running invocations may go on after SIGTERM")
+	fs.DurationVar(&f.taskGrace, "task-grace", statemachine.DefaultConfig.TaskGrace, "how late a task may be before the watchdog posts it again")
 	fs.IntVar(&f.maxCalls, "max-calls-per-project", 64, "target calls one project may have in flight (0: no bound), so one project's hanging targets cannot take every worker")
 	fs.Func("url-allow", "comma-separated CIDRs, IPs or host names (*.example.com) url_fetch jobs may call even where the defaults refuse", listFlag(&f.urlAllow))
 	fs.Func("url-deny", "comma-separated CIDRs, IPs or host names url_fetch jobs may never call", listFlag(&f.urlDeny))
@@ -79,8 +85,26 @@ func parseServeFlags(args []string, stderr io.Writer) (serveFlags, error) {
 	if f.logFormat != "text" && f.logFormat != "json" {
 		return f, fmt.Errorf("--log-format %q: want text or json", f.logFormat)
 	}
-	if f.refresh <= 0 || f.stopGrace < 0 || f.maxCalls < 0 {
-		return f, errors.New("--config-refresh must be positive, --stop-grace and --max-calls-per-project not negative")
+	if f.refresh <= 0 || f.taskGrace <= 0 || f.stopGrace < 0 || f.maxCalls < 0 {
+		return f, errors.New("--config-refresh and --task-grace must be positive, --stop-grace and --max-calls-per-project not negative")
+	}
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	switch f.backend {
+	case "embedded":
+	case "cloud":
+		// Instances of the cloud shape share no machine with the jobs'
+		// owners; a command would run on whichever instance took the task.
+		if set["commands"] && f.commands {
+			return f, errors.New("--commands: the cloud shape never runs commands")
+		}
+		f.commands = false
+		if port := os.Getenv("PORT"); port != "" && !set["listen"] {
+			f.listen = ":" + port
+		}
+		return f, f.cloud.resolve()
+	default:
+		return f, fmt.Errorf("--backend %q: want embedded or cloud", f.backend)
 	}
 	return f, nil
 }
@@ -97,8 +121,8 @@ func listFlag(list *[]string) func(string) error {
 	}
 }
 
-// runServe runs "sundial serve": the embedded default until SIGINT or
-// SIGTERM.
+// runServe runs "sundial serve": the embedded default, or the cloud shape,
+// until SIGINT or SIGTERM.
 func runServe(args []string, stdout, stderr io.Writer, now func() time.Time) int {
 	f, err := parseServeFlags(args, stderr)
 	if err != nil {
@@ -114,7 +138,11 @@ func runServe(args []string, stdout, stderr io.Writer, now func() time.Time) int
 	logger := slog.New(h)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := serveEmbedded(ctx, f, logger, now); err != nil {
+	serve := serveEmbedded
+	if f.backend == "cloud" {
+		serve = serveCloud
+	}
+	if err := serve(ctx, f, logger, now); err != nil {
 		logger.Error("sundial serve stopped", "err", err)
 		return 1
 	}
@@ -127,9 +155,10 @@ func runServe(args []string, stdout, stderr io.Writer, now func() time.Time) int
 // the handler's context): no live process can still be on its way to the
 // target, so the grace before asking the target is kept short and a
 // killed server's in-flight launch is settled within seconds.
-func embeddedConfig() statemachine.Config {
+func embeddedConfig(f serveFlags) statemachine.Config {
 	c := statemachine.DefaultConfig
 	c.LaunchGrace = time.Second
+	c.TaskGrace = f.taskGrace
 	return c
 }
 
@@ -169,7 +198,7 @@ func serveEmbedded(ctx context.Context, f serveFlags, logger *slog.Logger, now f
 	})
 	eng = engine.New(st, disp, tgts, engine.Options{
 		Now:                now,
-		Config:             embeddedConfig(),
+		Config:             embeddedConfig(f),
 		Logger:             logger,
 		Observer:           metrics,
 		MaxCallsPerProject: f.maxCalls,
@@ -205,23 +234,36 @@ func serveEmbedded(ctx context.Context, f serveFlags, logger *slog.Logger, now f
 		}),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
-	logger.Info("listening", "addr", ln.Addr().String(), "db", f.db, "config_dir", f.configDir, "commands", f.commands)
+	logger.Info("listening", "addr", ln.Addr().String(), "backend", "embedded", "db", f.db, "config_dir", f.configDir, "commands", f.commands)
+	return runServer(ctx, logger, ln, srv, 5*time.Second,
+		disp.Run,
+		func(ctx context.Context) error {
+			tick := time.NewTicker(time.Minute)
+			defer tick.Stop()
+			wd.Run(ctx, tick.C)
+			return nil
+		},
+		func(ctx context.Context) error {
+			configs.Run(ctx, refreshTicks(ctx, f.refresh))
+			return nil
+		})
+}
 
+// runServer serves srv on ln and runs each of loops until ctx is done or
+// one of them fails. Then it cancels the loops' context, gives requests
+// under way up to shutdownGrace, and waits for the loops to return.
+func runServer(ctx context.Context, logger *slog.Logger, ln net.Listener, srv *http.Server, shutdownGrace time.Duration, loops ...func(context.Context) error) error {
 	runCtx, stopRun := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopRun()
 	var wg sync.WaitGroup
-	errs := make(chan error, 2)
-	wg.Go(func() {
-		if err := disp.Run(runCtx); err != nil {
-			errs <- fmt.Errorf("dispatcher: %w", err)
-		}
-	})
-	wg.Go(func() {
-		tick := time.NewTicker(time.Minute)
-		defer tick.Stop()
-		wd.Run(runCtx, tick.C)
-	})
-	wg.Go(func() { configs.Run(runCtx, refreshTicks(runCtx, f.refresh)) })
+	errs := make(chan error, len(loops)+1)
+	for _, loop := range loops {
+		wg.Go(func() {
+			if err := loop(runCtx); err != nil {
+				errs <- err
+			}
+		})
+	}
 	wg.Go(func() {
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 			errs <- fmt.Errorf("http: %w", err)
@@ -231,11 +273,11 @@ func serveEmbedded(ctx context.Context, f serveFlags, logger *slog.Logger, now f
 	var failed error
 	select {
 	case <-ctx.Done():
-		logger.Info("stopping: no new tasks; running invocations have until the grace ends", "grace", f.stopGrace)
+		logger.Info("stopping: no new tasks; running invocations have until the grace ends")
 	case failed = <-errs:
 	}
 	stopRun()
-	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	shutdown, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	srv.Shutdown(shutdown)
 	wg.Wait()

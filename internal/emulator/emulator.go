@@ -48,13 +48,19 @@ var (
 // Main runs the package's tests and stops the emulator if one was started.
 // Call it from TestMain.
 func Main(m *testing.M) {
+	os.Exit(Run(m))
+}
+
+// Run is Main for a TestMain that has more to clean up: it runs the tests,
+// stops the emulator if one was started, and returns the exit code.
+func Run(m *testing.M) int {
 	code := m.Run()
 	if running != nil {
 		if err := running.Stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "stopping the Datastore emulator:", err)
 		}
 	}
-	os.Exit(code)
+	return code
 }
 
 // Datastore returns the host:port of a Datastore emulator, starting one
