@@ -1,4 +1,5 @@
-// Package emulator starts the Cloud Datastore emulator for tests. A test
+// Package emulator starts the Cloud Datastore emulator, for tests and for
+// sundial simulate --backend=datastore. A test
 // package calls Main from its TestMain and Datastore from each test that
 // needs the emulator: the first such test starts one emulator for the whole
 // package, on a free loopback port, and Main stops it when the tests end.
@@ -103,11 +104,16 @@ type Process struct {
 }
 
 // Start starts an emulator in Firestore in Datastore mode on a free
-// loopback port, in memory, requiring the indexes indexFile declares, and
-// returns once it answers.
+// loopback port, in memory, requiring the indexes indexFile declares (or
+// none, serving every query, for indexFile ""), and returns once it
+// answers.
 func Start(ctx context.Context, indexFile string) (*Process, error) {
-	if _, err := os.Stat(indexFile); err != nil {
-		return nil, fmt.Errorf("index file: %w", err)
+	args := []string{"--testing", "--firestore_in_datastore_mode"}
+	if indexFile != "" {
+		if _, err := os.Stat(indexFile); err != nil {
+			return nil, fmt.Errorf("index file: %w", err)
+		}
+		args = append(args, "--require_indexes", "--index_file="+indexFile)
 	}
 	jar, err := findJar(ctx)
 	if err != nil {
@@ -118,9 +124,8 @@ func Start(ctx context.Context, indexFile string) (*Process, error) {
 		return nil, err
 	}
 	p := &Process{Host: fmt.Sprintf("127.0.0.1:%d", port), done: make(chan struct{}), log: &tail{}}
-	p.cmd = exec.Command("java", "-cp", jar, "com.google.cloud.datastore.emulator.CloudDatastore", "start",
-		"--testing", "--firestore_in_datastore_mode", "--require_indexes", "--index_file="+indexFile,
-		"--host=127.0.0.1", fmt.Sprintf("--port=%d", port))
+	args = append(args, "--host=127.0.0.1", fmt.Sprintf("--port=%d", port))
+	p.cmd = exec.Command("java", append([]string{"-cp", jar, "com.google.cloud.datastore.emulator.CloudDatastore", "start"}, args...)...)
 	// Its own process group, so Stop reaches every process it starts; and
 	// killed with this process if the test binary dies without Stop.
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
