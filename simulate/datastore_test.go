@@ -3,11 +3,11 @@ package simulate_test
 import (
 	"testing"
 
-	"github.com/sundial-cron/sundial/internal/emulator"
+	"github.com/sundial-cron/sundial/internal/emulator/emulatortest"
 	"github.com/sundial-cron/sundial/simulate"
 )
 
-func TestMain(m *testing.M) { emulator.Main(m) }
+func TestMain(m *testing.M) { emulatortest.Main(m) }
 
 // TestGuaranteesOnDatastore runs the engine on the cloud shape — the
 // Datastore store on the emulator, tasks posted after the commit to a
@@ -15,7 +15,7 @@ func TestMain(m *testing.M) { emulator.Main(m) }
 // heavy faults, and fails on any double launch, stuck job or occurrence
 // neither run nor recorded as skipped.
 func TestGuaranteesOnDatastore(t *testing.T) {
-	host := emulator.Datastore(t)
+	host := emulatortest.Datastore(t)
 	jobs := 24
 	if testing.Short() {
 		jobs = 8

@@ -13,7 +13,7 @@ import (
 
 	"cloud.google.com/go/cloudtasks/apiv2/cloudtaskspb"
 
-	"github.com/sundial-cron/sundial/internal/emulator"
+	"github.com/sundial-cron/sundial/internal/emulator/emulatortest"
 	"github.com/sundial-cron/sundial/task/cloudtasks/cloudtaskstest"
 	"github.com/sundial-cron/sundial/watchdog"
 )
@@ -28,7 +28,7 @@ import (
 // refused.
 func TestCloudShapeSurvivesLostAndRepeatedTasks(t *testing.T) {
 	t.Parallel()
-	emulator.Datastore(t) // the server inherits DATASTORE_EMULATOR_HOST
+	emulatortest.Datastore(t) // the server inherits DATASTORE_EMULATOR_HOST
 	recv := newReceiver(t, 0)
 	appURL := "http://" + freeAddr(t)
 

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sundial-cron/sundial/internal/emulator"
+	"github.com/sundial-cron/sundial/internal/emulator/emulatortest"
 )
 
 // The end-to-end tests run the real binary as an operator would: built
@@ -30,7 +30,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	code := emulator.Run(m)
+	code := emulatortest.Run(m)
 	if built != "" {
 		os.RemoveAll(filepath.Dir(built))
 	}

@@ -1,8 +1,5 @@
-// Package emulator starts the Cloud Datastore emulator, for tests and for
-// sundial simulate --backend=datastore. A test
-// package calls Main from its TestMain and Datastore from each test that
-// needs the emulator: the first such test starts one emulator for the whole
-// package, on a free loopback port, and Main stops it when the tests end.
+// Package emulator starts the Cloud Datastore emulator, for tests (through
+// emulatortest) and for sundial simulate --backend=datastore.
 //
 // The emulator runs in Firestore in Datastore mode (what production runs:
 // strongly consistent reads, no entity-group write limits) and with
@@ -26,74 +23,12 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"testing"
 	"time"
 )
 
 // EnvHost names an emulator already running; Datastore then uses it instead
 // of starting one. The Datastore client reads the same variable.
 const EnvHost = "DATASTORE_EMULATOR_HOST"
-
-// EnvRequire, set to 1, makes a missing emulator fail the tests that need it
-// instead of skipping them (CI sets it).
-const EnvRequire = "SUNDIAL_REQUIRE_EMULATOR"
-
-var (
-	once    sync.Once
-	running *Process
-	host    string
-	failed  error
-)
-
-// Main runs the package's tests and stops the emulator if one was started.
-// Call it from TestMain.
-func Main(m *testing.M) {
-	os.Exit(Run(m))
-}
-
-// Run is Main for a TestMain that has more to clean up: it runs the tests,
-// stops the emulator if one was started, and returns the exit code.
-func Run(m *testing.M) int {
-	code := m.Run()
-	if running != nil {
-		if err := running.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "stopping the Datastore emulator:", err)
-		}
-	}
-	return code
-}
-
-// Datastore returns the host:port of a Datastore emulator, starting one
-// the first time it is asked, and sets DATASTORE_EMULATOR_HOST so the
-// Datastore client connects to it. Without an emulator it skips t, or
-// fails it when SUNDIAL_REQUIRE_EMULATOR=1.
-func Datastore(t testing.TB) string {
-	t.Helper()
-	once.Do(func() {
-		if host = os.Getenv(EnvHost); host != "" {
-			return
-		}
-		root, err := moduleRoot()
-		if err == nil {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			running, err = Start(ctx, filepath.Join(root, "index.yaml"))
-		}
-		if err != nil {
-			failed = err
-			return
-		}
-		host = running.Host
-		failed = os.Setenv(EnvHost, host)
-	})
-	if failed != nil {
-		if os.Getenv(EnvRequire) == "1" {
-			t.Fatalf("Datastore emulator (required by %s=1): %v", EnvRequire, failed)
-		}
-		t.Skipf("no Datastore emulator: %v", failed)
-	}
-	return host
-}
 
 // Process is a running emulator.
 type Process struct {
@@ -230,25 +165,6 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// moduleRoot is the directory of the go.mod above the working directory:
-// tests run in their package's directory.
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory")
-		}
-		dir = parent
-	}
 }
 
 // tail keeps the last lines of the emulator's output for error messages.

@@ -9,19 +9,19 @@ import (
 	"cloud.google.com/go/datastore"
 	"google.golang.org/api/option"
 
-	"github.com/sundial-cron/sundial/internal/emulator"
+	"github.com/sundial-cron/sundial/internal/emulator/emulatortest"
 	"github.com/sundial-cron/sundial/store"
 	"github.com/sundial-cron/sundial/store/storetest"
 )
 
-func TestMain(m *testing.M) { emulator.Main(m) }
+func TestMain(m *testing.M) { emulatortest.Main(m) }
 
 var namespaces atomic.Int64
 
 // newClient connects to the emulator, counting what it is asked.
 func newClient(t testing.TB, c *Counter) *datastore.Client {
 	t.Helper()
-	emulator.Datastore(t)
+	emulatortest.Datastore(t)
 	var opts []option.ClientOption
 	if c != nil {
 		opts = append(opts, c.ClientOption())
