@@ -8,6 +8,7 @@
 package app
 
 import (
+	"io"
 	"log/slog"
 	"net/http"
 	"time"
@@ -59,8 +60,8 @@ type server struct {
 	auth    *auth
 }
 
-// New returns the handler of /api/v1/... and, with Options.Metrics,
-// /metrics.
+// New returns the handler of /api/v1/..., /healthz and, with
+// Options.Metrics, /metrics.
 func New(opts Options) http.Handler {
 	if opts.Engine == nil || opts.Store == nil {
 		panic("app: Options.Engine and Options.Store are required")
@@ -88,5 +89,11 @@ func New(opts Options) http.Handler {
 	if opts.Metrics != nil {
 		mux.Handle("GET /metrics", opts.Metrics.Handler())
 	}
+	// Liveness for load balancers and platforms' probes: it touches
+	// nothing, so a slow store does not get a healthy instance restarted.
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		io.WriteString(w, "ok\n")
+	})
 	return mux
 }

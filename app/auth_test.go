@@ -63,6 +63,13 @@ func TestMetricsNeedNoToken(t *testing.T) {
 	}
 }
 
+func TestHealthzNeedsNoToken(t *testing.T) {
+	h := fixture(t)
+	if a := h.do(req{method: "GET", path: "/healthz", remote: true}); a.status != 200 || a.raw != "ok\n" {
+		t.Errorf("remote health check: %d %q", a.status, a.raw)
+	}
+}
+
 func TestReadTokenFile(t *testing.T) {
 	dir := t.TempDir()
 	cases := []struct {
