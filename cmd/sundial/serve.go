@@ -40,6 +40,7 @@ type serveFlags struct {
 	adminTokenFile string
 	adminToken     string // read from adminTokenFile at start
 	logFormat      string
+	logLevel       slog.Level
 	sync           sqlite.Sync
 	commands       bool
 	workers        int
@@ -62,6 +63,7 @@ func parseServeFlags(args []string, stderr io.Writer) (serveFlags, error) {
 	fs.StringVar(&f.listen, "listen", "127.0.0.1:8080", "where the console, the API and /metrics listen (cloud: :$PORT when PORT is set)")
 	fs.StringVar(&f.adminTokenFile, "admin-token-file", "", "a file holding the token that callers other than loopback must present")
 	fs.StringVar(&f.logFormat, "log-format", "text", "text or json")
+	fs.TextVar(&f.logLevel, "log-level", slog.LevelInfo, "debug (a line per launch and end), info, warn or error")
 	syncMode := fs.String("sync", "full", "SQLite synchronous setting: full (survives power loss) or normal")
 	fs.BoolVar(&f.commands, "commands", true, "run command targets (never in the cloud shape)")
 	fs.IntVar(&f.workers, "workers", 0, "tasks handled at once (default: the dispatcher's)")
@@ -134,9 +136,10 @@ func runServe(args []string, stdout, stderr io.Writer, now func() time.Time) int
 		}
 		return exitUsage
 	}
-	var h slog.Handler = slog.NewTextHandler(stderr, nil)
+	hopts := &slog.HandlerOptions{Level: f.logLevel}
+	var h slog.Handler = slog.NewTextHandler(stderr, hopts)
 	if f.logFormat == "json" {
-		h = slog.NewJSONHandler(stderr, nil)
+		h = slog.NewJSONHandler(stderr, hopts)
 	}
 	logger := slog.New(h)
 	if f.adminTokenFile != "" {
@@ -242,7 +245,7 @@ func assemble(f serveFlags, st store.Store, q task.Queue, tgts map[string]target
 		Now:                now,
 		Config:             cfg,
 		Logger:             logger,
-		Observer:           metrics,
+		Observer:           observers{metrics, logObserver{logger}},
 		MaxCallsPerProject: f.maxCalls,
 	})
 	configs := &config.Refresher{

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/sundial-cron/sundial/engine"
+	"github.com/sundial-cron/sundial/statemachine"
+)
+
+// logObserver writes what the engine did to the log: launches and normal
+// ends at debug level (a line per invocation is too many for a busy
+// server's default log), failed invocations and watchdog repairs at warn,
+// and skipped occurrences at info, except overruns, which a job with
+// overlap: skip has by design.
+type logObserver struct{ log *slog.Logger }
+
+func (o logObserver) Launched(jobID string, lateness time.Duration) {
+	o.log.Debug("launched", "job", jobID, "lateness", lateness)
+}
+
+func (o logObserver) Ended(jobID string, status statemachine.Status) {
+	level := slog.LevelDebug
+	if status == statemachine.StatusFailed {
+		level = slog.LevelWarn
+	}
+	o.log.Log(context.Background(), level, "invocation ended", "job", jobID, "status", status)
+}
+
+func (o logObserver) Skipped(jobID string, reason statemachine.SkipReason, count int) {
+	level := slog.LevelInfo
+	if reason == statemachine.SkipOverrun {
+		level = slog.LevelDebug
+	}
+	o.log.Log(context.Background(), level, "occurrences skipped", "job", jobID, "reason", reason, "count", count)
+}
+
+func (o logObserver) Repaired(jobID string) {
+	o.log.Warn("watchdog repaired a job", "job", jobID)
+}
+
+// observers tells each of its members.
+type observers []engine.Observer
+
+func (obs observers) Launched(jobID string, lateness time.Duration) {
+	for _, o := range obs {
+		o.Launched(jobID, lateness)
+	}
+}
+
+func (obs observers) Ended(jobID string, status statemachine.Status) {
+	for _, o := range obs {
+		o.Ended(jobID, status)
+	}
+}
+
+func (obs observers) Skipped(jobID string, reason statemachine.SkipReason, count int) {
+	for _, o := range obs {
+		o.Skipped(jobID, reason, count)
+	}
+}
+
+func (obs observers) Repaired(jobID string) {
+	for _, o := range obs {
+		o.Repaired(jobID)
+	}
+}
