@@ -1,8 +1,9 @@
 // Package schedulertest is a Cloud Scheduler server for tests: the gRPC
-// calls gcpsetup makes (GetJob, CreateJob, UpdateJob), served on loopback
-// with Cloud Scheduler's rules (job names under their location, refusal of
-// a name in use, the update mask honoured, HTTP targets' attempt deadline
-// between 15 s and 30 min, a unix-cron schedule and a tz database zone).
+// calls gcpsetup makes (GetJob, CreateJob, UpdateJob), and PauseJob to
+// pause a job as someone might by hand, served on loopback with Cloud
+// Scheduler's rules (job names under their location, refusal of a name in
+// use, the update mask honoured, HTTP targets' attempt deadline between
+// 15 s and 30 min, a unix-cron schedule and a tz database zone).
 // It keeps jobs; it never runs them. Google ships no Cloud Scheduler
 // emulator; this is the smallest honest stand-in.
 package schedulertest
@@ -87,8 +88,8 @@ func (s *Server) Client(ctx context.Context) (*scheduler.CloudSchedulerClient, e
 // Close stops the server.
 func (s *Server) Close() { s.gs.Stop() }
 
-// Writes lists the writes so far, one per CreateJob or UpdateJob, as
-// "CreateJob NAME" or "UpdateJob NAME [MASK PATHS]".
+// Writes lists the writes so far, one per call that changes a job, as
+// "CreateJob NAME", "UpdateJob NAME [MASK PATHS]" or "PauseJob NAME".
 func (s *Server) Writes() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -170,6 +171,19 @@ func (s *Server) UpdateJob(_ context.Context, req *schedulerpb.UpdateJobRequest)
 	j.State, j.UserUpdateTime = old.State, timestamppb.New(s.now())
 	s.jobs[j.Name] = j
 	s.writes = append(s.writes, fmt.Sprintf("UpdateJob %s %v", j.Name, paths))
+	return proto.Clone(j).(*schedulerpb.Job), nil
+}
+
+// PauseJob implements the Cloud Scheduler call: the job stays, PAUSED.
+func (s *Server) PauseJob(_ context.Context, req *schedulerpb.PauseJobRequest) (*schedulerpb.Job, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j, ok := s.jobs[req.GetName()]
+	if !ok {
+		return nil, status.Errorf(codes.NotFound, "job %s not found", req.GetName())
+	}
+	j.State = schedulerpb.Job_PAUSED
+	s.writes = append(s.writes, "PauseJob "+j.Name)
 	return proto.Clone(j).(*schedulerpb.Job), nil
 }
 

@@ -22,17 +22,34 @@ import (
 
 var location = regexp.MustCompile(`^projects/[A-Za-z0-9.:-]+/locations/[A-Za-z0-9-]+$`)
 
-// queueDefaults are what Cloud Tasks gives a queue's settings that its
-// creation leaves unset.
-func queueDefaults() *cloudtaskspb.Queue {
-	return &cloudtaskspb.Queue{
-		RateLimits: &cloudtaskspb.RateLimits{MaxDispatchesPerSecond: 500, MaxConcurrentDispatches: 1000},
-		RetryConfig: &cloudtaskspb.RetryConfig{
-			MaxAttempts:  100,
-			MinBackoff:   durationpb.New(100 * time.Millisecond),
-			MaxBackoff:   durationpb.New(time.Hour),
-			MaxDoublings: 16,
-		},
+// fillDefaults gives the settings a queue's creation leaves unset what
+// Cloud Tasks gives them. Each field is a whole: a backoff of 1s does not
+// take the nanoseconds of the default 0.1s.
+func fillDefaults(q *cloudtaskspb.Queue) {
+	if q.RateLimits == nil {
+		q.RateLimits = &cloudtaskspb.RateLimits{}
+	}
+	if q.RetryConfig == nil {
+		q.RetryConfig = &cloudtaskspb.RetryConfig{}
+	}
+	rl, rc := q.RateLimits, q.RetryConfig
+	if rl.MaxDispatchesPerSecond == 0 {
+		rl.MaxDispatchesPerSecond = 500
+	}
+	if rl.MaxConcurrentDispatches == 0 {
+		rl.MaxConcurrentDispatches = 1000
+	}
+	if rc.MaxAttempts == 0 {
+		rc.MaxAttempts = 100
+	}
+	if rc.MinBackoff == nil {
+		rc.MinBackoff = durationpb.New(100 * time.Millisecond)
+	}
+	if rc.MaxBackoff == nil {
+		rc.MaxBackoff = durationpb.New(time.Hour)
+	}
+	if rc.MaxDoublings == 0 {
+		rc.MaxDoublings = 16
 	}
 }
 
@@ -65,8 +82,8 @@ func (s *Server) CreateQueue(_ context.Context, req *cloudtaskspb.CreateQueueReq
 	if !strings.HasPrefix(in.GetName(), req.GetParent()+"/queues/") {
 		return nil, status.Errorf(codes.InvalidArgument, "queue name %q: want %s/queues/QUEUE", in.GetName(), req.GetParent())
 	}
-	q := queueDefaults()
-	proto.Merge(q, in)
+	q := proto.Clone(in).(*cloudtaskspb.Queue)
+	fillDefaults(q)
 	q.State, q.PurgeTime = cloudtaskspb.Queue_RUNNING, nil
 	if err := checkQueue(q); err != nil {
 		return nil, err
@@ -91,8 +108,8 @@ func (s *Server) UpdateQueue(_ context.Context, req *cloudtaskspb.UpdateQueueReq
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	q := queueDefaults()
-	q.Name = in.Name
+	q := &cloudtaskspb.Queue{Name: in.Name}
+	fillDefaults(q)
 	if old, ok := s.queues[in.Name]; ok {
 		q = proto.Clone(old).(*cloudtaskspb.Queue)
 	}
