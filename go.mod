@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	cloud.google.com/go/cloudtasks v1.21.0
 	cloud.google.com/go/datastore v1.28.0
+	cloud.google.com/go/scheduler v1.18.0
 	github.com/coreos/go-oidc/v3 v3.21.0
 	github.com/googleapis/gax-go/v2 v2.26.2
 	github.com/gorhill/cronexpr v0.0.0-20180427100037-88b0669f7d75

@@ -6,6 +6,7 @@
 //	sundial schedule explain EXPR   explain a schedule in words
 //	sundial simulate                run the engine on a simulated clock with faults
 //	sundial bench                   measure the embedded engine in real time
+//	sundial setup-gcp               create or update the Cloud Run queue and scheduler jobs
 //
 // Bad input exits with status 2 and the error on stderr.
 package main
@@ -29,6 +30,7 @@ const usage = `usage:
   sundial schedule explain EXPR [same flags]
   sundial simulate [--jobs N] [--days D] [--seed S] [--faults none|default|heavy] [--backend sqlite|datastore] [--dir DIR]
   sundial bench [--jobs N] [--minutes M] [--db PATH] [--sync full|normal] [--workers W] [--warmup D] [--cpuprofile FILE] [--serve] [-v]
+  sundial setup-gcp [--project P] [--location L] [--queue Q] [--public-url URL] [--invoker SA] [--dry-run]
 `
 
 // exitUsage is the status for bad input, so scripts can tell it from a
@@ -53,6 +55,8 @@ func run(args []string, stdout, stderr io.Writer, now func() time.Time) int {
 		return runBench(args[1:], stdout, stderr, now)
 	case "serve":
 		return runServe(args[1:], stdout, stderr, now)
+	case "setup-gcp":
+		return runSetupGCP(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

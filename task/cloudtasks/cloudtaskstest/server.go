@@ -1,5 +1,6 @@
 // Package cloudtaskstest is a Cloud Tasks server for tests: the gRPC calls
-// task/cloudtasks makes (CreateTask, GetTask, DeleteTask), served on
+// task/cloudtasks makes (CreateTask, GetTask, DeleteTask) and those
+// gcpsetup makes (GetQueue, CreateQueue, UpdateQueue), served on
 // loopback with Cloud Tasks' rules (task ids, refusal of a name used
 // recently, the 30-day limit on schedule times), and delivery of the tasks
 // as real HTTP requests with the headers Cloud Tasks sends, an OIDC token
@@ -96,6 +97,8 @@ type Server struct {
 	lose       func(*cloudtaskspb.Task) bool
 	twice      func(*cloudtaskspb.Task) bool
 	deliveries []Delivery
+	queues     map[string]*cloudtaskspb.Queue
+	queueCalls []string
 }
 
 // entry is a task waiting in a queue, with what Cloud Tasks tracks of it.
@@ -127,7 +130,7 @@ func Start(opts Options) (*Server, error) {
 	}
 	s := &Server{
 		opts: opts, lis: lis, gs: grpc.NewServer(), wake: make(chan struct{}, 1),
-		tasks: map[string]*entry{}, used: map[string]time.Time{},
+		tasks: map[string]*entry{}, used: map[string]time.Time{}, queues: map[string]*cloudtaskspb.Queue{},
 	}
 	cloudtaskspb.RegisterCloudTasksServer(s.gs, s)
 	go s.gs.Serve(lis) //nolint:errcheck // Serve returns when Close stops it.
