@@ -1,11 +1,11 @@
 // Command sundial is the one binary of Sundial: the server and its tools.
 //
-//	sundial serve                   run Sundial on its embedded default
+//	sundial serve                   run Sundial: the embedded default, or --backend=cloud
 //	sundial validate DIR_OR_FILE... check project configs, listing every error
 //	sundial schedule next EXPR      print the next fire times of a schedule
 //	sundial schedule explain EXPR   explain a schedule in words
 //	sundial simulate                run the engine on a simulated clock with faults
-//	sundial bench                   measure the embedded engine in real time
+//	sundial bench                   measure the engine, or the whole server, in real time
 //	sundial setup-gcp               create or update the Cloud Run queue and scheduler jobs
 //
 // Bad input exits with status 2 and the error on stderr.
