@@ -25,7 +25,7 @@ const usage = `usage:
   sundial serve [flags]
   sundial schedule next EXPR [--tz ZONE] [--from RFC3339] [-n N] [--job-id ID] [--dst-gap skip|shift] [--dst-repeat first|last|both]
   sundial schedule explain EXPR [same flags]
-  sundial simulate [--jobs N] [--days D] [--seed S] [--faults none|default|heavy] [--dir DIR]
+  sundial simulate [--jobs N] [--days D] [--seed S] [--faults none|default|heavy] [--dir DIR] [--cpuprofile FILE]
   sundial bench [--jobs N] [--minutes M] [--db PATH] [--sync full|normal] [--workers W] [--warmup D] [--cpuprofile FILE] [-v]
 `
 

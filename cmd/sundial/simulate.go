@@ -7,6 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/sundial-cron/sundial/simulate"
@@ -25,6 +27,7 @@ func runSimulate(args []string, stdout, stderr io.Writer, now func() time.Time) 
 	fs.Uint64Var(&opts.Seed, "seed", 1, "seed of every random choice; a seed always gives the same jobs and faults")
 	fs.StringVar(&opts.Faults, "faults", "default", "fault level: none, default or heavy")
 	fs.StringVar(&opts.Dir, "dir", "", "directory for the database file (default: a temporary one, removed afterwards)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	if err := fs.Parse(args); err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(stderr, "sundial simulate: %v\n", err)
@@ -36,6 +39,19 @@ func runSimulate(args []string, stdout, stderr io.Writer, now func() time.Time) 
 		return exitUsage
 	}
 	opts.WallClock = now
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "sundial simulate: %v\n", err)
+			return 1
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(stderr, "sundial simulate: %v\n", err)
+			return 1
+		}
+		defer pprof.StopCPUProfile()
+	}
 	rep, err := simulate.Run(context.Background(), opts)
 	if errors.Is(err, simulate.ErrBadOptions) {
 		fmt.Fprintf(stderr, "sundial simulate: %v\n", err)
