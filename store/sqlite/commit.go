@@ -21,7 +21,8 @@ const maxBatch = 256
 type request struct {
 	ctx      context.Context
 	op       func(*writer) error
-	isUpdate bool // counted in Stats.Updates
+	isUpdate bool   // counted in Stats.Updates
+	onCommit func() // if not nil, run by the committer once op's writes committed
 	state    atomic.Int32
 	done     chan result // buffered: the committer never waits for the caller
 }
@@ -48,6 +49,16 @@ type rejected struct{ err error }
 func (r *rejected) Error() string { return r.err.Error() }
 
 func (r *request) finish(res result) { r.done <- res }
+
+// committed counts a committed Update and runs its onCommit.
+func (s *Store) committed(r *request) {
+	if r.isUpdate {
+		s.updates.Add(1)
+	}
+	if r.onCommit != nil {
+		r.onCommit()
+	}
+}
 
 // queue holds the requests not yet taken by the committer.
 type queue struct {
@@ -100,11 +111,14 @@ func (q *queue) close() []*request {
 // withdrawn before the committer took it returns ctx.Err() and never runs.
 // Once taken, it runs and commits (or not) whatever ctx says: the caller
 // must learn what happened.
-func (s *Store) write(ctx context.Context, isUpdate bool, op func(*writer) error) error {
+//
+// onCommit, if not nil, runs on the committer right after the COMMIT that
+// made op's writes durable, before the answer.
+func (s *Store) write(ctx context.Context, isUpdate bool, onCommit func(), op func(*writer) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	r := &request{ctx: ctx, op: op, isUpdate: isUpdate, done: make(chan result, 1)}
+	r := &request{ctx: ctx, op: op, isUpdate: isUpdate, onCommit: onCommit, done: make(chan result, 1)}
 	if !s.queue.push(r) {
 		return ErrClosed
 	}
@@ -244,9 +258,11 @@ func (s *Store) runBatch(w *writer, batch []*request) {
 			s.commits.Add(1)
 			s.wakeCheckpointer()
 			for i, r := range live {
-				if r.isUpdate && results[i].err == nil {
-					s.updates.Add(1)
+				if results[i].err == nil {
+					s.committed(r)
 				}
+			}
+			for i, r := range live {
 				r.finish(results[i])
 			}
 			return
@@ -287,9 +303,7 @@ func (s *Store) runAlone(w *writer, r *request) {
 	}
 	s.commits.Add(1)
 	s.wakeCheckpointer()
-	if r.isUpdate {
-		s.updates.Add(1)
-	}
+	s.committed(r)
 	r.finish(res)
 }
 

@@ -70,7 +70,7 @@ func (s *Store) ClaimTasks(ctx context.Context, c Claim) ([]Claimed, error) {
 		return nil, err
 	}
 	var claimed []Claimed
-	err = s.write(ctx, false, func(w *writer) error {
+	err = s.write(ctx, false, nil, func(w *writer) error {
 		claimed = nil
 		if err := heartbeat(w, c.Owner, now, now-int64(c.OrphanAfter)); err != nil {
 			return err
@@ -129,7 +129,7 @@ func (s *Store) AckTasks(ctx context.Context, owner string, done []string, retry
 			return err
 		}
 	}
-	return s.write(ctx, false, func(w *writer) error {
+	return s.write(ctx, false, nil, func(w *writer) error {
 		for _, name := range done {
 			if _, err := w.exec("DELETE FROM tasks WHERE name = ?", name); err != nil {
 				return err
@@ -157,7 +157,7 @@ func (s *Store) Heartbeat(ctx context.Context, owner string, now time.Time, orph
 	if err != nil {
 		return err
 	}
-	return s.write(ctx, false, func(w *writer) error {
+	return s.write(ctx, false, nil, func(w *writer) error {
 		return heartbeat(w, owner, n, n-int64(orphanAfter))
 	})
 }
@@ -225,7 +225,7 @@ func (s *Store) Tasks(ctx context.Context, limit int) ([]task.Task, error) {
 // for the simulator: the watchdog must repair every job that waited for
 // one.
 func (s *Store) PurgeTasks(ctx context.Context) error {
-	return s.write(ctx, false, func(w *writer) error {
+	return s.write(ctx, false, nil, func(w *writer) error {
 		_, err := w.exec("DELETE FROM tasks")
 		return err
 	})
@@ -234,7 +234,7 @@ func (s *Store) PurgeTasks(ctx context.Context) error {
 // DeleteTask deletes one task by name, if it is queued, as a lost task
 // would vanish. A fault for the simulator.
 func (s *Store) DeleteTask(ctx context.Context, name string) error {
-	return s.write(ctx, false, func(w *writer) error {
+	return s.write(ctx, false, nil, func(w *writer) error {
 		_, err := w.exec("DELETE FROM tasks WHERE name = ?", name)
 		return err
 	})
