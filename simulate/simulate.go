@@ -96,6 +96,8 @@ const (
 	watchdogGrace  = 30 * time.Second
 	orphanAfter    = 10 * time.Second
 	step           = 15 * time.Second
+	// workers is how many tasks, and how many agenda events, run at once.
+	workers = 16
 )
 
 // start is the first simulated instant: 19 hours before New York springs
@@ -208,7 +210,7 @@ func (s *sim) build(st *sqlite.Store) {
 		Interrupt: s.interrupt,
 	})
 	s.disp = local.New(st, s.deliver, local.Options{
-		Owner: "simulate", Workers: 16, OrphanAfter: orphanAfter, Now: clock,
+		Owner: "simulate", Workers: workers, OrphanAfter: orphanAfter, Now: clock,
 		// Failed deliveries are the faults it injects: the report counts them.
 		Logger: slog.New(slog.DiscardHandler),
 	})
@@ -285,11 +287,56 @@ func later(a, b time.Time) time.Time {
 	return b
 }
 
-func (s *sim) at(t time.Time, fn func()) {
+func (s *sim) at(t time.Time, fn func()) { s.add(event{at: t, fn: fn}) }
+
+// atAlone puts on the agenda an event that must not run alongside others.
+func (s *sim) atAlone(t time.Time, fn func()) { s.add(event{at: t, fn: fn, alone: true}) }
+
+func (s *sim) add(ev event) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.seq++
-	s.agenda.add(event{at: t, seq: s.seq, fn: fn})
+	ev.seq = s.seq
+	s.agenda.add(ev)
+}
+
+// runDue runs the agenda's events due at s.now, including those they add
+// for now, and reports whether there were any. Events run concurrently, at
+// most workers at a time, so that their store transactions share commits
+// as a busy process's would (one at a time, each target's report was a
+// commit of its own: most of a run's commits); an alone event waits for
+// those before it, and those after it wait for it.
+func (s *sim) runDue() bool {
+	ran := false
+	sem := make(chan struct{}, workers)
+	var wg sync.WaitGroup
+	for {
+		s.mu.Lock()
+		ev, ok := s.agenda.popDue(s.now)
+		s.mu.Unlock()
+		if !ok {
+			// Running events may still add some for now.
+			wg.Wait()
+			s.mu.Lock()
+			at, more := s.agenda.next()
+			s.mu.Unlock()
+			if !more || at.After(s.now) {
+				return ran
+			}
+			continue
+		}
+		ran = true
+		if ev.alone {
+			wg.Wait()
+			ev.fn()
+			continue
+		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			ev.fn()
+		})
+	}
 }
 
 func (s *sim) count(fault string) {
@@ -368,20 +415,20 @@ func (s *sim) run(jobs, days int) error {
 // plan puts the admin actions and the whole-process faults on the agenda.
 func (s *sim) plan(end time.Time) {
 	for _, t := range s.spread(s.faults.Purges, start, end) {
-		s.at(t, func() {
+		s.atAlone(t, func() {
 			s.count("queue_purged")
 			_ = s.store.PurgeTasks(s.ctx)
 		})
 	}
 	for _, t := range s.spread(s.faults.Downtimes, start, end) {
-		s.at(t, func() {
+		s.atAlone(t, func() {
 			s.count("downtime")
 			s.now = s.now.Add(5*time.Minute + time.Duration(s.rng.Int64N(int64(115*time.Minute))))
 			s.up = s.clock()
 		})
 	}
 	for _, t := range s.spread(s.faults.ClockJumps, start, end) {
-		s.at(t, func() {
+		s.atAlone(t, func() {
 			s.count("clock_jump")
 			s.skew = time.Duration(s.rng.Int64N(int64(4*time.Minute))) - 2*time.Minute
 			// A jump forward makes timers overdue at once; the watchdog's
@@ -435,17 +482,7 @@ func (s *sim) loop(until time.Time) error {
 		if t = t.Add(step - 1).Truncate(step); t.After(s.now) {
 			s.now = t
 		}
-		ran := false
-		for {
-			s.mu.Lock()
-			fn, ok := s.agenda.popDue(s.now)
-			s.mu.Unlock()
-			if !ok {
-				break
-			}
-			fn()
-			ran = true
-		}
+		ran := s.runDue()
 		if ran || (dueOK && !due.After(s.clock())) {
 			if _, due, dueOK, err = s.disp.RunDue(s.ctx, s.clock()); err != nil {
 				return err
