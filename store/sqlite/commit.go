@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"runtime"
 	"fmt"
 	"math"
 	"sync"
@@ -208,6 +209,12 @@ func (s *Store) commitLoop(conn *sql.Conn) {
 		}
 		select {
 		case <-s.queue.ready:
+			// The first Update's send put the committer next in line on
+			// its P, ahead of the callers about to queue theirs: letting
+			// those run first turns a stream of lone commits into
+			// batches (simulate --jobs 1000 --days 1: 125k -> 80k
+			// commits) and costs a lone Update only a reschedule.
+			runtime.Gosched()
 		case <-s.quit:
 			return
 		}
