@@ -19,7 +19,7 @@ type faults struct {
 	Crash        float64 // the process dies at a point of the launch path (each point)
 	Purges       int     // whole-queue purges per day
 	Downtimes    int     // process restarts per day, each 5 minutes to 2 hours down
-	ClockJumps   int     // clock jumps per day, up to 2 minutes either way
+	ClockJumps   int     // clock jumps per day, up to the backend's maxSkew either way
 }
 
 // levels are the --faults levels.
@@ -57,7 +57,8 @@ func (f faultyStore) Update(ctx context.Context, jobID string, fn func(store.Tx)
 }
 
 // lossyQueue loses some tasks right after their transaction committed, as
-// a Cloud Tasks create that never arrives would.
+// a Cloud Tasks create that never arrives would; on the embedded shape,
+// their committed rows go.
 type lossyQueue struct {
 	inner task.Queue
 	sim   *sim
@@ -69,7 +70,7 @@ func (q lossyQueue) Posted(ctx context.Context, tasks []task.Task) error {
 	for _, t := range tasks {
 		if s.injecting && s.rng.Float64() < s.faults.Drop {
 			s.count("task_dropped")
-			if err := s.store.DeleteTask(ctx, t.Name()); err != nil {
+			if err := s.be.lose(ctx, t); err != nil {
 				return err
 			}
 			continue

@@ -1,9 +1,11 @@
-// Package simulate runs the real engine on the real SQLite store and local
-// task queue, on a simulated clock, for many jobs over simulated days, with
-// faults injected: store commits that fail (before or after committing),
-// lost tasks, tasks delivered twice and late, processes dying between
-// LAUNCHING and the recorded outcome, the whole queue purged, downtime and
-// clock jumps. It then checks the guarantees of DESIGN.md from what the
+// Package simulate runs the real engine on a real store and task queue, on
+// a simulated clock, for many jobs over simulated days, with faults
+// injected: store commits that fail (before or after committing), lost
+// tasks, tasks delivered twice and late, processes dying between LAUNCHING
+// and the recorded outcome, the whole queue purged, downtime and clock
+// jumps. It runs either shape: the embedded one (the SQLite store and
+// task/local's dispatcher) or the cloud one (the Datastore store on the
+// emulator and a queue that behaves as Cloud Tasks does). It then checks the guarantees of DESIGN.md from what the
 // targets saw and what the store recorded: no occurrence launched twice, no
 // job stuck past one watchdog period plus grace, every due occurrence run or
 // recorded as skipped with a reason.
@@ -14,20 +16,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/sundial-cron/sundial/engine"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store"
-	"github.com/sundial-cron/sundial/store/sqlite"
 	"github.com/sundial-cron/sundial/target"
 	"github.com/sundial-cron/sundial/task"
-	"github.com/sundial-cron/sundial/task/local"
 	"github.com/sundial-cron/sundial/watchdog"
 )
 
@@ -37,9 +35,14 @@ type Options struct {
 	Days   int
 	Seed   uint64
 	Faults string // a name from Levels
-	// Dir holds the database file; "" makes a temporary directory and
-	// removes it afterwards.
+	// Backend is "sqlite" (also for "") or "datastore".
+	Backend string
+	// Dir holds the SQLite database file; "" makes a temporary directory
+	// and removes it afterwards.
 	Dir string
+	// DatastoreEmulator is the host:port of the Datastore emulator the
+	// datastore backend runs on; it never connects to a real database.
+	DatastoreEmulator string
 	// WallClock measures the run's wall time; nil leaves it out.
 	WallClock func() time.Time
 }
@@ -47,10 +50,11 @@ type Options struct {
 // Report is what a run found. DoubleLaunches, StuckJobs and Unaccounted
 // must be 0.
 type Report struct {
-	Jobs   int    `json:"jobs"`
-	Days   int    `json:"days"`
-	Seed   uint64 `json:"seed"`
-	Faults string `json:"faults"`
+	Backend string `json:"backend"`
+	Jobs    int    `json:"jobs"`
+	Days    int    `json:"days"`
+	Seed    uint64 `json:"seed"`
+	Faults  string `json:"faults"`
 
 	// Occurrences due in the simulated days by the schedules of the jobs
 	// with fixed fire times, counted from the schedules alone.
@@ -84,9 +88,14 @@ type Report struct {
 	Deliveries map[string]int `json:"deliveries"`
 	// StoreUpdates and StoreCommits: job transactions and the physical
 	// commits they shared (group commit).
-	StoreUpdates uint64  `json:"store_updates"`
-	StoreCommits uint64  `json:"store_commits"`
-	WallSeconds  float64 `json:"wall_time_s,omitempty"`
+	StoreUpdates uint64 `json:"store_updates"`
+	StoreCommits uint64 `json:"store_commits"`
+	// DatastoreReads and DatastoreWrites: the entities the datastore
+	// backend read and wrote, as billed; the reads include the
+	// simulator's own, for its checks.
+	DatastoreReads  int64   `json:"datastore_reads,omitempty"`
+	DatastoreWrites int64   `json:"datastore_writes,omitempty"`
+	WallSeconds     float64 `json:"wall_time_s,omitempty"`
 }
 
 // The watchdog runs every minute; a job is stuck when its timer passed more
@@ -115,9 +124,9 @@ type sim struct {
 	// without new faults.
 	injecting bool
 
-	store  *sqlite.Store
+	be     backend
+	store  store.Store
 	engine *engine.Engine
-	disp   *local.Dispatcher
 	wd     *watchdog.Watchdog
 	// mu guards what the dispatcher's workers touch: the agenda and the
 	// report's counters.
@@ -156,66 +165,76 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	if opts.Jobs <= 0 || opts.Days <= 0 {
 		return Report{}, fmt.Errorf("%w: jobs and days must be positive", ErrBadOptions)
 	}
+	if opts.Backend == "" {
+		opts.Backend = "sqlite"
+	}
+	switch {
+	case opts.Backend != "sqlite" && opts.Backend != "datastore":
+		return Report{}, fmt.Errorf("%w: unknown backend %q; want sqlite or datastore", ErrBadOptions, opts.Backend)
+	case opts.Backend == "datastore" && opts.DatastoreEmulator == "":
+		return Report{}, fmt.Errorf("%w: the datastore backend needs the Datastore emulator's host:port", ErrBadOptions)
+	}
 	var began time.Time
 	if opts.WallClock != nil {
 		began = opts.WallClock()
 	}
-	dir := opts.Dir
-	if dir == "" {
-		tmp, err := os.MkdirTemp("", "sundial-simulate-")
-		if err != nil {
-			return Report{}, err
-		}
-		defer os.RemoveAll(tmp)
-		dir = tmp
-	}
-	st, err := sqlite.Open(filepath.Join(dir, "simulate.db"), sqlite.Options{Synchronous: sqlite.SyncOff})
-	if err != nil {
-		return Report{}, err
-	}
-	defer st.Close()
-
 	s := &sim{
 		ctx: ctx, rng: &lockedRand{r: rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x5eed))},
-		now: start, up: start, faults: f, injecting: true, store: st,
+		now: start, up: start, faults: f, injecting: true,
 		byID: map[string]*simJob{}, launchedKeys: map[string]bool{}, stuck: map[string]bool{},
 		rep: Report{
-			Jobs: opts.Jobs, Days: opts.Days, Seed: opts.Seed, Faults: opts.Faults,
+			Backend: opts.Backend, Jobs: opts.Jobs, Days: opts.Days, Seed: opts.Seed, Faults: opts.Faults,
 			Invocations: map[string]int{}, Skipped: map[string]int{}, FaultsInjected: map[string]int{}, Deliveries: map[string]int{},
 		},
 	}
-	s.build(st)
+	if opts.Backend == "datastore" {
+		be, err := openDatastore(ctx, s, opts.DatastoreEmulator)
+		if err != nil {
+			return Report{}, err
+		}
+		s.be = be
+	} else {
+		dir := opts.Dir
+		if dir == "" {
+			tmp, err := os.MkdirTemp("", "sundial-simulate-")
+			if err != nil {
+				return Report{}, err
+			}
+			defer os.RemoveAll(tmp)
+			dir = tmp
+		}
+		be, err := openSQLite(s, dir)
+		if err != nil {
+			return Report{}, err
+		}
+		s.be = be
+	}
+	defer s.be.close()
+	s.build()
 	if err := s.run(opts.Jobs, opts.Days); err != nil {
 		return s.rep, err
 	}
-	stats := st.Stats()
-	s.rep.StoreUpdates, s.rep.StoreCommits = stats.Updates, stats.Commits
+	s.be.report(&s.rep)
 	if opts.WallClock != nil {
 		s.rep.WallSeconds = opts.WallClock().Sub(began).Seconds()
 	}
 	return s.rep, nil
 }
 
-// build wires the real engine, dispatcher and watchdog to the simulated
+// build wires the real engine, task queue and watchdog to the simulated
 // clock and the fault injectors.
-func (s *sim) build(st *sqlite.Store) {
+func (s *sim) build() {
 	tgt := newSimTarget(s)
 	targets := map[string]target.Target{"sim": tgt, "blind": blindTarget{tgt}}
-	clock := s.clock
-	q := &lossyQueue{sim: s}
-	s.engine = engine.New(faultyStore{Store: st, sim: s}, q, targets, engine.Options{
-		Now:       clock,
+	s.store = s.be.store()
+	q := lossyQueue{inner: s.be.queue(s.deliver), sim: s}
+	s.engine = engine.New(faultyStore{Store: s.store, sim: s}, q, targets, engine.Options{
+		Now:       s.clock,
 		NewNonce:  func() int64 { return s.rng.Int64N(1<<62) + 1 },
 		Observer:  observer{s},
 		Interrupt: s.interrupt,
 	})
-	s.disp = local.New(st, s.deliver, local.Options{
-		Owner: "simulate", Workers: workers, OrphanAfter: orphanAfter, Now: clock,
-		// Failed deliveries are the faults it injects: the report counts them.
-		Logger: slog.New(slog.DiscardHandler),
-	})
-	q.inner = s.disp
-	s.wd = &watchdog.Watchdog{Store: st, Repairer: s.engine, Now: clock}
+	s.wd = &watchdog.Watchdog{Store: s.store, Repairer: s.engine, Now: s.clock}
 }
 
 // deliver hands a task to the engine, and sometimes keeps a copy to deliver
@@ -417,20 +436,23 @@ func (s *sim) plan(end time.Time) {
 	for _, t := range s.spread(s.faults.Purges, start, end) {
 		s.atAlone(t, func() {
 			s.count("queue_purged")
-			_ = s.store.PurgeTasks(s.ctx)
+			_ = s.be.purge(s.ctx)
 		})
 	}
 	for _, t := range s.spread(s.faults.Downtimes, start, end) {
 		s.atAlone(t, func() {
 			s.count("downtime")
+			from := s.now
 			s.now = s.now.Add(5*time.Minute + time.Duration(s.rng.Int64N(int64(115*time.Minute))))
+			s.be.down(from, s.now)
 			s.up = s.clock()
 		})
 	}
 	for _, t := range s.spread(s.faults.ClockJumps, start, end) {
 		s.atAlone(t, func() {
 			s.count("clock_jump")
-			s.skew = time.Duration(s.rng.Int64N(int64(4*time.Minute))) - 2*time.Minute
+			most := s.be.maxSkew()
+			s.skew = time.Duration(s.rng.Int64N(int64(2*most))) - most
 			// A jump forward makes timers overdue at once; the watchdog's
 			// period counts from the jump, as from a restart.
 			s.up = later(s.up, s.clock())
@@ -452,15 +474,15 @@ func (s *sim) plan(end time.Time) {
 }
 
 // loop advances the simulated clock from event to event until `until`: due
-// tasks, agenda events, and a watchdog pass every minute. The dispatcher and
-// the engine share the process clock (skew included), as they do in one
-// process; the agenda runs on the true simulated time.
+// tasks, agenda events, and a watchdog pass every minute. The engine runs
+// on the process clock (skew included); the agenda on the true simulated
+// time; the queue on either, as its backend says.
 func (s *sim) loop(until time.Time) error {
 	nextPass := s.now.Truncate(watchdogPeriod).Add(watchdogPeriod)
-	// due is when the next task is due on the process clock. Only the
-	// dispatcher, the agenda and the watchdog enqueue tasks, and each of
-	// them refreshes it.
-	due, dueOK, err := s.store.NextDue(s.ctx, orphanAfter)
+	// due is when the next task is due, on the true time. Only the
+	// queue's handlers, the agenda and the watchdog enqueue tasks, and
+	// each of them refreshes it.
+	due, dueOK, err := s.be.nextDue(s.ctx)
 	if err != nil {
 		return err
 	}
@@ -472,8 +494,8 @@ func (s *sim) loop(until time.Time) error {
 		if ok && at.Before(t) {
 			t = at
 		}
-		if d := due.Add(-s.skew); dueOK && d.Before(t) {
-			t = d
+		if dueOK && due.Before(t) {
+			t = due
 		}
 		// Time moves in steps of a few seconds, so that the dispatcher
 		// handles the tasks of a step in one batch (one claim, one
@@ -483,8 +505,8 @@ func (s *sim) loop(until time.Time) error {
 			s.now = t
 		}
 		ran := s.runDue()
-		if ran || (dueOK && !due.After(s.clock())) {
-			if _, due, dueOK, err = s.disp.RunDue(s.ctx, s.clock()); err != nil {
+		if ran || (dueOK && !due.After(s.now)) {
+			if due, dueOK, err = s.be.runDue(s.ctx); err != nil {
 				return err
 			}
 		}
@@ -493,7 +515,7 @@ func (s *sim) loop(until time.Time) error {
 				return err
 			}
 			nextPass = s.now.Truncate(watchdogPeriod).Add(watchdogPeriod)
-			if due, dueOK, err = s.store.NextDue(s.ctx, orphanAfter); err != nil {
+			if due, dueOK, err = s.be.nextDue(s.ctx); err != nil {
 				return err
 			}
 		}

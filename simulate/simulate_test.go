@@ -2,6 +2,7 @@ package simulate_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -44,9 +45,12 @@ func TestBadOptions(t *testing.T) {
 		{Jobs: 1, Days: 1, Faults: "apocalyptic"},
 		{Jobs: 0, Days: 1, Faults: "none"},
 		{Jobs: 1, Days: 0, Faults: "none"},
+		{Jobs: 1, Days: 1, Faults: "none", Backend: "postgres"},
+		// Never a real database: the datastore backend needs an emulator.
+		{Jobs: 1, Days: 1, Faults: "none", Backend: "datastore"},
 	} {
-		if _, err := simulate.Run(context.Background(), o); err == nil {
-			t.Errorf("Run(%+v) succeeded; want an error", o)
+		if _, err := simulate.Run(context.Background(), o); !errors.Is(err, simulate.ErrBadOptions) {
+			t.Errorf("Run(%+v): error %v, want ErrBadOptions", o, err)
 		}
 	}
 }

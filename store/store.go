@@ -21,6 +21,10 @@ import (
 // ErrNotFound is returned for a job or invocation that does not exist.
 var ErrNotFound = errors.New("not found")
 
+// ErrInvalidCursor is returned by a listing given a page cursor it did not
+// make: the caller's input is at fault, not the store.
+var ErrInvalidCursor = errors.New("invalid page cursor")
+
 // ErrConflict is returned by Update when a transaction kept conflicting with
 // concurrent ones and the backend gave up retrying it.
 var ErrConflict = errors.New("transaction conflict")

@@ -1,6 +1,7 @@
 // Command sundial is the one binary of Sundial: the server and its tools.
 //
 //	sundial serve                   run Sundial on its embedded default
+//	sundial validate DIR_OR_FILE... check project configs, listing every error
 //	sundial schedule next EXPR      print the next fire times of a schedule
 //	sundial schedule explain EXPR   explain a schedule in words
 //	sundial simulate                run the engine on a simulated clock with faults
@@ -23,10 +24,11 @@ func main() {
 
 const usage = `usage:
   sundial serve [flags]
+  sundial validate DIR_OR_FILE...
   sundial schedule next EXPR [--tz ZONE] [--from RFC3339] [-n N] [--job-id ID] [--dst-gap skip|shift] [--dst-repeat first|last|both]
   sundial schedule explain EXPR [same flags]
-  sundial simulate [--jobs N] [--days D] [--seed S] [--faults none|default|heavy] [--dir DIR] [--cpuprofile FILE]
-  sundial bench [--jobs N] [--minutes M] [--db PATH] [--sync full|normal] [--workers W] [--warmup D] [--cpuprofile FILE] [-v]
+  sundial simulate [--jobs N] [--days D] [--seed S] [--faults none|default|heavy] [--backend sqlite|datastore] [--dir DIR] [--cpuprofile FILE]
+  sundial bench [--jobs N] [--minutes M] [--db PATH] [--sync full|normal] [--workers W] [--warmup D] [--cpuprofile FILE] [--serve] [-v]
 `
 
 // exitUsage is the status for bad input, so scripts can tell it from a
@@ -41,6 +43,8 @@ func run(args []string, stdout, stderr io.Writer, now func() time.Time) int {
 		return exitUsage
 	}
 	switch args[0] {
+	case "validate":
+		return runValidate(args[1:], stdout, stderr)
 	case "schedule":
 		return runSchedule(args[1:], stdout, stderr, now)
 	case "simulate":
@@ -48,8 +52,7 @@ func run(args []string, stdout, stderr io.Writer, now func() time.Time) int {
 	case "bench":
 		return runBench(args[1:], stdout, stderr, now)
 	case "serve":
-		fmt.Fprintln(stderr, "sundial serve: the engine has not landed yet; see the engine issue")
-		return 1
+		return runServe(args[1:], stdout, stderr, now)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

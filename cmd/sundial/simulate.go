@@ -11,6 +11,7 @@ import (
 	"runtime/pprof"
 	"time"
 
+	"github.com/sundial-cron/sundial/internal/emulator"
 	"github.com/sundial-cron/sundial/simulate"
 )
 
@@ -26,7 +27,8 @@ func runSimulate(args []string, stdout, stderr io.Writer, now func() time.Time) 
 	fs.IntVar(&opts.Days, "days", 3, "how many simulated days")
 	fs.Uint64Var(&opts.Seed, "seed", 1, "seed of every random choice; a seed always gives the same jobs and faults")
 	fs.StringVar(&opts.Faults, "faults", "default", "fault level: none, default or heavy")
-	fs.StringVar(&opts.Dir, "dir", "", "directory for the database file (default: a temporary one, removed afterwards)")
+	fs.StringVar(&opts.Backend, "backend", "sqlite", "store and task queue: sqlite (embedded) or datastore (the Datastore emulator at $"+emulator.EnvHost+", or one started and stopped here, and a queue that behaves as Cloud Tasks does)")
+	fs.StringVar(&opts.Dir, "dir", "", "directory for the SQLite database file (default: a temporary one, removed afterwards)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	if err := fs.Parse(args); err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
@@ -37,6 +39,14 @@ func runSimulate(args []string, stdout, stderr io.Writer, now func() time.Time) 
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "sundial simulate: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage
+	}
+	if opts.Backend == "datastore" {
+		stop, err := datastoreEmulator(&opts)
+		if err != nil {
+			fmt.Fprintf(stderr, "sundial simulate: %v\n", err)
+			return 1
+		}
+		defer stop()
 	}
 	opts.WallClock = now
 	if *cpuProfile != "" {
@@ -72,4 +82,22 @@ func runSimulate(args []string, stdout, stderr io.Writer, now func() time.Time) 
 		return 1
 	}
 	return 0
+}
+
+// datastoreEmulator points opts at the emulator $DATASTORE_EMULATOR_HOST
+// names, or starts one (serving every query: the index checks are the
+// tests' job) and returns what stops it.
+func datastoreEmulator(opts *simulate.Options) (stop func(), err error) {
+	if host := os.Getenv(emulator.EnvHost); host != "" {
+		opts.DatastoreEmulator = host
+		return func() {}, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	p, err := emulator.Start(ctx, "")
+	if err != nil {
+		return nil, fmt.Errorf("starting the Datastore emulator (or set %s): %w", emulator.EnvHost, err)
+	}
+	opts.DatastoreEmulator = p.Host
+	return func() { _ = p.Stop() }, nil
 }

@@ -39,7 +39,7 @@ func encodeCursor(kind string, key string) string {
 func decodeCursor(kind, cursor string) (string, error) {
 	b, err := base64.RawURLEncoding.DecodeString(cursor)
 	if err != nil || !strings.HasPrefix(string(b), kind) {
-		return "", fmt.Errorf("sqlite: invalid page cursor %q", cursor)
+		return "", fmt.Errorf("sqlite: %w %q", store.ErrInvalidCursor, cursor)
 	}
 	return string(b[len(kind):]), nil
 }
@@ -150,7 +150,7 @@ func decodeInvCursor(cursor string) (int64, string, error) {
 	occ, id, ok := strings.Cut(key, ":")
 	n, perr := strconv.ParseInt(occ, 10, 64)
 	if !ok || perr != nil {
-		return 0, "", fmt.Errorf("sqlite: invalid page cursor %q", cursor)
+		return 0, "", fmt.Errorf("sqlite: %w %q", store.ErrInvalidCursor, cursor)
 	}
 	return n, id, nil
 }

@@ -11,12 +11,17 @@
 //     same instant, in whatever location.
 //   - Byte slices: nil and empty are the same value.
 //   - Consistency: the suite reads right after writing and expects to see
-//     the writes, outside transactions too. Run the Datastore emulator with
-//     --consistency=1.0.
+//     the writes, outside transactions and across groups too (Jobs,
+//     Overdue). SQLite gives that, and so does Firestore in Datastore
+//     mode, which production runs and store/datastore's tests run
+//     (--firestore_in_datastore_mode). Legacy Cloud Datastore's queries
+//     across groups were eventually consistent and would not pass: the
+//     engine does not rely on them (Overdue "may be stale"), the suite
+//     does.
 //   - Conflicts: Update may give up with store.ErrConflict under heavy
-//     contention on one group (Datastore does; SQLite waits). The suite
-//     retries those calls, as the engine does, and still counts every
-//     committed Update.
+//     contention on one group (Datastore does, after a bounded number of
+//     its own retries; SQLite waits). The suite retries those calls, as
+//     the engine does, and still counts every committed Update.
 //   - Tasks: a backend whose tasks live in the store implements TaskStore,
 //     and the suite then checks the stored tasks as well as what Update
 //     returns. A backend whose queue cannot join the transaction is checked
@@ -69,6 +74,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Overdue lists set, passed watchdog timers, most overdue first", testOverdue},
 		{"Invocations pages newest first without gaps or repeats", testInvocationsPaging},
 		{"Jobs pages by id, per project and for all", testJobsPaging},
+		{"a cursor the listing did not make is ErrInvalidCursor", testInvalidCursor},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -720,5 +726,56 @@ func testJobsPaging(t *testing.T, s store.Store) {
 	none, next, err := s.Jobs(t.Context(), "gamma", store.Page{})
 	if err != nil || len(none) != 0 || next != "" {
 		t.Errorf("Jobs of an empty project = %v, %q, %v; want nothing", none, next, err)
+	}
+}
+
+// A cursor is opaque to callers but comes from their requests: one the
+// listing did not make is the caller's error, ErrInvalidCursor, and lists
+// nothing, whether it is not a cursor at all or another listing's.
+func testInvalidCursor(t *testing.T, s store.Store) {
+	put(t, s, job("proj/a"), job("proj/b"), job("proj/c"))
+	var invs []*store.Invocation
+	for i := range 3 {
+		invs = append(invs, &store.Invocation{JobID: "proj/a", ID: fmt.Sprintf("inv%d", i), Occurrence: t0.Add(time.Duration(i) * time.Minute), Status: "SUCCEEDED"})
+	}
+	putInvs(t, s, "proj/a", invs...)
+	_, jobsCursor, err := s.Jobs(t.Context(), "", store.Page{Limit: 1})
+	if err != nil || jobsCursor == "" {
+		t.Fatalf("first page of Jobs: cursor %q, error %v; want a next page", jobsCursor, err)
+	}
+	_, invsCursor, err := s.Invocations(t.Context(), "proj/a", store.Page{Limit: 1})
+	if err != nil || invsCursor == "" {
+		t.Fatalf("first page of Invocations: cursor %q, error %v; want a next page", invsCursor, err)
+	}
+	listings := []struct {
+		name        string
+		list        func(cursor string) (int, error)
+		otherCursor string
+	}{
+		{"Jobs", func(c string) (int, error) {
+			jobs, _, err := s.Jobs(t.Context(), "", store.Page{Cursor: c})
+			return len(jobs), err
+		}, invsCursor},
+		{"Invocations", func(c string) (int, error) {
+			invs, _, err := s.Invocations(t.Context(), "proj/a", store.Page{Cursor: c})
+			return len(invs), err
+		}, jobsCursor},
+	}
+	for _, l := range listings {
+		for _, tc := range []struct{ name, cursor string }{
+			{"not base64", "not a cursor!"},
+			{"base64 of no cursor", "Z2FyYmFnZQ"},
+			{"the other listing's cursor", l.otherCursor},
+		} {
+			t.Run(l.name+"/"+tc.name, func(t *testing.T) {
+				n, err := l.list(tc.cursor)
+				if !errors.Is(err, store.ErrInvalidCursor) {
+					t.Errorf("%s with cursor %q: error %v, want ErrInvalidCursor", l.name, tc.cursor, err)
+				}
+				if n != 0 {
+					t.Errorf("%s with cursor %q listed %d items, want none", l.name, tc.cursor, n)
+				}
+			})
+		}
 	}
 }

@@ -13,8 +13,10 @@ package local
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync"
 	"time"
 
@@ -46,6 +48,17 @@ type Options struct {
 	OrphanAfter time.Duration
 	// Heartbeat is how often the owner row is refreshed. Default 5s.
 	Heartbeat time.Duration
+	// StopGrace is how long running handlers may go on once Run's ctx is
+	// done; then their contexts are cancelled (a command target stops its
+	// process) and Run records how they ended. 0 lets each run out its
+	// Lease.
+	StopGrace time.Duration
+	// LockDir, if set, is where Run keeps a file locked for as long as its
+	// process lives, and where at each heartbeat it looks for the files of
+	// dead owners, whose claims it frees at once instead of after
+	// OrphanAfter (liveness.go). Every process on a database file should
+	// use the same LockDir; "" leaves liveness to heartbeats alone.
+	LockDir string
 	// Poll is the longest the dispatcher sleeps without looking at the
 	// table, so tasks enqueued by another process (which cannot wake this
 	// one) are seen. Default 1 minute.
@@ -58,6 +71,9 @@ type Options struct {
 	// Logger gets handler failures and store errors. Default slog.Default().
 	Logger *slog.Logger
 }
+
+// errStopping is the cause handlers see when StopGrace ran out.
+var errStopping = errors.New("the dispatcher is stopping")
 
 // DefaultWorkers is Options.Workers' default.
 const DefaultWorkers = 256
@@ -187,23 +203,40 @@ func (d *Dispatcher) awake() {
 // more, waits for the running handlers, records their outcomes, and
 // returns nil.
 //
-// Handlers do not see ctx's cancellation: an interrupted launch would be
-// an ambiguous one. Each gets Lease to finish.
+// Handlers do not see ctx's cancellation at once: an interrupted launch
+// would be an ambiguous one. Each gets StopGrace to finish (Lease if 0).
 func (d *Dispatcher) Run(ctx context.Context) error {
 	// Heartbeats and acks outlive ctx: the running handlers' tasks must
 	// not look orphaned, and their outcomes must be recorded.
 	bg := context.WithoutCancel(ctx)
+	hctx, stopHandlers := context.WithCancelCause(bg)
+	defer stopHandlers(nil)
 	out := make(chan outcome, d.opts.Workers)
 	inflight := map[string]bool{}
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	done := ctx.Done()
+	if d.opts.LockDir != "" {
+		lock, err := lockOwner(d.opts.LockDir, d.opts.Owner)
+		if err != nil {
+			return fmt.Errorf("task/local: lock %s: %w", d.opts.LockDir, err)
+		}
+		defer func() {
+			os.Remove(lock.Name())
+			lock.Close()
+		}()
+	}
 	var nextBeat time.Time
 	for {
 		now := d.opts.Now()
 		if !now.Before(nextBeat) {
 			if err := d.store.Heartbeat(bg, d.opts.Owner, now, d.opts.OrphanAfter); err != nil {
 				d.log.Error("task/local: heartbeat", "err", err)
+			}
+			if d.opts.LockDir != "" {
+				if err := d.reapDead(bg); err != nil {
+					d.log.Error("task/local: looking for dead owners", "err", err)
+				}
 			}
 			nextBeat = now.Add(d.opts.Heartbeat)
 		}
@@ -213,7 +246,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 				return nil
 			}
 		} else if free := d.opts.Workers - len(inflight); free > 0 {
-			wakeAt = d.fill(ctx, bg, now, free, wakeAt, inflight, out)
+			wakeAt = d.fill(ctx, hctx, now, free, wakeAt, inflight, out)
 		}
 		if nextBeat.Before(wakeAt) {
 			wakeAt = nextBeat
@@ -238,6 +271,10 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 			// Stop selecting on it: from now on only handlers and
 			// heartbeats wake the loop.
 			done = nil
+			if d.opts.StopGrace > 0 {
+				stop := time.AfterFunc(d.opts.StopGrace, func() { stopHandlers(errStopping) })
+				defer stop.Stop()
+			}
 		}
 		d.awake()
 	}

@@ -348,3 +348,32 @@ func TestRunReturnsAfterCancelOnlyOnceHandlersAreDone(t *testing.T) {
 		t.Errorf("tasks left = %v, %v; want only the one posted after cancel (the handled one deleted)", tasks, err)
 	}
 }
+
+// Once StopGrace has passed after cancel, a handler still running sees its
+// context cancelled, saying why; what it returns is recorded as for any
+// failure, so its task stays queued for the next start.
+func TestRunStopsHandlersAfterStopGrace(t *testing.T) {
+	t.Parallel()
+	s := tempStore(t)
+	started := make(chan struct{})
+	cause := make(chan error, 1)
+	d := New(s, func(ctx context.Context, tk task.Task) error {
+		close(started)
+		<-ctx.Done()
+		cause <- context.Cause(ctx)
+		return ctx.Err()
+	}, Options{Now: time.Now, StopGrace: 10 * time.Millisecond, Logger: quiet})
+	ctx, cancel := context.WithCancel(t.Context())
+	stopped := running(t, ctx, d)
+	must(t, d.Posted(ctx, enqueue(t, s, tick(1, time.Now()))))
+	<-started
+	cancel()
+	<-stopped
+	if got := <-cause; !errors.Is(got, errStopping) {
+		t.Errorf("the handler's context ended with %v; want %v", got, errStopping)
+	}
+	tasks, err := s.Tasks(t.Context(), 10)
+	if err != nil || len(tasks) != 1 || tasks[0].Nonce != 1 {
+		t.Errorf("tasks left = %v, %v; want the stopped one, handed back", tasks, err)
+	}
+}

@@ -1,0 +1,128 @@
+package app
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/sundial-cron/sundial/store"
+)
+
+// maxReason bounds a pause reason: it is shown, not stored as a document.
+const maxReason = 500
+
+// noBody refuses any field in a request body; an empty body or {} is fine.
+type noBody struct{}
+
+// trigger asks for a run now. The run happens under the job's overlap
+// policy, so the occurrence may be recorded as skipped instead.
+func (s *server) trigger(r *http.Request) (int, any, error) {
+	jobID := jobIDOf(r)
+	if err := decodeBody(r, &noBody{}); err != nil {
+		return 0, nil, err
+	}
+	id, err := s.eng.Trigger(r.Context(), jobID)
+	if err != nil {
+		return 0, nil, notFoundJob(err, jobID)
+	}
+	return s.answerJob(r, http.StatusAccepted, jobID, map[string]any{"invocation": id})
+}
+
+// pause stops the job's ticks; it needs a reason, which is shown with it.
+func (s *server) pause(r *http.Request) (int, any, error) {
+	jobID := jobIDOf(r)
+	var body struct {
+		Reason string `json:"reason"`
+	}
+	if err := decodeBody(r, &body); err != nil {
+		return 0, nil, err
+	}
+	body.Reason = strings.TrimSpace(body.Reason)
+	switch {
+	case body.Reason == "":
+		return 0, nil, badRequest(`pause needs a reason: send {"reason": "..."}`)
+	case utf8.RuneCountInString(body.Reason) > maxReason:
+		return 0, nil, badRequest("reason: %d characters; at most %d", utf8.RuneCountInString(body.Reason), maxReason)
+	}
+	if err := s.eng.Pause(r.Context(), jobID, body.Reason); err != nil {
+		return 0, nil, notFoundJob(err, jobID)
+	}
+	return s.answerJob(r, http.StatusOK, jobID, nil)
+}
+
+// resume restarts a paused job's ticks; resuming a job that is not paused
+// changes nothing.
+func (s *server) resume(r *http.Request) (int, any, error) {
+	jobID := jobIDOf(r)
+	if err := decodeBody(r, &noBody{}); err != nil {
+		return 0, nil, err
+	}
+	if err := s.eng.Resume(r.Context(), jobID); err != nil {
+		return 0, nil, notFoundJob(err, jobID)
+	}
+	return s.answerJob(r, http.StatusOK, jobID, nil)
+}
+
+// abortJob ends every unfinished invocation of the job as ABORTED.
+func (s *server) abortJob(r *http.Request) (int, any, error) {
+	jobID := jobIDOf(r)
+	if err := decodeBody(r, &noBody{}); err != nil {
+		return 0, nil, err
+	}
+	if err := s.eng.Abort(r.Context(), jobID, ""); err != nil {
+		return 0, nil, notFoundJob(err, jobID)
+	}
+	return s.answerJob(r, http.StatusOK, jobID, nil)
+}
+
+// abortInvocation ends one unfinished invocation as ABORTED; one that has
+// ended is a conflict, one that does not exist is not found.
+func (s *server) abortInvocation(r *http.Request) (int, any, error) {
+	jobID, id := jobIDOf(r), r.PathValue("invocation")
+	if err := decodeBody(r, &noBody{}); err != nil {
+		return 0, nil, err
+	}
+	if _, err := s.view(r, jobID); err != nil {
+		return 0, nil, err
+	}
+	if _, err := s.st.Invocation(r.Context(), jobID, id); errors.Is(err, store.ErrNotFound) {
+		return 0, nil, notFound("invocation %q of job %s not found", id, jobID)
+	} else if err != nil {
+		return 0, nil, err
+	}
+	if err := s.eng.Abort(r.Context(), jobID, id); err != nil {
+		return 0, nil, notFoundJob(err, jobID)
+	}
+	inv, err := s.st.Invocation(r.Context(), jobID, id)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, map[string]any{"invocation": toInv(inv)}, nil
+}
+
+// answerJob answers a change with the job as it is after it, and any
+// extra fields.
+func (s *server) answerJob(r *http.Request, status int, jobID string, extra map[string]any) (int, any, error) {
+	v, err := s.view(r, jobID)
+	if err != nil {
+		return 0, nil, err
+	}
+	last, err := s.lastInvocation(r, jobID)
+	if err != nil {
+		return 0, nil, err
+	}
+	out := map[string]any{"job": toJob(v, last)}
+	for k, x := range extra {
+		out[k] = x
+	}
+	return status, out, nil
+}
+
+// notFoundJob names the job in the engine's "not found".
+func notFoundJob(err error, jobID string) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return notFound("job %s not found", jobID)
+	}
+	return err
+}

@@ -1,0 +1,98 @@
+package app_test
+
+import (
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sundial-cron/sundial/app"
+)
+
+func TestWhoMayCallTheAPI(t *testing.T) {
+	h := fixture(t)
+	const read, change = "GET", "POST"
+	paths := map[string]string{
+		read:   "/api/v1/projects/billing/jobs/nightly",
+		change: "/api/v1/projects/billing/jobs/nightly/resume",
+	}
+	cases := []struct {
+		name          string
+		token         string // the server's admin token
+		loopbackAdmin bool
+		method        string
+		req           req
+		status        int
+	}{
+		{"a local caller may read", adminToken, true, read, req{}, 200},
+		{"a local caller may change", adminToken, true, change, req{}, 200},
+		{"a local caller over IPv6 may change", adminToken, true, change, req{header: http.Header{}, host: "[::1]:8080"}, 200},
+		{"a local caller naming localhost may change", adminToken, true, change, req{host: "localhost:8080"}, 200},
+		{"a local same-origin browser may change", adminToken, true, change, req{header: http.Header{"Sec-Fetch-Site": {"same-origin"}}}, 200},
+		{"a remote caller with the token may read", adminToken, true, read, req{remote: true, token: adminToken}, 200},
+		{"a remote caller with the token may change", adminToken, true, change, req{remote: true, token: adminToken}, 200},
+		{"a remote caller with the token in lower case scheme may change", adminToken, true, change, req{remote: true, header: http.Header{"Authorization": {"bearer " + adminToken}}}, 200},
+		{"a remote caller without the token may not read", adminToken, true, read, req{remote: true}, 401},
+		{"a remote caller with a wrong token may not change", adminToken, true, change, req{remote: true, token: adminToken + "x"}, 401},
+		{"a remote caller with a prefix of the token may not change", adminToken, true, change, req{remote: true, token: adminToken[:10]}, 401},
+		{"a remote caller with basic auth may not change", adminToken, true, change, req{remote: true, header: http.Header{"Authorization": {"Basic YWRtaW46YWRtaW4="}}}, 401},
+		{"a remote caller of a server without a token is forbidden", "", true, read, req{remote: true, token: adminToken}, 403},
+		{"a remote caller from a loopback proxy needs the token", adminToken, true, read, req{header: http.Header{"Forwarded": {"for=198.51.100.2"}}}, 401},
+		{"a proxied caller with the token may change", adminToken, true, change, req{token: adminToken, header: http.Header{"X-Forwarded-For": {"198.51.100.2"}}}, 200},
+		{"a local caller needs the token when loopback is not the admin", adminToken, false, change, req{}, 401},
+		{"a local caller with the token may change when loopback is not the admin", adminToken, false, change, req{token: adminToken}, 200},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h.t = t
+			h.handler = newHandler(h, h.st, c.token, c.loopbackAdmin)
+			c.req.method, c.req.path = c.method, paths[c.method]
+			if a := h.do(c.req); a.status != c.status {
+				t.Errorf("status %d, want %d: %s", a.status, c.status, a.raw)
+			}
+		})
+	}
+}
+
+func TestMetricsNeedNoToken(t *testing.T) {
+	h := fixture(t)
+	a := h.do(req{method: "GET", path: "/metrics", remote: true})
+	if a.status != 200 || !strings.Contains(a.raw, "sundial_launches_total") {
+		t.Errorf("remote scrape: %d\n%.300s", a.status, a.raw)
+	}
+}
+
+func TestReadTokenFile(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		name    string
+		content string // "" for a missing file
+		want    string
+		err     string
+	}{
+		{"a token on one line is read without its newline", adminToken + "\n", adminToken, ""},
+		{"surrounding white space is dropped", "  \n" + adminToken + " \n\n", adminToken, ""},
+		{"a missing file is an error", "", "", "no such file"},
+		{"an empty file is an error", "\n", "", "the token has 0 bytes; want at least 16"},
+		{"a short token is an error", "hunter2", "", "the token has 7 bytes; want at least 16"},
+		{"two tokens are an error", adminToken + "\n" + adminToken, "", "holds white space"},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(dir, "token"+string(rune('a'+i)))
+			if c.content != "" {
+				if err := os.WriteFile(path, []byte(c.content), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := app.ReadTokenFile(path)
+			if c.err == "" && (err != nil || got != c.want) {
+				t.Errorf("got %q, %v; want %q", got, err, c.want)
+			}
+			if c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)) {
+				t.Errorf("error %v, want one containing %q", err, c.err)
+			}
+		})
+	}
+}

@@ -1,0 +1,304 @@
+package app_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sundial-cron/sundial/app"
+	"github.com/sundial-cron/sundial/engine"
+	"github.com/sundial-cron/sundial/store"
+	"github.com/sundial-cron/sundial/store/sqlite"
+	"github.com/sundial-cron/sundial/target"
+	"github.com/sundial-cron/sundial/target/noop"
+	"github.com/sundial-cron/sundial/task"
+	"github.com/sundial-cron/sundial/task/local"
+	"github.com/sundial-cron/sundial/watchdog"
+)
+
+// t0 is where every test's clock starts: a Monday, 10:00 UTC.
+var t0 = time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
+
+// adminToken is the token the harness's handler accepts.
+const adminToken = "s3cret-admin-token-0123456789"
+
+// harness is the embedded shape on a fake clock: the real SQLite store,
+// the real local dispatcher and watchdog, the real engine, and the API
+// handler over them.
+type harness struct {
+	t       *testing.T
+	ctx     context.Context
+	mu      sync.Mutex
+	now     time.Time
+	st      *sqlite.Store
+	eng     *engine.Engine
+	disp    *local.Dispatcher
+	wd      *watchdog.Watchdog
+	metrics *app.Metrics
+	configs *configs
+	handler http.Handler
+}
+
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	h := &harness{t: t, ctx: context.Background(), now: t0, configs: &configs{}}
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "sundial.db"), sqlite.Options{Synchronous: sqlite.SyncOff})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	h.st = st
+	h.metrics = app.NewMetrics(st)
+	q := &lateQueue{}
+	targets := map[string]target.Target{"noop": noop.Target{}, "async": async{}}
+	h.eng = engine.New(st, q, targets, engine.Options{Now: h.clock, Observer: h.metrics})
+	h.disp = local.New(st, h.eng.HandleTask, local.Options{Owner: "proc-1", Workers: 4, OrphanAfter: 10 * time.Second, Now: h.clock, Logger: slog.New(slog.DiscardHandler)})
+	q.q = h.disp
+	h.wd = &watchdog.Watchdog{Store: st, Repairer: h.eng, Now: h.clock}
+	h.handler = newHandler(h, st, adminToken, true)
+	return h
+}
+
+// newHandler is the API over the harness's engine and the given store.
+func newHandler(h *harness, st store.Store, token string, loopbackAdmin bool) http.Handler {
+	return app.New(app.Options{
+		Engine: h.eng, Store: st, Configs: h.configs, Metrics: h.metrics,
+		AdminToken: token, LoopbackAdmin: loopbackAdmin,
+	})
+}
+
+// plainStore hides every method of a store but store.Store's.
+type plainStore struct{ store.Store }
+
+func equalJSON(a, b any) bool { return reflect.DeepEqual(a, b) }
+
+func (h *harness) clock() time.Time {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.now
+}
+
+func (h *harness) set(t time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.now = t
+}
+
+// runUntil runs every task due up to until, in time order, moving the
+// clock to each task's time, with a watchdog pass at every minute.
+func (h *harness) runUntil(until time.Time) {
+	h.t.Helper()
+	nextPass := h.clock().Truncate(time.Minute).Add(time.Minute)
+	for {
+		next := nextPass
+		if due, ok, err := h.st.NextDue(h.ctx, 10*time.Second); err != nil {
+			h.t.Fatal(err)
+		} else if ok && due.Before(next) {
+			next = due
+		}
+		if next.After(until) {
+			h.set(until)
+			return
+		}
+		if next.After(h.clock()) {
+			h.set(next)
+		}
+		if _, _, _, err := h.disp.RunDue(h.ctx, h.clock()); err != nil {
+			h.t.Fatal(err)
+		}
+		if !h.clock().Before(nextPass) {
+			if _, err := h.wd.Pass(h.ctx); err != nil {
+				h.t.Fatal(err)
+			}
+			nextPass = nextPass.Add(time.Minute)
+		}
+	}
+}
+
+func (h *harness) define(id string, def engine.Definition) {
+	h.t.Helper()
+	if err := h.eng.Define(h.ctx, id, def); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// req is one API request and who makes it.
+type req struct {
+	method, path, body string
+	// remote makes the caller 203.0.113.7 instead of 127.0.0.1.
+	remote bool
+	host   string // the Host header, if not the harness's
+	token  string
+	header http.Header
+}
+
+// answer is the response, its body decoded as JSON.
+type answer struct {
+	status int
+	header http.Header
+	body   map[string]any
+	raw    string
+}
+
+func (h *harness) do(r req) answer {
+	h.t.Helper()
+	hr := httptest.NewRequest(r.method, r.path, strings.NewReader(r.body))
+	hr.RemoteAddr = "127.0.0.1:53211"
+	hr.Host = "127.0.0.1:8080"
+	if r.remote {
+		hr.RemoteAddr = "203.0.113.7:40000"
+		hr.Host = "sundial.example.com"
+	}
+	if r.host != "" {
+		hr.Host = r.host
+	}
+	if r.token != "" {
+		hr.Header.Set("Authorization", "Bearer "+r.token)
+	}
+	for k, v := range r.header {
+		hr.Header[k] = v
+	}
+	w := httptest.NewRecorder()
+	h.handler.ServeHTTP(w, hr)
+	res := w.Result()
+	raw, _ := io.ReadAll(res.Body)
+	a := answer{status: res.StatusCode, header: res.Header, raw: string(raw)}
+	if strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") {
+		if err := json.Unmarshal(raw, &a.body); err != nil {
+			h.t.Fatalf("%s %s: answer is not a JSON object: %v\n%s", r.method, r.path, err, raw)
+		}
+	}
+	return a
+}
+
+// ok does the request as the local admin and fails the test unless it
+// answers want.
+func (h *harness) ok(method, path, body string, want int) map[string]any {
+	h.t.Helper()
+	a := h.do(req{method: method, path: path, body: body})
+	if a.status != want {
+		h.t.Fatalf("%s %s: status %d, want %d\n%s", method, path, a.status, want, a.raw)
+	}
+	return a.body
+}
+
+// snapshot is everything of the store a request could change.
+type snapshot struct {
+	jobs  []*store.Job
+	tasks []task.Task
+	invs  map[string][]*store.Invocation
+}
+
+func (h *harness) snapshot() snapshot {
+	h.t.Helper()
+	s := snapshot{invs: map[string][]*store.Invocation{}}
+	jobs, _, err := h.st.Jobs(h.ctx, "", store.Page{Limit: 1000})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	s.jobs = jobs
+	if s.tasks, err = h.st.Tasks(h.ctx, 1000); err != nil {
+		h.t.Fatal(err)
+	}
+	for _, j := range jobs {
+		invs, _, err := h.st.Invocations(h.ctx, j.ID, store.Page{Limit: 1000})
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		s.invs[j.ID] = invs
+	}
+	return s
+}
+
+func (h *harness) unchanged(before snapshot, what string) {
+	h.t.Helper()
+	after := h.snapshot()
+	if !reflect.DeepEqual(after.jobs, before.jobs) {
+		h.t.Errorf("%s changed the jobs", what)
+	}
+	if !reflect.DeepEqual(after.tasks, before.tasks) {
+		h.t.Errorf("%s changed the tasks:\n%v\nwant\n%v", what, after.tasks, before.tasks)
+	}
+	if !reflect.DeepEqual(after.invs, before.invs) {
+		h.t.Errorf("%s changed the invocations", what)
+	}
+}
+
+// lateQueue lets the dispatcher be made after the engine that posts to it.
+type lateQueue struct{ q task.Queue }
+
+func (l *lateQueue) Posted(ctx context.Context, ts []task.Task) error { return l.q.Posted(ctx, ts) }
+
+// async is a target that accepts every launch and runs it on its own, as
+// a Swarming task would: its invocations stay RUNNING until reported or
+// aborted.
+type async struct{}
+
+func (async) Launch(context.Context, target.Request) target.Result {
+	return target.Result{Status: target.Running, Message: "started"}
+}
+
+// configs is a config source's status as the config package reports it.
+type configs struct {
+	mu     sync.Mutex
+	status map[string]configStatus
+}
+
+type configStatus struct {
+	revision string
+	loaded   time.Time
+	err      string
+}
+
+func (c *configs) set(project string, s configStatus) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.status == nil {
+		c.status = map[string]configStatus{}
+	}
+	c.status[project] = s
+}
+
+func (c *configs) ConfigProjects() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var ps []string
+	for p := range c.status {
+		ps = append(ps, p)
+	}
+	return ps
+}
+
+func (c *configs) ConfigStatus(project string) (string, time.Time, string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, ok := c.status[project]
+	return s.revision, s.loaded, s.err, ok
+}
+
+// get walks a decoded JSON value by object keys and array indexes.
+func get(v any, path ...any) any {
+	for _, p := range path {
+		switch k := p.(type) {
+		case string:
+			m, _ := v.(map[string]any)
+			v = m[k]
+		case int:
+			a, _ := v.([]any)
+			if k >= len(a) {
+				return nil
+			}
+			v = a[k]
+		}
+	}
+	return v
+}

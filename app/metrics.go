@@ -1,0 +1,123 @@
+package app
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/sundial-cron/sundial/statemachine"
+)
+
+// Backlog counts the tasks queued; *sqlite.Store is one. The cloud shape
+// cannot count Cloud Tasks cheaply and passes nil.
+type Backlog interface {
+	CountTasks(ctx context.Context) (int, error)
+}
+
+// Metrics is the engine's Observer that keeps Prometheus metrics, and the
+// handler that serves them. No metric has a per-job label: with 100,000
+// jobs that would be 100,000 series.
+type Metrics struct {
+	reg      *prometheus.Registry
+	launches *prometheus.CounterVec
+	lateness prometheus.Histogram
+	skipped  *prometheus.CounterVec
+	repairs  prometheus.Counter
+}
+
+// latenessBuckets run from 10 ms (a healthy launch) to 10 minutes (a tick
+// the watchdog had to repair, or a backlog after downtime).
+var latenessBuckets = []float64{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600}
+
+// NewMetrics returns the metrics, with the task backlog read from backlog
+// at each scrape (nil: no backlog gauge).
+func NewMetrics(backlog Backlog) *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		launches: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sundial_launches_total",
+			Help: "Invocations that ended, by result: succeeded, failed or aborted (all attempts of one count once).",
+		}, []string{"result"}),
+		lateness: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "sundial_launch_lateness_seconds",
+			Help:    "How long after its scheduled time (plus jitter) each attempt was handed to its target.",
+			Buckets: latenessBuckets,
+		}),
+		skipped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sundial_skipped_occurrences_total",
+			Help: "Occurrences that did not become invocations, by reason.",
+		}, []string{"reason"}),
+		repairs: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sundial_watchdog_repairs_total",
+			Help: "Jobs the watchdog repaired: a task re-issued or an overdue invocation ended.",
+		}),
+	}
+	// Series that exist from the start at 0 make rate() and alerts work
+	// before the first event of their kind.
+	for _, st := range []statemachine.Status{statemachine.StatusSucceeded, statemachine.StatusFailed, statemachine.StatusAborted} {
+		m.launches.WithLabelValues(strings.ToLower(string(st)))
+	}
+	for _, r := range []statemachine.SkipReason{statemachine.SkipOverrun, statemachine.SkipMissed, statemachine.SkipSuperseded,
+		statemachine.SkipPaused, statemachine.SkipDisabled, statemachine.SkipDSTGap} {
+		m.skipped.WithLabelValues(string(r))
+	}
+	m.reg.MustRegister(m.launches, m.lateness, m.skipped, m.repairs,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if backlog != nil {
+		m.reg.MustRegister(backlogCollector{backlog})
+	}
+	return m
+}
+
+// Launched observes an attempt's lateness. An attempt launched early (a
+// queue whose clock runs ahead) counts as on time.
+func (m *Metrics) Launched(_ string, lateness time.Duration) {
+	m.lateness.Observe(max(lateness, 0).Seconds())
+}
+
+// Ended counts an invocation that ended. SKIPPED records are counted by
+// Skipped, with their reason.
+func (m *Metrics) Ended(_ string, status statemachine.Status) {
+	if status == statemachine.StatusSkipped {
+		return
+	}
+	m.launches.WithLabelValues(strings.ToLower(string(status))).Inc()
+}
+
+// Skipped counts occurrences that will not run.
+func (m *Metrics) Skipped(_ string, reason statemachine.SkipReason, count int) {
+	m.skipped.WithLabelValues(string(reason)).Add(float64(count))
+}
+
+// Repaired counts a job the watchdog repaired.
+func (m *Metrics) Repaired(string) { m.repairs.Inc() }
+
+// Handler serves the metrics in the Prometheus exposition format. A
+// backlog that cannot be counted leaves that one metric out of the scrape
+// instead of failing it.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+}
+
+// backlogCollector reads the task backlog at scrape time: a count kept in
+// memory would miss tasks other processes enqueue on the same file.
+type backlogCollector struct{ b Backlog }
+
+var backlogDesc = prometheus.NewDesc("sundial_task_backlog",
+	"Tasks queued, due or not, held ones included.", nil, nil)
+
+func (c backlogCollector) Describe(ch chan<- *prometheus.Desc) { ch <- backlogDesc }
+
+func (c backlogCollector) Collect(ch chan<- prometheus.Metric) {
+	n, err := c.b.CountTasks(context.Background())
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(backlogDesc, err)
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(backlogDesc, prometheus.GaugeValue, float64(n))
+}

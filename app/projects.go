@@ -1,0 +1,108 @@
+package app
+
+import (
+	"context"
+	"maps"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/sundial-cron/sundial/statemachine"
+	"github.com/sundial-cron/sundial/store"
+)
+
+// JobCounter is implemented by stores that can count jobs by project and
+// state without reading them (store/sqlite does); with any other store the
+// project listing pages through every job.
+type JobCounter interface {
+	CountJobs(ctx context.Context) (map[string]map[string]int, error)
+}
+
+type projectJSON struct {
+	Project string `json:"project"`
+	// Jobs counts the project's jobs by state; every state is present.
+	Jobs   map[string]int `json:"jobs"`
+	Total  int            `json:"total"`
+	Config *configJSON    `json:"config,omitempty"`
+}
+
+type configJSON struct {
+	Revision string     `json:"revision,omitempty"`
+	LoadedAt *time.Time `json:"loaded_at,omitempty"`
+	// Error is why the latest revision was refused; the project runs
+	// Revision meanwhile.
+	Error string `json:"error,omitempty"`
+}
+
+// listProjects lists every project that has jobs in the store or a config
+// the config source knows (a project whose first config is invalid has no
+// jobs, and its error is what an operator needs to see).
+func (s *server) listProjects(r *http.Request) (int, any, error) {
+	counts, err := s.countJobs(r.Context())
+	if err != nil {
+		return 0, nil, err
+	}
+	if s.configs != nil {
+		for _, p := range s.configs.ConfigProjects() {
+			if counts[p] == nil {
+				counts[p] = map[string]int{}
+			}
+		}
+	}
+	out := make([]projectJSON, 0, len(counts))
+	for _, p := range slices.Sorted(maps.Keys(counts)) {
+		pj := projectJSON{Project: p, Jobs: map[string]int{}, Config: s.configOf(p)}
+		for _, st := range statemachine.States {
+			pj.Jobs[string(st)] = counts[p][string(st)]
+			pj.Total += counts[p][string(st)]
+		}
+		out = append(out, pj)
+	}
+	return http.StatusOK, map[string]any{"projects": out}, nil
+}
+
+func (s *server) countJobs(ctx context.Context) (map[string]map[string]int, error) {
+	if c, ok := s.st.(JobCounter); ok {
+		return c.CountJobs(ctx)
+	}
+	counts := map[string]map[string]int{}
+	for p := (store.Page{Limit: maxLimit}); ; {
+		jobs, next, err := s.st.Jobs(ctx, "", p)
+		if err != nil {
+			return nil, err
+		}
+		for _, j := range jobs {
+			if counts[j.Project] == nil {
+				counts[j.Project] = map[string]int{}
+			}
+			counts[j.Project][j.State]++
+		}
+		if next == "" {
+			return counts, nil
+		}
+		p.Cursor = next
+	}
+}
+
+func (s *server) configOf(project string) *configJSON {
+	if s.configs == nil {
+		return nil
+	}
+	rev, loaded, lastErr, ok := s.configs.ConfigStatus(project)
+	if !ok {
+		return nil
+	}
+	return &configJSON{Revision: rev, LoadedAt: timePtr(loaded), Error: lastErr}
+}
+
+// projectExists reports whether the store has a job of the project or the
+// config source knows it.
+func (s *server) projectExists(ctx context.Context, project string) (bool, error) {
+	if s.configs != nil {
+		if _, _, _, ok := s.configs.ConfigStatus(project); ok {
+			return true, nil
+		}
+	}
+	jobs, _, err := s.st.Jobs(ctx, project, store.Page{Limit: 1})
+	return len(jobs) > 0, err
+}

@@ -1,0 +1,157 @@
+package app
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/sundial-cron/sundial/engine"
+	"github.com/sundial-cron/sundial/statemachine"
+	"github.com/sundial-cron/sundial/store"
+)
+
+// The JSON shapes of the API. Times are RFC 3339 in UTC, absent when not
+// set; durations are Go duration strings ("10m0s"), as in project configs.
+
+// jobJSON is a job in a listing.
+type jobJSON struct {
+	ID       string `json:"id"`
+	Project  string `json:"project"`
+	Job      string `json:"job"`
+	State    string `json:"state"`
+	Reason   string `json:"reason,omitempty"` // why PAUSED or DISABLED
+	Schedule string `json:"schedule"`
+	TimeZone string `json:"time_zone"`
+	Target   string `json:"target"`
+
+	NextFireTime   *time.Time `json:"next_fire_time,omitempty"`
+	LastInvocation *invJSON   `json:"last_invocation,omitempty"`
+}
+
+// jobDetail is one job with its definition, its unfinished invocations and
+// a page of its invocation records.
+type jobDetail struct {
+	jobJSON
+	Definition definitionJSON `json:"definition"`
+	Failures   int            `json:"failures_in_a_row"`
+	Active     []activeJSON   `json:"active"`
+
+	Invocations []invJSON `json:"invocations"`
+	NextCursor  string    `json:"next_cursor,omitempty"`
+}
+
+type definitionJSON struct {
+	Gap              string          `json:"dst_gap,omitempty"`
+	Repeat           string          `json:"dst_repeat,omitempty"`
+	Overlap          string          `json:"overlap,omitempty"`
+	MaxConcurrent    int             `json:"max_concurrent,omitempty"`
+	CatchupWindow    string          `json:"catchup_window"`
+	Timeout          string          `json:"timeout"`
+	MaxAttempts      int             `json:"max_attempts,omitempty"`
+	MinBackoff       string          `json:"min_backoff"`
+	MaxBackoff       string          `json:"max_backoff"`
+	AutoDisableAfter int             `json:"auto_disable_after,omitempty"`
+	Jitter           string          `json:"jitter"`
+	Idempotent       bool            `json:"idempotent"`
+	Spec             json.RawMessage `json:"spec,omitempty"`
+}
+
+// activeJSON is an invocation that has not ended, as the machine sees it.
+type activeJSON struct {
+	ID         string     `json:"id"`
+	Occurrence time.Time  `json:"occurrence"`
+	Manual     bool       `json:"manual,omitempty"`
+	Attempt    int        `json:"attempt"`
+	Phase      string     `json:"phase"`
+	Since      *time.Time `json:"since,omitempty"`
+	RetryAt    *time.Time `json:"retry_at,omitempty"`
+}
+
+// invJSON is an invocation record.
+type invJSON struct {
+	ID         string     `json:"id"`
+	Status     string     `json:"status"`
+	Occurrence time.Time  `json:"occurrence"`
+	Manual     bool       `json:"manual,omitempty"`
+	Attempt    int        `json:"attempt,omitempty"`
+	Created    *time.Time `json:"created,omitempty"`
+	Started    *time.Time `json:"started,omitempty"`
+	Ended      *time.Time `json:"ended,omitempty"`
+	Message    string     `json:"message,omitempty"`
+	Reason     string     `json:"reason,omitempty"` // SKIPPED: why
+	// A SKIPPED record may stand for Count occurrences, the last at Last.
+	Count int        `json:"count,omitempty"`
+	Last  *time.Time `json:"last,omitempty"`
+}
+
+// invDetail is one invocation with its log.
+type invDetail struct {
+	invJSON
+	JobID string `json:"job_id"`
+	// Log is the bounded debug log: its head and tail, with a marker
+	// saying how much was dropped between them.
+	Log string `json:"log"`
+}
+
+func toJob(v engine.View, last *store.Invocation) jobJSON {
+	_, name, _ := strings.Cut(v.Job.ID, "/")
+	j := jobJSON{
+		ID: v.Job.ID, Project: v.Job.Project, Job: name,
+		State: string(v.Machine.State), Reason: v.Machine.Reason,
+		Schedule: v.Definition.Schedule, TimeZone: v.Definition.TimeZone, Target: v.Definition.Target,
+	}
+	if j.TimeZone == "" {
+		j.TimeZone = "UTC"
+	}
+	if at, ok := v.NextFire(); ok {
+		j.NextFireTime = timePtr(at)
+	}
+	if last != nil {
+		inv := toInv(last)
+		j.LastInvocation = &inv
+	}
+	return j
+}
+
+func toDefinition(d engine.Definition) definitionJSON {
+	p := d.Policy
+	return definitionJSON{
+		Gap: d.Gap, Repeat: d.Repeat,
+		Overlap: string(p.Overlap), MaxConcurrent: p.MaxConcurrent,
+		CatchupWindow: p.CatchupWindow.String(), Timeout: p.Timeout.String(),
+		MaxAttempts: p.MaxAttempts, MinBackoff: p.MinBackoff.String(), MaxBackoff: p.MaxBackoff.String(),
+		AutoDisableAfter: p.AutoDisableAfter, Jitter: p.Jitter.String(), Idempotent: p.Idempotent,
+		Spec: d.Spec,
+	}
+}
+
+func toActive(as []statemachine.Invocation) []activeJSON {
+	out := make([]activeJSON, 0, len(as))
+	for _, a := range as {
+		out = append(out, activeJSON{
+			ID: a.ID, Occurrence: a.At.UTC(), Manual: a.Manual, Attempt: a.Attempt, Phase: string(a.Phase),
+			Since: timePtr(a.Since), RetryAt: timePtr(a.RetryAt),
+		})
+	}
+	return out
+}
+
+func toInv(inv *store.Invocation) invJSON {
+	j := invJSON{
+		ID: inv.ID, Status: inv.Status, Occurrence: inv.Occurrence.UTC(), Manual: inv.Manual, Attempt: inv.Attempt,
+		Created: timePtr(inv.Created), Started: timePtr(inv.Started), Ended: timePtr(inv.Ended),
+		Message: inv.Message, Reason: inv.Reason,
+	}
+	if inv.Count > 1 {
+		j.Count, j.Last = inv.Count, timePtr(inv.Last)
+	}
+	return j
+}
+
+func timePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	t = t.UTC()
+	return &t
+}

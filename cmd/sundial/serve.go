@@ -1,0 +1,336 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/sundial-cron/sundial/app"
+	"github.com/sundial-cron/sundial/config"
+
+	"github.com/sundial-cron/sundial/engine"
+	"github.com/sundial-cron/sundial/statemachine"
+	"github.com/sundial-cron/sundial/store"
+	"github.com/sundial-cron/sundial/store/sqlite"
+	"github.com/sundial-cron/sundial/target"
+	"github.com/sundial-cron/sundial/target/urlfetch"
+	"github.com/sundial-cron/sundial/task"
+	"github.com/sundial-cron/sundial/task/local"
+	"github.com/sundial-cron/sundial/watchdog"
+)
+
+// serveFlags are the settings of "sundial serve".
+type serveFlags struct {
+	backend        string // embedded or cloud
+	cloud          cloudFlags
+	db             string
+	configDir      string
+	listen         string
+	adminTokenFile string
+	adminToken     string // read from adminTokenFile at start
+	logFormat      string
+	sync           sqlite.Sync
+	commands       bool
+	workers        int
+	refresh        time.Duration
+	stopGrace      time.Duration
+	maxCalls       int
+	taskGrace      time.Duration
+	urlAllow       []string
+	urlDeny        []string
+}
+
+func parseServeFlags(args []string, stderr io.Writer) (serveFlags, error) {
+	fs := flag.NewFlagSet("sundial serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f serveFlags
+	fs.StringVar(&f.backend, "backend", "embedded", "embedded (SQLite, in-process queue) or cloud (Cloud Datastore, Cloud Tasks, cron endpoints)")
+	f.cloud.register(fs)
+	fs.StringVar(&f.db, "db", "sundial.db", "the SQLite database file; created if missing")
+	fs.StringVar(&f.configDir, "config-dir", "examples/configs", "the directory of project configs, one <project>.yaml each")
+	fs.StringVar(&f.listen, "listen", "127.0.0.1:8080", "where the console, the API and /metrics listen (cloud: :$PORT when PORT is set)")
+	fs.StringVar(&f.adminTokenFile, "admin-token-file", "", "a file holding the token that callers other than loopback must present")
+	fs.StringVar(&f.logFormat, "log-format", "text", "text or json")
+	syncMode := fs.String("sync", "full", "SQLite synchronous setting: full (survives power loss) or normal")
+	fs.BoolVar(&f.commands, "commands", true, "run command targets (never in the cloud shape)")
+	fs.IntVar(&f.workers, "workers", 0, "tasks handled at once (default: the dispatcher's)")
+	fs.DurationVar(&f.refresh, "config-refresh", time.Minute, "how often the config directory is read again (SIGHUP reads it at once)")
+	fs.DurationVar(&f.stopGrace, "stop-grace", 30*time.Second, "how long running invocations may go on after SIGTERM")
+	fs.DurationVar(&f.taskGrace, "task-grace", statemachine.DefaultConfig.TaskGrace, "how late a task may be before the watchdog posts it again")
+	fs.IntVar(&f.maxCalls, "max-calls-per-project", 64, "target calls one project may have in flight (0: no bound), so one project's hanging targets cannot take every worker")
+	fs.Func("url-allow", "comma-separated CIDRs, IPs or host names (*.example.com) url_fetch jobs may call even where the defaults refuse", listFlag(&f.urlAllow))
+	fs.Func("url-deny", "comma-separated CIDRs, IPs or host names url_fetch jobs may never call", listFlag(&f.urlDeny))
+	if err := fs.Parse(args); err != nil {
+		return f, err
+	}
+	if fs.NArg() > 0 {
+		return f, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	switch *syncMode {
+	case "full":
+		f.sync = sqlite.SyncFull
+	case "normal":
+		f.sync = sqlite.SyncNormal
+	default:
+		return f, fmt.Errorf("--sync %q: want full or normal", *syncMode)
+	}
+	if f.logFormat != "text" && f.logFormat != "json" {
+		return f, fmt.Errorf("--log-format %q: want text or json", f.logFormat)
+	}
+	if f.refresh <= 0 || f.taskGrace <= 0 || f.stopGrace < 0 || f.maxCalls < 0 {
+		return f, errors.New("--config-refresh and --task-grace must be positive, --stop-grace and --max-calls-per-project not negative")
+	}
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	switch f.backend {
+	case "embedded":
+	case "cloud":
+		// Instances of the cloud shape share no machine with the jobs'
+		// owners; a command would run on whichever instance took the task.
+		if set["commands"] && f.commands {
+			return f, errors.New("--commands: the cloud shape never runs commands")
+		}
+		f.commands = false
+		if port := os.Getenv("PORT"); port != "" && !set["listen"] {
+			f.listen = ":" + port
+		}
+		return f, f.cloud.resolve()
+	default:
+		return f, fmt.Errorf("--backend %q: want embedded or cloud", f.backend)
+	}
+	return f, nil
+}
+
+// listFlag appends the comma-separated items of each use of a flag to list.
+func listFlag(list *[]string) func(string) error {
+	return func(v string) error {
+		for item := range strings.SplitSeq(v, ",") {
+			if item = strings.TrimSpace(item); item != "" {
+				*list = append(*list, item)
+			}
+		}
+		return nil
+	}
+}
+
+// runServe runs "sundial serve": the embedded default, or the cloud shape,
+// until SIGINT or SIGTERM.
+func runServe(args []string, stdout, stderr io.Writer, now func() time.Time) int {
+	f, err := parseServeFlags(args, stderr)
+	if err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(stderr, "sundial serve: %v\n", err)
+		}
+		return exitUsage
+	}
+	var h slog.Handler = slog.NewTextHandler(stderr, nil)
+	if f.logFormat == "json" {
+		h = slog.NewJSONHandler(stderr, nil)
+	}
+	logger := slog.New(h)
+	if f.adminTokenFile != "" {
+		if f.adminToken, err = app.ReadTokenFile(f.adminTokenFile); err != nil {
+			logger.Error("sundial serve: --admin-token-file", "err", err)
+			return 1
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	serve := serveEmbedded
+	if f.backend == "cloud" {
+		serve = serveCloud
+	}
+	if err := serve(ctx, f, logger, now); err != nil {
+		logger.Error("sundial serve stopped", "err", err)
+		return 1
+	}
+	return 0
+}
+
+// embeddedConfig is the engine's configuration in the embedded shape. A
+// StartInvocation comes again here only when the process that held it is
+// dead (its lock file says so at once) or its lease ran out (and with it
+// the handler's context): no live process can still be on its way to the
+// target, so the grace before asking the target is kept short and a
+// killed server's in-flight launch is settled within seconds.
+func embeddedConfig(f serveFlags) statemachine.Config {
+	c := statemachine.DefaultConfig
+	c.LaunchGrace = time.Second
+	c.TaskGrace = f.taskGrace
+	return c
+}
+
+// serveEmbedded runs the embedded shape until ctx is done: the SQLite
+// store, the in-process dispatcher, the watchdog ticker, the config
+// refresher and the HTTP server, in one process.
+func serveEmbedded(ctx context.Context, f serveFlags, logger *slog.Logger, now func() time.Time) error {
+	tgts, err := targets(targetOptions{
+		commands: f.commands,
+		// The embedded shape's receivers often run on the same machine.
+		policy: urlfetch.Policy{AllowLoopback: true, Allow: f.urlAllow, Deny: f.urlDeny},
+	})
+	if err != nil {
+		return err
+	}
+	st, err := sqlite.Open(f.db, sqlite.Options{Synchronous: f.sync})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	metrics := app.NewMetrics(st)
+	var eng *engine.Engine
+	disp := local.New(st, func(ctx context.Context, t task.Task) error { return eng.HandleTask(ctx, t) }, local.Options{
+		Workers:   f.workers,
+		Now:       now,
+		Logger:    logger,
+		LockDir:   f.db + ".owners",
+		StopGrace: f.stopGrace,
+	})
+	p := assemble(f, st, disp, tgts, embeddedConfig(f), metrics, logger, now)
+	eng = p.eng
+	// A directory that cannot be read at all is the operator's mistake, and
+	// better said now than as an empty server; a project's own errors are
+	// its status and do not stop the others.
+	if err := p.configs.Refresh(ctx); err != nil {
+		return err
+	}
+
+	ln, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: p.api(true), ReadHeaderTimeout: 10 * time.Second}
+	logger.Info("listening", "addr", ln.Addr().String(), "backend", "embedded", "db", f.db, "config_dir", f.configDir, "commands", f.commands)
+	return runServer(ctx, logger, ln, srv, 5*time.Second,
+		disp.Run,
+		func(ctx context.Context) error {
+			tick := time.NewTicker(time.Minute)
+			defer tick.Stop()
+			p.wd.Run(ctx, tick.C)
+			return nil
+		},
+		func(ctx context.Context) error {
+			p.configs.Run(ctx, refreshTicks(ctx, f.refresh))
+			return nil
+		})
+}
+
+// parts are what both shapes run over their own store and task queue.
+type parts struct {
+	eng     *engine.Engine
+	wd      *watchdog.Watchdog
+	configs *config.Refresher
+	// api is the API and /metrics; loopbackAdmin makes local callers the
+	// admin (the embedded shape).
+	api func(loopbackAdmin bool) http.Handler
+}
+
+func assemble(f serveFlags, st store.Store, q task.Queue, tgts map[string]target.Target, cfg statemachine.Config, metrics *app.Metrics, logger *slog.Logger, now func() time.Time) parts {
+	eng := engine.New(st, q, tgts, engine.Options{
+		Now:                now,
+		Config:             cfg,
+		Logger:             logger,
+		Observer:           metrics,
+		MaxCallsPerProject: f.maxCalls,
+	})
+	configs := &config.Refresher{
+		Dir:      f.configDir,
+		Targets:  tgts,
+		Importer: &config.Importer{Engine: eng, Store: st},
+		Now:      now,
+		Logger:   logger,
+	}
+	return parts{
+		eng:     eng,
+		wd:      &watchdog.Watchdog{Store: st, Repairer: eng, Now: now, Logger: logger},
+		configs: configs,
+		api: func(loopbackAdmin bool) http.Handler {
+			return app.New(app.Options{
+				Engine:        eng,
+				Store:         st,
+				Configs:       configs,
+				Metrics:       metrics,
+				AdminToken:    f.adminToken,
+				LoopbackAdmin: loopbackAdmin,
+				Logger:        logger,
+			})
+		},
+	}
+}
+
+// runServer serves srv on ln and runs each of loops until ctx is done or
+// one of them fails. Then it cancels the loops' context, gives requests
+// under way up to shutdownGrace, and waits for the loops to return.
+func runServer(ctx context.Context, logger *slog.Logger, ln net.Listener, srv *http.Server, shutdownGrace time.Duration, loops ...func(context.Context) error) error {
+	runCtx, stopRun := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopRun()
+	var wg sync.WaitGroup
+	errs := make(chan error, len(loops)+1)
+	for _, loop := range loops {
+		wg.Go(func() {
+			if err := loop(runCtx); err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Go(func() {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			errs <- fmt.Errorf("http: %w", err)
+		}
+	})
+
+	var failed error
+	select {
+	case <-ctx.Done():
+		logger.Info("stopping: no new tasks; running invocations have until the grace ends")
+	case failed = <-errs:
+	}
+	stopRun()
+	shutdown, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	srv.Shutdown(shutdown)
+	wg.Wait()
+	logger.Info("stopped")
+	return failed
+}
+
+// refreshTicks ticks every period and at every SIGHUP, until ctx is done.
+func refreshTicks(ctx context.Context, period time.Duration) <-chan time.Time {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	ticks := make(chan time.Time)
+	go func() {
+		defer signal.Stop(hup)
+		defer close(ticks)
+		t := time.NewTicker(period)
+		defer t.Stop()
+		for {
+			var at time.Time
+			select {
+			case <-ctx.Done():
+				return
+			case at = <-t.C:
+			case <-hup:
+				at = time.Now()
+			}
+			select {
+			case ticks <- at:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return ticks
+}

@@ -1,0 +1,238 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	gcloudtasks "cloud.google.com/go/cloudtasks/apiv2"
+	gcds "cloud.google.com/go/datastore"
+	"google.golang.org/api/option"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/sundial-cron/sundial/app"
+	"github.com/sundial-cron/sundial/statemachine"
+	"github.com/sundial-cron/sundial/store/datastore"
+	"github.com/sundial-cron/sundial/target/urlfetch"
+	"github.com/sundial-cron/sundial/task/cloudtasks"
+)
+
+// The cloud shape's internal endpoints: where Cloud Tasks delivers tasks,
+// and where App Engine cron (cron.yaml) or Cloud Scheduler calls the
+// once-a-minute passes.
+const (
+	tasksPath    = "/internal/tasks"
+	watchdogPath = "/internal/cron/watchdog"
+	refreshPath  = "/internal/cron/refresh"
+)
+
+// cloudFlags are the cloud shape's settings. Each defaults to the
+// environment App Engine or Cloud Run gives the instance (docs/deploy.md),
+// so a deployment passes only --backend=cloud.
+type cloudFlags struct {
+	project   string // the Google Cloud project of Datastore and Cloud Tasks
+	platform  string // appengine or cloudrun: who may call the internal endpoints
+	queue     string // the Cloud Tasks queue's short name
+	location  string // the queue's region
+	publicURL string // cloudrun: the service's URL, which tasks and tokens are for
+	invoker   string // cloudrun: the account Cloud Tasks and Cloud Scheduler sign as
+	namespace string // the Datastore namespace
+	// tasksEndpoint is a Cloud Tasks stand-in to talk to in plain text,
+	// without credentials: for running the cloud shape on one machine.
+	tasksEndpoint string
+}
+
+func (c *cloudFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.project, "project", os.Getenv("GOOGLE_CLOUD_PROJECT"), "cloud: the Google Cloud project (default $GOOGLE_CLOUD_PROJECT)")
+	fs.StringVar(&c.platform, "platform", defaultPlatform(), "cloud: appengine or cloudrun (default: the one the environment says)")
+	fs.StringVar(&c.queue, "tasks-queue", envOr("SUNDIAL_TASKS_QUEUE", "sundial-tasks"), "cloud: the Cloud Tasks queue (default $SUNDIAL_TASKS_QUEUE)")
+	fs.StringVar(&c.location, "tasks-location", os.Getenv("SUNDIAL_TASKS_LOCATION"), "cloud: the queue's region (default $SUNDIAL_TASKS_LOCATION)")
+	fs.StringVar(&c.publicURL, "public-url", os.Getenv("SUNDIAL_URL"), "cloud, cloudrun: the service's URL (default $SUNDIAL_URL)")
+	fs.StringVar(&c.invoker, "invoker", os.Getenv("SUNDIAL_INVOKER"), "cloud, cloudrun: the service account Cloud Tasks and Cloud Scheduler sign as (default $SUNDIAL_INVOKER)")
+	fs.StringVar(&c.namespace, "namespace", os.Getenv("SUNDIAL_NAMESPACE"), "cloud: the Datastore namespace (default $SUNDIAL_NAMESPACE)")
+	fs.StringVar(&c.tasksEndpoint, "tasks-endpoint", "", "cloud: host:port of a Cloud Tasks stand-in, spoken to without TLS or credentials (local runs only)")
+}
+
+// resolve checks the settings the cloud shape needs.
+func (c *cloudFlags) resolve() error {
+	var missing []string
+	for _, req := range []struct{ name, value string }{
+		{"--project", c.project}, {"--tasks-queue", c.queue}, {"--tasks-location", c.location},
+	} {
+		if req.value == "" {
+			missing = append(missing, req.name)
+		}
+	}
+	switch c.platform {
+	case "appengine":
+	case "cloudrun":
+		if c.publicURL == "" {
+			missing = append(missing, "--public-url")
+		}
+		if c.invoker == "" {
+			missing = append(missing, "--invoker")
+		}
+		c.publicURL = strings.TrimSuffix(c.publicURL, "/")
+	case "":
+		return errors.New("--platform: the environment is neither App Engine nor Cloud Run; say appengine or cloudrun")
+	default:
+		return fmt.Errorf("--platform %q: want appengine or cloudrun", c.platform)
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("--backend=cloud needs %s", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// defaultPlatform is the platform the environment says this runs on.
+func defaultPlatform() string {
+	switch {
+	case os.Getenv("GAE_ENV") != "":
+		return "appengine"
+	case os.Getenv("K_SERVICE") != "":
+		return "cloudrun"
+	}
+	return ""
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// queueName is the queue's full resource name.
+func (c *cloudFlags) queueName() string {
+	return fmt.Sprintf("projects/%s/locations/%s/queues/%s", c.project, c.location, c.queue)
+}
+
+// gates returns who may call the task endpoint and the cron endpoints, and
+// where Cloud Tasks delivers tasks. On App Engine the platform strips the
+// X-AppEngine-* and X-CloudTasks-* headers from outside requests, so their
+// presence is proof; on Cloud Run any header can come from outside, so each
+// request must carry a token Google signed for the invoker account.
+func (c *cloudFlags) gates(now func() time.Time) (tasks cloudtasks.Gate, cron func(path string) (cloudtasks.Gate, error), target cloudtasks.Target, err error) {
+	if c.platform == "appengine" {
+		cronGate := cloudtasks.AppEngineCron()
+		return cloudtasks.AppEngineQueue(c.queue),
+			func(string) (cloudtasks.Gate, error) { return cronGate, nil },
+			cloudtasks.AppEngine{Service: os.Getenv("GAE_SERVICE"), Path: tasksPath}, nil
+	}
+	oidc := func(path string) (cloudtasks.Gate, error) {
+		return cloudtasks.NewOIDC(cloudtasks.OIDCOptions{Audience: c.publicURL + path, ServiceAccount: c.invoker, Now: now})
+	}
+	if tasks, err = oidc(tasksPath); err != nil {
+		return nil, nil, nil, err
+	}
+	return tasks, oidc, cloudtasks.HTTP{URL: c.publicURL + tasksPath, ServiceAccount: c.invoker}, nil
+}
+
+// cloudConfig is the engine's configuration in the cloud shape: Cloud
+// Tasks may deliver a StartInvocation again while the instance that took
+// it first is still on its way to the target, so the default grace before
+// asking the target stands.
+func cloudConfig(f serveFlags) statemachine.Config {
+	c := statemachine.DefaultConfig
+	c.TaskGrace = f.taskGrace
+	return c
+}
+
+// serveCloud runs the cloud shape until ctx is done: an HTTP server over
+// Cloud Datastore and Cloud Tasks that does work only when called. Tasks
+// arrive at tasksPath; the watchdog pass and the config refresh run when
+// App Engine cron or Cloud Scheduler calls their endpoints; nothing runs
+// in the background, so any number of instances can serve.
+func serveCloud(ctx context.Context, f serveFlags, logger *slog.Logger, now func() time.Time) error {
+	c := f.cloud
+	tgts, err := targets(targetOptions{policy: urlfetch.Policy{Allow: f.urlAllow, Deny: f.urlDeny}})
+	if err != nil {
+		return err
+	}
+	taskGate, cronGate, taskTarget, err := c.gates(now)
+	if err != nil {
+		return err
+	}
+	// The client finds the Datastore emulator by DATASTORE_EMULATOR_HOST.
+	dsClient, err := gcds.NewClient(ctx, c.project)
+	if err != nil {
+		return fmt.Errorf("datastore: %w", err)
+	}
+	st := datastore.New(dsClient, datastore.Options{Namespace: c.namespace})
+	defer st.Close()
+	var taskOpts []option.ClientOption
+	if c.tasksEndpoint != "" {
+		taskOpts = append(taskOpts, option.WithEndpoint(c.tasksEndpoint), option.WithoutAuthentication(),
+			option.WithGRPCDialOption(grpc.WithTransportCredentials(insecure.NewCredentials())))
+	}
+	tasksClient, err := gcloudtasks.NewClient(ctx, taskOpts...)
+	if err != nil {
+		return fmt.Errorf("cloud tasks: %w", err)
+	}
+	defer tasksClient.Close()
+	queue, err := cloudtasks.New(tasksClient, cloudtasks.Options{Queue: c.queueName(), Target: taskTarget, Now: now})
+	if err != nil {
+		return err
+	}
+
+	// Cloud Tasks cannot count a queue's tasks cheaply: no backlog gauge.
+	p := assemble(f, st, queue, tgts, cloudConfig(f), app.NewMetrics(nil), logger, now)
+
+	mux := http.NewServeMux()
+	mux.Handle(tasksPath, &cloudtasks.Endpoint{Gate: taskGate, Handler: p.eng.HandleTask, Logger: logger})
+	for path, pass := range map[string]func(context.Context) (any, error){
+		watchdogPath: func(ctx context.Context) (any, error) { return p.wd.Pass(ctx) },
+		refreshPath: func(ctx context.Context) (any, error) {
+			err := p.configs.Refresh(ctx)
+			return p.configs.Status(), err
+		},
+	} {
+		gate, err := cronGate(path)
+		if err != nil {
+			return err
+		}
+		mux.Handle(path, cloudtasks.Guard(gate, logger, cronPass(path, pass, logger)))
+	}
+	mux.Handle("/", p.api(false))
+
+	ln, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	logger.Info("listening", "addr", ln.Addr().String(), "backend", "cloud", "platform", c.platform,
+		"project", c.project, "queue", c.queueName(), "config_dir", f.configDir)
+	// Requests under way are tasks running their launches: they get the
+	// stop grace, and what they cannot finish Cloud Tasks delivers again.
+	return runServer(ctx, logger, ln, srv, f.stopGrace)
+}
+
+// cronPass serves one once-a-minute pass: 200 with what it did, or 500 so
+// the caller's retry or next minute runs it again.
+func cronPass(path string, pass func(context.Context) (any, error), logger *slog.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodPost {
+			w.Header().Set("Allow", "GET, POST")
+			http.Error(w, "want GET or POST", http.StatusMethodNotAllowed)
+			return
+		}
+		res, err := pass(r.Context())
+		w.Header().Set("Content-Type", "application/json")
+		if err != nil {
+			logger.Error("cron pass failed", "path", path, "err", err)
+			w.WriteHeader(http.StatusInternalServerError)
+			json.NewEncoder(w).Encode(map[string]string{"error": err.Error()})
+			return
+		}
+		json.NewEncoder(w).Encode(res)
+	})
+}

@@ -1,0 +1,35 @@
+package main
+
+import (
+	"github.com/sundial-cron/sundial/target"
+	"github.com/sundial-cron/sundial/target/command"
+	"github.com/sundial-cron/sundial/target/noop"
+	"github.com/sundial-cron/sundial/target/urlfetch"
+)
+
+// targetOptions say which targets a server runs and how far they reach.
+type targetOptions struct {
+	// commands enables the command target: the embedded default runs
+	// commands on its own machine; the cloud shape never does.
+	commands bool
+	// policy bounds where url_fetch jobs may connect.
+	policy urlfetch.Policy
+}
+
+// targets returns the targets this binary runs, by kind. It is the one
+// place they are registered: `sundial validate` checks configs against the
+// same kinds the server runs.
+func targets(o targetOptions) (map[string]target.Target, error) {
+	fetch, err := urlfetch.New(urlfetch.Options{Policy: o.policy})
+	if err != nil {
+		return nil, err
+	}
+	ts := map[string]target.Target{
+		"noop":      noop.Target{},
+		"url_fetch": fetch,
+	}
+	if o.commands {
+		ts["command"] = command.New(command.Options{})
+	}
+	return ts, nil
+}

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestValidate(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		t.Helper()
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	good := write("good/billing.yaml", "jobs:\n  - id: heartbeat\n    schedule: \"@every 30s\"\n    noop: {}\n")
+	write("good/ops.yml", "jobs:\n  - id: a\n    schedule: \"@hourly\"\n    noop: {}\n  - id: b\n    schedule: \"@daily\"\n    noop: {}\n")
+	bad := write("bad/billing.yaml", "jobs:\n  - id: a\n    schedule: \"61 * * * *\"\n    noop: {}\n    colour: blue\n")
+	write("bad/ops.yaml", "jobs:\n  - id: rotate\n    schedule: \"@hourly\"\n    swarming: {}\n")
+	write("bad/fine.yaml", "jobs: []\n")
+	for _, tc := range []struct {
+		name       string
+		args       []string
+		wantStatus int
+		wantOut    string   // stdout, exactly
+		wantErr    []string // lines stderr must have, in order
+	}{
+		{"a valid directory", []string{"validate", filepath.Join(dir, "good")}, 0, "2 config files, 3 jobs: valid\n", nil},
+		{"a valid file", []string{"validate", good}, 0, "1 config file, 1 job: valid\n", nil},
+		{"an invalid directory lists every error of every file", []string{"validate", filepath.Join(dir, "bad")}, 1, "", []string{
+			bad + ":3: jobs[0].schedule: ",
+			bad + ":5: jobs[0].colour: unknown field",
+			filepath.Join(dir, "bad", "ops.yaml") + ":4: jobs[0].swarming: job ops/rotate: target swarming is not enabled",
+			"2 of 3 config files invalid, 3 errors (target kinds known: command, noop, url_fetch)",
+		}},
+		{"files and directories together", []string{"validate", good, bad}, 1, "", []string{bad + ":3:", "1 of 2 config files invalid, 2 errors"}},
+		{"nothing to check", []string{"validate"}, exitUsage, "", []string{"sundial validate: expected one or more config files or directories"}},
+		{"a path that does not exist", []string{"validate", filepath.Join(dir, "nope")}, exitUsage, "", []string{"no such file or directory"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			out, errOut, status := runCLI(tc.args...)
+			if status != tc.wantStatus || out != tc.wantOut {
+				t.Errorf("status %d, stdout %q, want %d and %q; stderr:\n%s", status, out, tc.wantStatus, tc.wantOut, errOut)
+			}
+			rest := errOut
+			for _, w := range tc.wantErr {
+				i := strings.Index(rest, w)
+				if i < 0 {
+					t.Fatalf("stderr:\n%s\nwant, in order, %q", errOut, w)
+				}
+				rest = rest[i+len(w):]
+			}
+		})
+	}
+}

@@ -1,0 +1,159 @@
+// Package config reads project configs and makes the engine run them.
+//
+// A project's config is one YAML file in a config directory; the file's name
+// without .yaml or .yml is the project id. Parse turns a file into a
+// Project (one valid revision) or into Errors that name the file, line and
+// field of everything wrong with it. An Importer makes the engine's jobs
+// match a revision, and a Refresher re-reads the directory and keeps the
+// last good revision of each project running when a new one is invalid.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/sundial-cron/sundial/engine"
+	"github.com/sundial-cron/sundial/target"
+)
+
+// Project is one valid revision of a project's config.
+type Project struct {
+	ID       string
+	File     string
+	Revision string // the hex SHA-256 of the file's bytes
+	Jobs     []Job
+}
+
+// Job is one job of a project's config, as the engine will run it.
+type Job struct {
+	ID         string // "<project>/<job>"
+	Line       int    // where the job starts in its file
+	Disabled   bool   // `disabled: true`: the job is kept DISABLED
+	Definition engine.Definition
+}
+
+// projectID is what a config file's name may be: lower case, so that the
+// same project cannot exist twice on a case-insensitive file system, and
+// nothing that needs escaping in a URL.
+var projectID = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
+
+// jobID is what a job's id may be.
+var jobID = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,100}$`)
+
+// ProjectOf returns the project id of a config file's path: its base name
+// without .yaml or .yml. ok is false for a file that is not a config.
+func ProjectOf(path string) (id string, ok bool) {
+	base := filepath.Base(path)
+	for _, ext := range []string{".yaml", ".yml"} {
+		if id, ok := strings.CutSuffix(base, ext); ok {
+			return id, true
+		}
+	}
+	return "", false
+}
+
+// Parse reads one project's config file. file names it in errors and gives
+// the project id; targets are the kinds the server runs, and each job's
+// spec is checked by its target when the target is a target.Checker. The
+// error, if any, is Errors listing everything wrong in the file.
+func Parse(file string, data []byte, targets map[string]target.Target) (*Project, error) {
+	d := &decoder{file: file}
+	p := &Project{File: file, Revision: revision(data)}
+	id, ok := ProjectOf(file)
+	if !ok {
+		d.errorf(nil, "", "not a config file name: want <project>.yaml or <project>.yml")
+	} else if !projectID.MatchString(id) {
+		d.errorf(nil, "", "project id %q (the file's name) must be lower-case letters, digits, _ and -, starting with a letter or digit, at most 63 characters", id)
+	}
+	p.ID = id
+	if root := d.document(data); root != nil {
+		d.project(p, root, targets)
+	}
+	if len(d.errs) > 0 {
+		slices.SortStableFunc(d.errs, func(a, b *Error) int { return a.Line - b.Line })
+		return nil, d.errs
+	}
+	return p, nil
+}
+
+// yamlLine finds the line in a YAML syntax error ("yaml: line 3: ...").
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// document parses the file's one YAML document and returns its root node.
+func (d *decoder) document(data []byte) *yaml.Node {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			d.errorf(nil, "", "empty file: want a mapping with a jobs list (`jobs: []` for no jobs)")
+			return nil
+		}
+		d.syntax(err)
+		return nil
+	}
+	var next yaml.Node
+	if err := dec.Decode(&next); err == nil {
+		d.errorf(&next, "", "a second YAML document: want one per file")
+		return nil
+	} else if !errors.Is(err, io.EOF) {
+		d.syntax(err)
+		return nil
+	}
+	if len(doc.Content) == 0 {
+		d.errorf(nil, "", "empty file: want a mapping with a jobs list (`jobs: []` for no jobs)")
+		return nil
+	}
+	return doc.Content[0]
+}
+
+func (d *decoder) syntax(err error) {
+	msg := err.Error()
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		d.errs = append(d.errs, &Error{File: d.file, Line: line, Msg: "bad YAML: " + m[2]})
+		return
+	}
+	d.errs = append(d.errs, &Error{File: d.file, Msg: "bad YAML: " + strings.TrimPrefix(msg, "yaml: ")})
+}
+
+func (d *decoder) project(p *Project, root *yaml.Node, targets map[string]target.Target) {
+	fields, ok := d.mapping(root, "", "jobs")
+	if !ok {
+		return
+	}
+	f, ok := fields["jobs"]
+	if !ok {
+		d.errorf(root, "jobs", "missing: want a list of jobs (`jobs: []` for none)")
+		return
+	}
+	list := resolve(f.value)
+	if list.Kind != yaml.SequenceNode {
+		d.errorf(list, "jobs", "want a list of jobs, got %s", describe(list))
+		return
+	}
+	seen := map[string]int{} // job id -> line
+	for i, n := range list.Content {
+		path := fmt.Sprintf("jobs[%d]", i)
+		j, ok := d.job(p.ID, n, path, targets)
+		if j.ID == "" {
+			continue
+		}
+		if line, dup := seen[j.ID]; dup {
+			d.errorf(n, path+".id", "%q is used twice (first at line %d)", strings.TrimPrefix(j.ID, p.ID+"/"), line)
+			continue
+		}
+		seen[j.ID] = resolve(n).Line
+		if ok {
+			p.Jobs = append(p.Jobs, j)
+		}
+	}
+}

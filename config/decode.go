@@ -1,0 +1,164 @@
+package config
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// decoder walks a file's YAML nodes by hand instead of unmarshalling into
+// structs: that is what lets it report every error with its line, name the
+// field by its path, and refuse a key given twice.
+type decoder struct {
+	file string
+	errs Errors
+	gaps map[gapKey]gapResult // jitter checks already made in this file
+}
+
+func (d *decoder) errorf(n *yaml.Node, field, format string, args ...any) {
+	line := 0
+	if n != nil {
+		line = n.Line
+	}
+	d.errs = append(d.errs, &Error{File: d.file, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)})
+}
+
+// resolve follows an alias to the node it names.
+func resolve(n *yaml.Node) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	return n
+}
+
+// describe names what a node is, for "want X, got Y" messages.
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		switch n.Tag {
+		case "!!null":
+			return "nothing"
+		case "!!str":
+			return fmt.Sprintf("the string %q", n.Value)
+		case "!!int":
+			return "the number " + n.Value
+		case "!!float":
+			return "the number " + n.Value
+		case "!!bool":
+			return n.Value
+		}
+		return fmt.Sprintf("%s %q", n.Tag, n.Value)
+	}
+	return "something else"
+}
+
+// field is a mapping's value with the key it was given under.
+type field struct {
+	key, value *yaml.Node
+}
+
+// mapping returns the fields of a mapping node by name. A key outside
+// known, a key given twice and a key that is not a string are errors; the
+// fields it could read are returned all the same, so their own errors are
+// found too. It returns ok=false when n is not a mapping at all.
+func (d *decoder) mapping(n *yaml.Node, path string, known ...string) (map[string]field, bool) {
+	n = resolve(n)
+	if n.Kind != yaml.MappingNode {
+		d.errorf(n, path, "want a mapping, got %s", describe(n))
+		return nil, false
+	}
+	out := map[string]field{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if k.Kind != yaml.ScalarNode || k.Tag == "!!merge" {
+			d.errorf(k, path, "keys must be field names; merge keys (<<) are not supported")
+			continue
+		}
+		name := k.Value
+		sub := join(path, name)
+		switch prev, dup := out[name]; {
+		case dup:
+			d.errorf(k, sub, "given twice (first at line %d)", prev.key.Line)
+		case !slices.Contains(known, name):
+			d.errorf(k, sub, "unknown field (want one of %s)", strings.Join(known, ", "))
+		default:
+			out[name] = field{key: k, value: v}
+		}
+	}
+	return out, true
+}
+
+// join appends a field name to a path.
+func join(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}
+
+// str reads a string scalar.
+func (d *decoder) str(n *yaml.Node, path string) (string, bool) {
+	n = resolve(n)
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
+		d.errorf(n, path, "want a string, got %s", describe(n))
+		return "", false
+	}
+	return n.Value, true
+}
+
+// integer reads a whole number that is not negative.
+func (d *decoder) integer(n *yaml.Node, path string) (int, bool) {
+	n = resolve(n)
+	var v int
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!int" || n.Decode(&v) != nil {
+		d.errorf(n, path, "want a whole number, got %s", describe(n))
+		return 0, false
+	}
+	if v < 0 {
+		d.errorf(n, path, "want a number that is not negative, got %d", v)
+		return 0, false
+	}
+	return v, true
+}
+
+// boolean reads true or false.
+func (d *decoder) boolean(n *yaml.Node, path string) (bool, bool) {
+	n = resolve(n)
+	var v bool
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" || n.Decode(&v) != nil {
+		d.errorf(n, path, "want true or false, got %s", describe(n))
+		return false, false
+	}
+	return v, true
+}
+
+// duration reads a Go duration such as "90s" or "1h30m" that is not
+// negative; a bare 0 is accepted, any other bare number is refused because
+// its unit would be a guess.
+func (d *decoder) duration(n *yaml.Node, path string) (time.Duration, bool) {
+	n = resolve(n)
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!int" && n.Value == "0" {
+		return 0, true
+	}
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
+		d.errorf(n, path, "want a duration such as 90s or 10m, got %s", describe(n))
+		return 0, false
+	}
+	v, err := time.ParseDuration(n.Value)
+	if err != nil {
+		d.errorf(n, path, "want a duration such as 90s or 10m, got %q", n.Value)
+		return 0, false
+	}
+	if v < 0 {
+		d.errorf(n, path, "want a duration that is not negative, got %s", n.Value)
+		return 0, false
+	}
+	return v, true
+}

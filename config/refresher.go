@@ -1,0 +1,256 @@
+package config
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/sundial-cron/sundial/engine"
+	"github.com/sundial-cron/sundial/store"
+	"github.com/sundial-cron/sundial/target"
+)
+
+// Refresher keeps the engine running what a config directory says: each
+// Refresh re-reads the directory, applies the projects whose files changed,
+// and disables the jobs of projects whose files are gone. A project whose
+// new revision is invalid keeps running its last good one, and the error is
+// kept in its Status; other projects are not held up by it.
+type Refresher struct {
+	Dir      string
+	Targets  map[string]target.Target // the kinds the server runs
+	Importer *Importer
+	Now      func() time.Time // required: the refresher never reads the wall clock
+	Logger   *slog.Logger     // nil discards
+
+	mu       sync.Mutex // one Refresh at a time
+	listed   bool       // the projects already in the store are known
+	projects map[string]*projectState
+
+	statusMu sync.Mutex // Status must not wait for a Refresh in progress
+	status   map[string]Status
+}
+
+// projectState is what the refresher remembers of a project between passes.
+type projectState struct {
+	// seen is the revision of the bytes last read and either applied or
+	// found invalid: the same bytes again need nothing. A revision that
+	// failed to apply is not seen, so the next pass tries it again.
+	seen string
+}
+
+// Status is where a project's config stands, for the API and the console.
+type Status struct {
+	Project  string
+	File     string    // its config file
+	Revision string    // the revision running (the last good one); "" if none
+	LoadedAt time.Time // when Revision was applied
+	Jobs     int       // jobs in Revision
+	// Error is why the file's newest revision is not running, or was
+	// applied only in part (it is tried again at the next refresh); ""
+	// when the newest revision runs.
+	Error   string
+	ErrorAt time.Time
+}
+
+// revision names a file's content.
+func revision(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+// Refresh re-reads the directory once and brings every project whose file
+// changed in line. It returns an error, and changes nothing, only when the
+// directory cannot be read or the store cannot list the projects it had;
+// a project's own errors are in its Status and the log.
+func (r *Refresher) Refresh(ctx context.Context) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	files, err := ReadDir(r.Dir)
+	if err != nil {
+		return fmt.Errorf("reading the config directory: %w", err)
+	}
+	if err := r.listProjects(ctx); err != nil {
+		return err
+	}
+	present := map[string]bool{}
+	for _, f := range files {
+		present[f.Project] = true
+		r.refreshFile(ctx, f)
+	}
+	for _, id := range slices.Sorted(maps.Keys(r.projects)) {
+		if !present[id] {
+			r.remove(ctx, id)
+		}
+	}
+	return nil
+}
+
+// listProjects learns, once, the projects that have jobs in the store, so
+// that a file removed while the server was down still has its jobs
+// disabled.
+func (r *Refresher) listProjects(ctx context.Context) error {
+	if r.projects == nil {
+		r.projects = map[string]*projectState{}
+	}
+	if r.listed {
+		return nil
+	}
+	for p := (store.Page{Limit: 1000}); ; {
+		jobs, next, err := r.Importer.Store.Jobs(ctx, "", p)
+		if err != nil {
+			return fmt.Errorf("listing the projects in the store: %w", err)
+		}
+		for _, j := range jobs {
+			id := engine.ProjectOf(j.ID)
+			if r.projects[id] == nil {
+				r.projects[id] = &projectState{}
+			}
+		}
+		if next == "" {
+			break
+		}
+		p.Cursor = next
+	}
+	r.listed = true
+	return nil
+}
+
+func (r *Refresher) refreshFile(ctx context.Context, f File) {
+	ps := r.projects[f.Project]
+	if ps == nil {
+		ps = &projectState{}
+		r.projects[f.Project] = ps
+	}
+	if f.Err != nil {
+		ps.seen = "" // whatever the file holds once it can be read is news
+		r.failed(f.Project, f.Path, f.Err)
+		return
+	}
+	rev := revision(f.Data)
+	if rev == ps.seen {
+		return
+	}
+	p, err := Parse(f.Path, f.Data, r.Targets)
+	if err != nil {
+		ps.seen = rev
+		r.failed(f.Project, f.Path, err)
+		return
+	}
+	if err := r.Importer.Apply(ctx, p); err != nil {
+		r.failed(f.Project, f.Path, err)
+		return
+	}
+	ps.seen = rev
+	r.setStatus(Status{Project: p.ID, File: f.Path, Revision: rev, LoadedAt: r.Now(), Jobs: len(p.Jobs)})
+	r.logger().Info("config applied", "project", p.ID, "file", f.Path, "revision", rev[:12], "jobs", len(p.Jobs))
+}
+
+// remove disables the jobs of a project whose file is gone, and forgets it
+// once that is done.
+func (r *Refresher) remove(ctx context.Context, project string) {
+	if err := r.Importer.Remove(ctx, project); err != nil {
+		r.failed(project, "", err)
+		return
+	}
+	delete(r.projects, project)
+	r.statusMu.Lock()
+	_, had := r.status[project]
+	delete(r.status, project)
+	r.statusMu.Unlock()
+	if had {
+		r.logger().Info("config removed; its jobs are disabled", "project", project)
+	}
+}
+
+// failed records why a project's newest revision is not running; the
+// revision that is running, if any, stays as it was.
+func (r *Refresher) failed(project, file string, err error) {
+	r.statusMu.Lock()
+	s := r.status[project]
+	s.Project, s.Error, s.ErrorAt = project, err.Error(), r.Now()
+	if file != "" {
+		s.File = file
+	}
+	r.setStatusLocked(s)
+	r.statusMu.Unlock()
+	r.logger().Error("config not applied; the last good revision keeps running", "project", project, "err", err)
+}
+
+func (r *Refresher) setStatus(s Status) {
+	r.statusMu.Lock()
+	defer r.statusMu.Unlock()
+	r.setStatusLocked(s)
+}
+
+func (r *Refresher) setStatusLocked(s Status) {
+	if r.status == nil {
+		r.status = map[string]Status{}
+	}
+	r.status[s.Project] = s
+}
+
+// Status returns where every project's config stands, by project id.
+func (r *Refresher) Status() []Status {
+	r.statusMu.Lock()
+	defer r.statusMu.Unlock()
+	out := make([]Status, 0, len(r.status))
+	for _, id := range slices.Sorted(maps.Keys(r.status)) {
+		out = append(out, r.status[id])
+	}
+	return out
+}
+
+// ProjectStatus returns where one project's config stands; ok is false for
+// a project the refresher has no file for.
+func (r *Refresher) ProjectStatus(project string) (s Status, ok bool) {
+	r.statusMu.Lock()
+	defer r.statusMu.Unlock()
+	s, ok = r.status[project]
+	return s, ok
+}
+
+// Run refreshes at every tick until ctx is done or tick is closed. The
+// embedded shape ticks it every minute; SIGHUP calls Refresh directly.
+func (r *Refresher) Run(ctx context.Context, tick <-chan time.Time) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case _, ok := <-tick:
+			if !ok {
+				return
+			}
+			if err := r.Refresh(ctx); err != nil {
+				r.logger().Error("config refresh failed; nothing changed", "dir", r.Dir, "err", err)
+			}
+		}
+	}
+}
+
+func (r *Refresher) logger() *slog.Logger {
+	if r.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return r.Logger
+}
+
+// ConfigProjects lists the projects the refresher has a status for, valid
+// or not; with ConfigStatus it serves the API (app.Configs).
+func (r *Refresher) ConfigProjects() []string {
+	r.statusMu.Lock()
+	defer r.statusMu.Unlock()
+	return slices.Sorted(maps.Keys(r.status))
+}
+
+// ConfigStatus returns the revision a project runs, when it was loaded, and
+// why its newest revision is not running ("" if it is).
+func (r *Refresher) ConfigStatus(project string) (revision string, loadedAt time.Time, lastErr string, ok bool) {
+	s, ok := r.ProjectStatus(project)
+	return s.Revision, s.LoadedAt, s.Error, ok
+}

@@ -1,0 +1,330 @@
+package config_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sundial-cron/sundial/config"
+	"github.com/sundial-cron/sundial/store"
+)
+
+const (
+	scheduled = "SCHEDULED"
+	disabled  = "DISABLED"
+)
+
+func (e *env) wantState(id, state, reason string) {
+	e.t.Helper()
+	if s, r := e.state(id); s != state || r != reason {
+		e.t.Errorf("job %s is %s (%q), want %s (%q)", id, s, r, state, reason)
+	}
+}
+
+func (e *env) wantNoJob(id string) {
+	e.t.Helper()
+	if _, err := e.st.Job(e.ctx, id); !errors.Is(err, store.ErrNotFound) {
+		e.t.Errorf("job %s: %v, want it not to exist", id, err)
+	}
+}
+
+func (e *env) status(project string) config.Status {
+	e.t.Helper()
+	s, ok := e.fresh.ProjectStatus(project)
+	if !ok {
+		e.t.Fatalf("no status for project %s", project)
+	}
+	return s
+}
+
+func TestRefreshDefinesChangesAndDisablesJobs(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.write("billing.yaml", `jobs:
+  - id: report
+    schedule: "@hourly"
+    noop: {}
+  - id: rotate
+    schedule: "0 4 * * *"
+    command: {argv: [date]}
+  - id: later
+    schedule: "@daily"
+    disabled: true
+    noop: {}
+`)
+	e.refresh()
+	e.wantState("billing/report", scheduled, "")
+	e.wantState("billing/rotate", scheduled, "")
+	e.wantNoJob("billing/later") // disabled before it ever ran: not created
+	if d := e.definition("billing/rotate"); d.Target != "command" || string(d.Spec) != `{"argv":["date"]}` {
+		t.Errorf("rotate's definition is %+v", d)
+	}
+
+	e.advance(time.Minute)
+	e.write("billing.yaml", `jobs:
+  - id: report
+    schedule: "@every 10m"
+    noop: {}
+  - id: later
+    schedule: "@daily"
+    noop: {}
+`)
+	e.refresh()
+	if d := e.definition("billing/report"); d.Schedule != "@every 10m" {
+		t.Errorf("report's schedule is %q, want the new one", d.Schedule)
+	}
+	e.wantState("billing/report", scheduled, "")
+	e.wantState("billing/rotate", disabled, config.ReasonRemoved)
+	e.wantState("billing/later", scheduled, "")
+
+	e.write("billing.yaml", `jobs:
+  - id: report
+    schedule: "@every 10m"
+    disabled: true
+    noop: {}
+  - id: later
+    schedule: "@daily"
+    noop: {}
+  - id: rotate
+    schedule: "0 4 * * *"
+    command: {argv: [date]}
+`)
+	e.refresh()
+	e.wantState("billing/report", disabled, config.ReasonDisabled)
+	e.wantState("billing/rotate", scheduled, "") // back in config, same definition
+
+	e.write("billing.yaml", `jobs:
+  - id: report
+    schedule: "@every 10m"
+    noop: {}
+`)
+	e.refresh()
+	e.wantState("billing/report", scheduled, "") // enabled again, same definition
+	e.wantState("billing/later", disabled, config.ReasonRemoved)
+	e.wantState("billing/rotate", disabled, config.ReasonRemoved)
+	if s := e.status("billing"); s.Error != "" || s.Jobs != 1 || s.LoadedAt != t0.Add(time.Minute) {
+		t.Errorf("status %+v, want no error, 1 job, loaded at %s", s, t0.Add(time.Minute))
+	}
+}
+
+func TestRefreshLeavesAnAutoDisabledJobAloneUntilItsDefinitionChanges(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	const flaky = "  - id: flaky\n    schedule: triggered\n    auto_disable_after: 1\n    noop: {fail: true}\n"
+	e.write("ops.yaml", "jobs:\n"+flaky)
+	e.refresh()
+	if _, err := e.eng.Trigger(e.ctx, "ops/flaky"); err != nil {
+		t.Fatal(err)
+	}
+	e.runDue()
+	s, reason := e.state("ops/flaky")
+	if s != disabled || !strings.Contains(reason, "auto-disabled") {
+		t.Fatalf("flaky is %s (%q), want auto-disabled", s, reason)
+	}
+
+	e.write("ops.yaml", "jobs:\n"+flaky+"  - id: other\n    schedule: \"@hourly\"\n    noop: {}\n")
+	e.refresh()
+	e.wantState("ops/flaky", disabled, reason)
+	e.wantState("ops/other", scheduled, "")
+
+	e.write("ops.yaml", "jobs:\n"+strings.Replace(flaky, "fail: true", "fail: false", 1))
+	e.refresh()
+	e.wantState("ops/flaky", scheduled, "")
+}
+
+func TestRefreshKeepsTheLastGoodRevisionOfAnInvalidProjectAndAppliesTheOthers(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	good := "jobs:\n  - id: report\n    schedule: \"@hourly\"\n    noop: {}\n"
+	e.write("billing.yaml", good)
+	e.write("ops.yaml", "jobs:\n  - id: ping\n    schedule: \"@hourly\"\n    noop: {}\n")
+	e.refresh()
+	first := e.status("billing")
+
+	e.advance(time.Minute)
+	e.write("billing.yaml", `jobs:
+  - id: report
+    schedule: "@every 5m"
+    noop: {}
+  - id: new
+    schedule: "@hourly"
+    noop: {}
+  - id: broken
+    schedule: "@hourly"
+    time_zone: Nowhere/Land
+    noop: {}
+`)
+	e.write("ops.yaml", "jobs:\n  - id: ping\n    schedule: \"@every 5m\"\n    noop: {}\n  - id: pong\n    schedule: \"@hourly\"\n    noop: {}\n")
+	e.refresh()
+
+	if d := e.definition("billing/report"); d.Schedule != "@hourly" {
+		t.Errorf("billing/report runs %q, want the last good revision's @hourly", d.Schedule)
+	}
+	e.wantNoJob("billing/new")
+	s := e.status("billing")
+	if s.Revision != first.Revision || s.LoadedAt != first.LoadedAt || s.Jobs != 1 {
+		t.Errorf("status %+v, want the last good revision %s loaded at %s", s, first.Revision, first.LoadedAt)
+	}
+	wantErr := filepath.Join(e.dir, "billing.yaml") + ":10: jobs[2].time_zone: unknown time zone"
+	if !strings.HasPrefix(s.Error, wantErr) || s.ErrorAt != t0.Add(time.Minute) {
+		t.Errorf("status error %q at %s, want %q at %s", s.Error, s.ErrorAt, wantErr, t0.Add(time.Minute))
+	}
+
+	if d := e.definition("ops/ping"); d.Schedule != "@every 5m" {
+		t.Errorf("ops/ping runs %q, want the new revision's", d.Schedule)
+	}
+	e.wantState("ops/pong", scheduled, "")
+	if s := e.status("ops"); s.Error != "" || s.Jobs != 2 {
+		t.Errorf("ops status %+v, want its new revision running", s)
+	}
+
+	e.advance(time.Minute)
+	e.write("billing.yaml", good+"  - id: new\n    schedule: \"@hourly\"\n    noop: {}\n")
+	e.refresh()
+	e.wantState("billing/new", scheduled, "")
+	if s := e.status("billing"); s.Error != "" || s.Jobs != 2 || s.LoadedAt != t0.Add(2*time.Minute) {
+		t.Errorf("status %+v, want the fixed revision running and no error", s)
+	}
+}
+
+func TestRefreshSkipsFilesWhoseBytesDidNotChange(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.write("billing.yaml", "jobs:\n  - id: report\n    schedule: \"@hourly\"\n    noop: {}\n")
+	e.write("broken.yaml", "jobs: {}\n")
+	e.refresh()
+	if n := e.st.timesListed("billing"); n != 1 {
+		t.Fatalf("billing listed %d times by the first refresh, want 1", n)
+	}
+	brokenAt := e.status("broken").ErrorAt
+
+	e.advance(time.Minute)
+	// The same bytes written again: a new modification time, nothing new.
+	e.write("billing.yaml", "jobs:\n  - id: report\n    schedule: \"@hourly\"\n    noop: {}\n")
+	e.refresh()
+	e.refresh()
+	if n := e.st.timesListed("billing"); n != 1 {
+		t.Errorf("billing synced %d times, want once: its bytes never changed", n)
+	}
+	if s := e.status("broken"); s.ErrorAt != brokenAt {
+		t.Errorf("broken's error is from %s, want it left from %s: its bytes never changed", s.ErrorAt, brokenAt)
+	}
+
+	e.write("billing.yaml", "jobs:\n  - id: report\n    schedule: \"@daily\"\n    noop: {}\n")
+	e.refresh()
+	if n := e.st.timesListed("billing"); n != 2 {
+		t.Errorf("billing synced %d times, want twice after a change", n)
+	}
+}
+
+func TestRefreshDisablesTheJobsOfARemovedFile(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.write("billing.yaml", "jobs:\n  - id: report\n    schedule: \"@hourly\"\n    noop: {}\n")
+	e.write("ops.yaml", "jobs:\n  - id: a\n    schedule: \"@hourly\"\n    noop: {}\n  - id: b\n    schedule: \"@daily\"\n    noop: {}\n")
+	e.refresh()
+	e.remove("ops.yaml")
+	e.refresh()
+	e.wantState("ops/a", disabled, config.ReasonRemoved)
+	e.wantState("ops/b", disabled, config.ReasonRemoved)
+	e.wantState("billing/report", scheduled, "")
+	if _, ok := e.fresh.ProjectStatus("ops"); ok {
+		t.Error("ops still has a status after its file went")
+	}
+	if got := e.fresh.Status(); len(got) != 1 || got[0].Project != "billing" {
+		t.Errorf("statuses %+v, want billing's alone", got)
+	}
+}
+
+func TestRefreshAfterARestartDisablesProjectsWhoseFilesWentWhileDown(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.write("billing.yaml", "jobs:\n  - id: report\n    schedule: \"@hourly\"\n    noop: {}\n")
+	e.write("ops.yaml", "jobs:\n  - id: a\n    schedule: \"@hourly\"\n    noop: {}\n")
+	e.refresh()
+	e.remove("ops.yaml")
+	e.fresh = &config.Refresher{Dir: e.dir, Targets: e.tgts, Importer: e.imp, Now: e.clock} // a new process
+	e.refresh()
+	e.wantState("ops/a", disabled, config.ReasonRemoved)
+	e.wantState("billing/report", scheduled, "")
+}
+
+func TestRefreshOfAnUnreadableDirectoryChangesNothing(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.write("billing.yaml", "jobs:\n  - id: report\n    schedule: \"@hourly\"\n    noop: {}\n")
+	e.refresh()
+	e.fresh.Dir = filepath.Join(e.dir, "missing")
+	if err := e.fresh.Refresh(e.ctx); err == nil || !strings.Contains(err.Error(), "reading the config directory") {
+		t.Errorf("Refresh: %v, want an error about the directory", err)
+	}
+	e.wantState("billing/report", scheduled, "")
+	if s := e.status("billing"); s.Error != "" {
+		t.Errorf("status %+v, want it as it was", s)
+	}
+}
+
+func TestRefreshReportsTwoFilesForOneProject(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.write("billing.yaml", "jobs:\n  - id: report\n    schedule: \"@hourly\"\n    noop: {}\n")
+	e.refresh()
+	e.write("billing.yml", "jobs: []\n")
+	e.refresh()
+	e.wantState("billing/report", scheduled, "")
+	if s := e.status("billing"); !strings.Contains(s.Error, "project billing has 2 config files here (billing.yaml and billing.yml)") {
+		t.Errorf("status error %q, want it to name both files", s.Error)
+	}
+	e.remove("billing.yml")
+	e.refresh()
+	if s := e.status("billing"); s.Error != "" {
+		t.Errorf("status error %q after the second file went, want none", s.Error)
+	}
+}
+
+func TestReadDirSkipsWhatIsNotAConfig(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, name := range []string{"a.yaml", "b.yml", "README.md", ".hidden.yaml", "c.yaml.bak"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("jobs: []\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(dir, "d.yaml"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files, err := config.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range files {
+		got = append(got, f.Project)
+		if f.Err != nil {
+			t.Errorf("%s: %v", f.Path, f.Err)
+		}
+	}
+	if strings.Join(got, ",") != "a,b" {
+		t.Errorf("projects %v, want a and b", got)
+	}
+}
+
+func TestRunRefreshesAtEachTickAndStopsWhenTheTickerCloses(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	tick := make(chan time.Time)
+	done := make(chan struct{})
+	go func() {
+		e.fresh.Run(context.Background(), tick)
+		close(done)
+	}()
+	e.write("billing.yaml", "jobs:\n  - id: report\n    schedule: \"@hourly\"\n    noop: {}\n")
+	tick <- t0
+	close(tick)
+	<-done
+	e.wantState("billing/report", scheduled, "")
+}

@@ -1,0 +1,53 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/sundial-cron/sundial/statemachine"
+	"github.com/sundial-cron/sundial/store"
+)
+
+// View is a job as an admin sees it: the stored job with its definition and
+// its machine's state decoded. It is read outside any transaction, so it
+// may be slightly stale; it is for display, never for deciding anything.
+type View struct {
+	Job        *store.Job
+	Definition Definition
+	Machine    statemachine.Job
+}
+
+// View reads a job and decodes it. It returns store.ErrNotFound for a job
+// that does not exist.
+func (e *Engine) View(ctx context.Context, jobID string) (View, error) {
+	job, err := e.store.Job(ctx, jobID)
+	if err != nil {
+		return View{}, err
+	}
+	return Decode(job)
+}
+
+// Decode decodes a job read from the store (by a listing, say) into a View.
+// It decodes on its own rather than through the engine's schedule cache,
+// so a listing of many jobs does not churn the cache the engine runs on.
+func Decode(job *store.Job) (View, error) {
+	m, err := State(job)
+	if err != nil {
+		return View{}, err
+	}
+	v := View{Job: job, Machine: m}
+	if err := json.Unmarshal(job.Definition, &v.Definition); err != nil {
+		return View{}, fmt.Errorf("job %s: stored definition: %w", job.ID, err)
+	}
+	return v, nil
+}
+
+// NextFire is the job's next scheduled occurrence, the one its expected
+// tick is for; false when none is planned (PAUSED, DISABLED, a schedule
+// with no more fire times, or an interval job whose invocation has not
+// ended yet).
+func (v View) NextFire() (time.Time, bool) {
+	return v.Machine.NextAt, !v.Machine.NextAt.IsZero()
+}

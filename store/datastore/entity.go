@@ -1,0 +1,179 @@
+package datastore
+
+import (
+	"fmt"
+	"time"
+
+	"cloud.google.com/go/datastore"
+
+	"github.com/sundial-cron/sundial/store"
+)
+
+// Kinds. A Job is the root of its entity group; its Invocations are its
+// children, so every transaction on a job stays inside one group.
+const (
+	kindJob        = "Job"
+	kindInvocation = "Invocation"
+)
+
+// maxBlobs bounds the bytes an entity's blobs may hold together. Datastore
+// refuses entities over 1 MiB with an opaque error; the headroom is for the
+// key and the other properties, so the refusal names the field instead.
+const maxBlobs = 1<<20 - 16<<10
+
+func (s *Store) jobKey(id string) *datastore.Key {
+	k := datastore.NameKey(kindJob, id, nil)
+	k.Namespace = s.opts.Namespace
+	return k
+}
+
+func (s *Store) invocationKey(jobID, id string) *datastore.Key {
+	k := datastore.NameKey(kindInvocation, id, s.jobKey(jobID))
+	k.Namespace = s.opts.Namespace
+	return k
+}
+
+// jobEntity is a Job as Datastore stores it. Only the properties that
+// queries filter or sort on are indexed: every indexed property costs index
+// writes on each put. WatchdogTimerTs is left out while it is zero, so the
+// watchdog's index holds only jobs that wait for something.
+type jobEntity struct{ store.Job }
+
+func (e *jobEntity) Save() ([]datastore.Property, error) {
+	j := &e.Job
+	if n := len(j.Definition) + len(j.Machine); n > maxBlobs {
+		return nil, fmt.Errorf("datastore: job %s: Definition and Machine hold %d bytes, more than the %d an entity may", j.ID, n, maxBlobs)
+	}
+	props := []datastore.Property{
+		{Name: "Project", Value: j.Project},
+		{Name: "State", Value: j.State, NoIndex: true},
+		{Name: "Definition", Value: j.Definition, NoIndex: true},
+		{Name: "Machine", Value: j.Machine, NoIndex: true},
+	}
+	if !j.WatchdogTimerTs.IsZero() {
+		props = append(props, datastore.Property{Name: "WatchdogTimerTs", Value: j.WatchdogTimerTs})
+	}
+	return props, nil
+}
+
+func (e *jobEntity) Load(props []datastore.Property) error {
+	j := &e.Job
+	for _, p := range props {
+		var ok bool
+		switch p.Name {
+		case "Project":
+			j.Project, ok = p.Value.(string)
+		case "State":
+			j.State, ok = p.Value.(string)
+		case "Definition":
+			j.Definition, ok = bytesOf(p.Value)
+		case "Machine":
+			j.Machine, ok = bytesOf(p.Value)
+		case "WatchdogTimerTs":
+			j.WatchdogTimerTs, ok = p.Value.(time.Time)
+		default:
+			ok = true // a property a newer version added
+		}
+		if !ok {
+			return fmt.Errorf("datastore: job %s: property %s holds %T", j.ID, p.Name, p.Value)
+		}
+	}
+	return nil
+}
+
+// LoadKey takes the job's id from its key, which is where it is stored.
+func (e *jobEntity) LoadKey(k *datastore.Key) error {
+	e.ID = k.Name
+	return nil
+}
+
+// invocationEntity is an Invocation as Datastore stores it. Occurrence is
+// the only indexed property: the listing sorts on it.
+type invocationEntity struct{ store.Invocation }
+
+func (e *invocationEntity) Save() ([]datastore.Property, error) {
+	v := &e.Invocation
+	if n := len(v.Definition) + len(v.Log); n > maxBlobs {
+		return nil, fmt.Errorf("datastore: invocation %s of %s: Definition and Log hold %d bytes, more than the %d an entity may", v.ID, v.JobID, n, maxBlobs)
+	}
+	noindex := func(name string, value any) datastore.Property {
+		return datastore.Property{Name: name, Value: value, NoIndex: true}
+	}
+	return []datastore.Property{
+		{Name: "Occurrence", Value: v.Occurrence},
+		noindex("Status", v.Status),
+		noindex("Attempt", int64(v.Attempt)),
+		noindex("Manual", v.Manual),
+		noindex("Created", v.Created),
+		noindex("Started", v.Started),
+		noindex("Ended", v.Ended),
+		noindex("Message", v.Message),
+		noindex("Reason", v.Reason),
+		noindex("Count", int64(v.Count)),
+		noindex("Last", v.Last),
+		noindex("Definition", v.Definition),
+		noindex("Log", v.Log),
+	}, nil
+}
+
+func (e *invocationEntity) Load(props []datastore.Property) error {
+	v := &e.Invocation
+	for _, p := range props {
+		var ok bool
+		var n int64
+		switch p.Name {
+		case "Occurrence":
+			v.Occurrence, ok = p.Value.(time.Time)
+		case "Status":
+			v.Status, ok = p.Value.(string)
+		case "Attempt":
+			n, ok = p.Value.(int64)
+			v.Attempt = int(n)
+		case "Manual":
+			v.Manual, ok = p.Value.(bool)
+		case "Created":
+			v.Created, ok = p.Value.(time.Time)
+		case "Started":
+			v.Started, ok = p.Value.(time.Time)
+		case "Ended":
+			v.Ended, ok = p.Value.(time.Time)
+		case "Message":
+			v.Message, ok = p.Value.(string)
+		case "Reason":
+			v.Reason, ok = p.Value.(string)
+		case "Count":
+			n, ok = p.Value.(int64)
+			v.Count = int(n)
+		case "Last":
+			v.Last, ok = p.Value.(time.Time)
+		case "Definition":
+			v.Definition, ok = bytesOf(p.Value)
+		case "Log":
+			v.Log, ok = bytesOf(p.Value)
+		default:
+			ok = true
+		}
+		if !ok {
+			return fmt.Errorf("datastore: invocation %s of %s: property %s holds %T", v.ID, v.JobID, p.Name, p.Value)
+		}
+	}
+	return nil
+}
+
+// LoadKey takes the invocation's id and its job's from its key.
+func (e *invocationEntity) LoadKey(k *datastore.Key) error {
+	e.ID = k.Name
+	if k.Parent != nil {
+		e.JobID = k.Parent.Name
+	}
+	return nil
+}
+
+// bytesOf reads a blob property; an empty blob may come back as nil.
+func bytesOf(v any) ([]byte, bool) {
+	if v == nil {
+		return nil, true
+	}
+	b, ok := v.([]byte)
+	return b, ok
+}

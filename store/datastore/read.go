@@ -1,0 +1,177 @@
+package datastore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"cloud.google.com/go/datastore"
+	"google.golang.org/api/iterator"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/sundial-cron/sundial/store"
+)
+
+// Page sizes: Limit 0 asks for defaultLimit; more than maxLimit is capped.
+const (
+	defaultLimit = 100
+	maxLimit     = 1000
+)
+
+func pageLimit(p store.Page) int {
+	switch {
+	case p.Limit <= 0:
+		return defaultLimit
+	case p.Limit > maxLimit:
+		return maxLimit
+	}
+	return p.Limit
+}
+
+// Job reads a job outside any transaction.
+func (s *Store) Job(ctx context.Context, id string) (*store.Job, error) {
+	var e jobEntity
+	if _, err := s.retry(ctx, func() error { return s.client.Get(ctx, s.jobKey(id), &e) }); err != nil {
+		return nil, notFound(err, "job "+id)
+	}
+	return &e.Job, nil
+}
+
+// Invocation reads one invocation outside any transaction.
+func (s *Store) Invocation(ctx context.Context, jobID, id string) (*store.Invocation, error) {
+	var e invocationEntity
+	if _, err := s.retry(ctx, func() error { return s.client.Get(ctx, s.invocationKey(jobID, id), &e) }); err != nil {
+		return nil, notFound(err, fmt.Sprintf("invocation %s of %s", id, jobID))
+	}
+	return &e.Invocation, nil
+}
+
+func notFound(err error, what string) error {
+	if errors.Is(err, datastore.ErrNoSuchEntity) {
+		return store.ErrNotFound
+	}
+	return fmt.Errorf("datastore: reading %s: %w", what, err)
+}
+
+// Jobs lists a project's jobs (all jobs for project ""), by id. The project
+// filter with the key order is served by the built-in indexes.
+func (s *Store) Jobs(ctx context.Context, project string, p store.Page) ([]*store.Job, string, error) {
+	q := datastore.NewQuery(kindJob).Namespace(s.opts.Namespace).Order("__key__")
+	if project != "" {
+		q = q.FilterField("Project", "=", project)
+	}
+	var jobs []*store.Job
+	next, err := s.page(ctx, q, "j", p, func() { jobs = nil }, func(it *datastore.Iterator) error {
+		var e jobEntity
+		if _, err := it.Next(&e); err != nil {
+			return err
+		}
+		jobs = append(jobs, &e.Job)
+		return nil
+	})
+	return jobs, next, err
+}
+
+// Invocations lists a job's invocations, newest occurrence first: an
+// ancestor query on the job's group, sorted by the composite index
+// (ancestor, Occurrence descending) that index.yaml declares. Ties keep the
+// index's key order, so a cursor never skips or repeats one.
+func (s *Store) Invocations(ctx context.Context, jobID string, p store.Page) ([]*store.Invocation, string, error) {
+	q := datastore.NewQuery(kindInvocation).Namespace(s.opts.Namespace).Ancestor(s.jobKey(jobID)).Order("-Occurrence")
+	var invs []*store.Invocation
+	next, err := s.page(ctx, q, "i", p, func() { invs = nil }, func(it *datastore.Iterator) error {
+		var e invocationEntity
+		if _, err := it.Next(&e); err != nil {
+			return err
+		}
+		invs = append(invs, &e.Invocation)
+		return nil
+	})
+	return invs, next, err
+}
+
+// page runs q for one page, calling next for each entity; on a conflict
+// it calls reset and runs q again. Its cursor is Datastore's position in
+// the index after the page's last entity, so the next page starts right
+// after it whatever was written meanwhile, behind prefix, the listing's
+// mark: Datastore takes any bytes as a cursor, and one of another listing
+// could start a page anywhere.
+func (s *Store) page(ctx context.Context, q *datastore.Query, prefix string, p store.Page, reset func(), next func(*datastore.Iterator) error) (string, error) {
+	if p.Cursor != "" {
+		enc, ok := strings.CutPrefix(p.Cursor, prefix)
+		cur, err := datastore.DecodeCursor(enc)
+		if !ok || enc == "" || err != nil {
+			return "", fmt.Errorf("datastore: %w %q", store.ErrInvalidCursor, p.Cursor)
+		}
+		q = q.Start(cur)
+	}
+	limit := pageLimit(p)
+	var cursor string
+	_, err := s.retry(ctx, func() error {
+		reset()
+		var err error
+		cursor, err = onePage(s.client.Run(ctx, q.Limit(limit+1)), limit, next)
+		return err
+	})
+	if p.Cursor != "" && status.Code(err) == codes.InvalidArgument {
+		// Bytes that decode but that Datastore cannot read as a position.
+		reset()
+		return "", fmt.Errorf("datastore: %w %q: %v", store.ErrInvalidCursor, p.Cursor, err)
+	}
+	if err != nil || cursor == "" {
+		return "", err
+	}
+	return prefix + cursor, nil
+}
+
+// onePage reads up to limit entities from it and returns the cursor after
+// them, or "" if it holds no more. It asks for one entity more than the
+// page, to tell whether there is a next page, and does not decode it.
+func onePage(it *datastore.Iterator, limit int, next func(*datastore.Iterator) error) (string, error) {
+	for range limit {
+		if err := next(it); errors.Is(err, iterator.Done) {
+			return "", nil
+		} else if err != nil {
+			return "", fmt.Errorf("datastore: listing: %w", err)
+		}
+	}
+	cur, err := it.Cursor()
+	if err != nil {
+		return "", fmt.Errorf("datastore: page cursor: %w", err)
+	}
+	if _, err := it.Next(nil); errors.Is(err, iterator.Done) {
+		return "", nil
+	} else if err != nil {
+		return "", fmt.Errorf("datastore: listing: %w", err)
+	}
+	return cur.String(), nil
+}
+
+// Overdue lists the jobs whose WatchdogTimerTs is at or before now, the
+// most overdue first. It is a keys-only query on WatchdogTimerTs's built-in
+// index, which holds only jobs that wait for something, so it reads one
+// index entry per overdue job and no entity.
+func (s *Store) Overdue(ctx context.Context, now time.Time, limit int) ([]string, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	q := datastore.NewQuery(kindJob).Namespace(s.opts.Namespace).
+		FilterField("WatchdogTimerTs", "<=", now).Order("WatchdogTimerTs").Limit(limit).KeysOnly()
+	var keys []*datastore.Key
+	_, err := s.retry(ctx, func() error {
+		var err error
+		keys, err = s.client.GetAll(ctx, q, nil)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("datastore: overdue jobs: %w", err)
+	}
+	ids := make([]string, len(keys))
+	for i, k := range keys {
+		ids[i] = k.Name
+	}
+	return ids, nil
+}

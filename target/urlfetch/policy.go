@@ -1,0 +1,179 @@
+package urlfetch
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+)
+
+// Policy says which destinations the target may call. It is the server
+// operator's, not a job's: a job config cannot widen it.
+//
+// A destination is judged in this order: Deny, then Allow, then the
+// defaults. The defaults refuse cloud metadata services, link-local,
+// unspecified and multicast addresses always, loopback unless
+// AllowLoopback, and private ranges unless AllowPrivate.
+type Policy struct {
+	// AllowLoopback lets jobs call 127.0.0.0/8 and ::1. The embedded shape
+	// sets it (the receiver is often on the same machine); the cloud shape
+	// must not, or a job could reach the service's own internals.
+	AllowLoopback bool
+	// AllowPrivate lets jobs call 10/8, 172.16/12, 192.168/16, 100.64/10
+	// and fc00::/7.
+	AllowPrivate bool
+	// Allow lists CIDRs, IPs and host names that are allowed even where the
+	// defaults refuse them. A host name matches exactly, or "*.example.com"
+	// matches every name under example.com; an allowed name may resolve to
+	// any address that Deny does not list.
+	Allow []string
+	// Deny lists CIDRs, IPs and host names that are always refused.
+	Deny []string
+}
+
+// metadataHosts are the names of cloud metadata services; they are refused
+// by name too, so a refusal says what the job tried to reach.
+var metadataHosts = []string{"metadata.google.internal", "metadata.goog", "metadata"}
+
+// metadataAddrs are metadata services outside link-local: AWS's IPv6
+// endpoint (inside fc00::/7, which AllowPrivate would otherwise open) and
+// Alibaba's (inside 100.64/10).
+var metadataAddrs = []netip.Addr{
+	netip.MustParseAddr("169.254.169.254"),
+	netip.MustParseAddr("fd00:ec2::254"),
+	netip.MustParseAddr("100.100.100.200"),
+}
+
+var (
+	sharedAddressSpace = netip.MustParsePrefix("100.64.0.0/10")
+	// thisNetwork is 0.0.0.0/8; Linux connects 0.0.0.0 to the local host.
+	thisNetwork = netip.MustParsePrefix("0.0.0.0/8")
+	// nat64 addresses reach the IPv4 address in their last 32 bits through
+	// a NAT64 gateway, so they are judged as that address.
+	nat64 = netip.MustParsePrefix("64:ff9b::/96")
+)
+
+// policy is a Policy with its lists parsed.
+type policy struct {
+	allowLoopback, allowPrivate bool
+	allowNets, denyNets         []netip.Prefix
+	allowHosts, denyHosts       []string
+}
+
+func compile(p Policy) (*policy, error) {
+	c := &policy{allowLoopback: p.AllowLoopback, allowPrivate: p.AllowPrivate}
+	var err error
+	if c.allowNets, c.allowHosts, err = parseList("allow", p.Allow); err != nil {
+		return nil, err
+	}
+	if c.denyNets, c.denyHosts, err = parseList("deny", p.Deny); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func parseList(name string, entries []string) (nets []netip.Prefix, hosts []string, err error) {
+	for _, e := range entries {
+		if pfx, err := netip.ParsePrefix(e); err == nil {
+			nets = append(nets, pfx.Masked())
+			continue
+		}
+		if a, err := netip.ParseAddr(e); err == nil {
+			nets = append(nets, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+			continue
+		}
+		h := normalHost(e)
+		if h == "" || strings.ContainsAny(h, "/: ") || strings.Contains(strings.TrimPrefix(h, "*."), "*") {
+			return nil, nil, fmt.Errorf("url_fetch: %s list: bad entry %q: want a CIDR, an IP, a host name or *.domain", name, e)
+		}
+		hosts = append(hosts, h)
+	}
+	return nets, hosts, nil
+}
+
+func normalHost(h string) string {
+	return strings.TrimSuffix(strings.ToLower(h), ".")
+}
+
+func matchHost(patterns []string, host string) bool {
+	for _, p := range patterns {
+		if p == host || strings.HasPrefix(p, "*.") && strings.HasSuffix(host, p[1:]) {
+			return true
+		}
+	}
+	return false
+}
+
+// refusal is the error of a destination the policy refuses.
+type refusal struct {
+	dest, why string
+}
+
+func (r *refusal) Error() string {
+	return fmt.Sprintf("destination %s refused: %s", r.dest, r.why)
+}
+
+// host judges a host name (or IP literal) before it is resolved. It returns
+// listed=true if the operator allowed the name, which lets the addresses it
+// resolves to past the defaults.
+func (p *policy) host(h string) (listed bool, err error) {
+	h = normalHost(h)
+	if _, err := netip.ParseAddr(h); err == nil {
+		return false, nil // judged by address when dialled
+	}
+	switch {
+	case matchHost(p.denyHosts, h):
+		return false, &refusal{h, "on the server's deny list"}
+	case matchHost(p.allowHosts, h):
+		return true, nil
+	case matchHost(metadataHosts, h):
+		return false, &refusal{h, "a cloud metadata service"}
+	}
+	return false, nil
+}
+
+// addr judges the address about to be dialled. Judging the dialled address,
+// not the name in the URL, is what defeats DNS rebinding: a name that
+// resolved to a public address when checked cannot resolve to a refused one
+// when dialled.
+func (p *policy) addr(a netip.Addr, hostListed bool) error {
+	a = a.Unmap()
+	if nat64.Contains(a) {
+		b := a.As16()
+		a = netip.AddrFrom4([4]byte(b[12:]))
+	}
+	in := func(nets []netip.Prefix) bool {
+		for _, n := range nets {
+			if n.Contains(a) {
+				return true
+			}
+		}
+		return false
+	}
+	refuse := func(why string) error { return &refusal{a.String(), why} }
+	switch {
+	case in(p.denyNets):
+		return refuse("on the server's deny list")
+	case hostListed || in(p.allowNets):
+		return nil
+	case isMetadata(a):
+		return refuse("a cloud metadata address")
+	case a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast():
+		return refuse("a link-local address")
+	case a.IsUnspecified() || a.IsMulticast() || thisNetwork.Contains(a):
+		return refuse("not a unicast address")
+	case a.IsLoopback() && !p.allowLoopback:
+		return refuse("a loopback address, and this server does not allow loopback")
+	case (a.IsPrivate() || sharedAddressSpace.Contains(a)) && !p.allowPrivate:
+		return refuse("a private address, and this server does not allow private ranges")
+	}
+	return nil
+}
+
+func isMetadata(a netip.Addr) bool {
+	for _, m := range metadataAddrs {
+		if a == m {
+			return true
+		}
+	}
+	return false
+}

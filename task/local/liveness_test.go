@@ -1,0 +1,139 @@
+package local
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/sundial-cron/sundial/store/sqlite"
+	"github.com/sundial-cron/sundial/task"
+)
+
+// holdLockEnv makes the test binary a process that locks an owner file as a
+// dispatcher does, says so, and waits to be killed.
+const holdLockEnv = "SUNDIAL_TEST_HOLD_OWNER_LOCK"
+
+func TestMain(m *testing.M) {
+	if path := os.Getenv(holdLockEnv); path != "" {
+		if _, err := lockOwner(filepath.Dir(path), filepath.Base(path)); err != nil {
+			os.Stderr.WriteString(err.Error())
+			os.Exit(1)
+		}
+		os.Stdout.WriteString("locked\n")
+		select {}
+	}
+	os.Exit(m.Run())
+}
+
+// startOwner starts a real process that holds owner's lock in dir, and
+// returns it once the lock is held.
+func startOwner(t *testing.T, dir, owner string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), holdLockEnv+"="+filepath.Join(dir, owner))
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	if line, err := bufio.NewReader(out).ReadString('\n'); line != "locked\n" {
+		t.Fatalf("the owner process said %q, %v", line, err)
+	}
+	return cmd
+}
+
+// A claim of a live process stays its own however long its lease and
+// heartbeat allow; the moment its process is killed, the next dispatcher's
+// heartbeat frees it. The lease and OrphanAfter are an hour, so only the
+// lock can have told.
+func TestReapFreesTheClaimsOfAKilledProcessAtOnce(t *testing.T) {
+	t.Parallel()
+	s := tempStore(t)
+	dir := t.TempDir()
+	now := time.Now()
+	enqueue(t, s, tick(1, now))
+	owner := startOwner(t, dir, "other")
+	claim := func(who string) int {
+		t.Helper()
+		c, err := s.ClaimTasks(t.Context(), sqlite.Claim{Owner: who, Now: now, Max: 1, Lease: time.Hour, OrphanAfter: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(c)
+	}
+	if n := claim("other"); n != 1 {
+		t.Fatalf("the other owner claimed %d tasks; want 1", n)
+	}
+	d := New(s, nil, Options{Now: time.Now, LockDir: dir, OrphanAfter: time.Hour, Logger: quiet})
+
+	if err := d.reapDead(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if n := claim(d.opts.Owner); n != 0 {
+		t.Fatalf("while its owner lives, %d of its claims were taken; want 0", n)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "other")); err != nil {
+		t.Fatalf("a live owner's file: %v", err)
+	}
+
+	owner.Process.Kill()
+	owner.Wait()
+	if err := d.reapDead(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if n := claim(d.opts.Owner); n != 1 {
+		t.Fatalf("after its owner was killed, %d of its claims were taken; want 1", n)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "other")); !os.IsNotExist(err) {
+		t.Fatalf("a dead owner's file is still there: %v", err)
+	}
+}
+
+// Run with a LockDir takes a killed process's task without waiting out its
+// heartbeat, and leaves no file of its own behind when it stops.
+func TestRunTakesOverAKilledProcessesTaskAtOnce(t *testing.T) {
+	t.Parallel()
+	s := tempStore(t)
+	dir := t.TempDir()
+	enqueue(t, s, tick(1, time.Now()))
+	owner := startOwner(t, dir, "killed")
+	if c, err := s.ClaimTasks(t.Context(), sqlite.Claim{Owner: "killed", Now: time.Now(), Max: 1, Lease: time.Hour, OrphanAfter: time.Hour}); err != nil || len(c) != 1 {
+		t.Fatalf("the killed owner's claim = %v, %v", c, err)
+	}
+	owner.Process.Kill()
+	owner.Wait()
+
+	handled := make(chan struct{})
+	d := New(s, func(context.Context, task.Task) error { close(handled); return nil },
+		Options{Now: time.Now, LockDir: dir, OrphanAfter: time.Hour, Logger: quiet})
+	ctx, cancel := context.WithCancel(t.Context())
+	stopped := running(t, ctx, d)
+	select {
+	case <-handled:
+	case <-time.After(time.Minute): // far beyond a heartbeat; far below OrphanAfter
+		t.Fatal("the killed process's task was not taken over")
+	}
+	cancel()
+	<-stopped
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("lock files left after Run stopped: %v", left)
+	}
+}
+
+// Two owners cannot hold one name's lock: the second is refused.
+func TestLockOwnerIsExclusive(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	startOwner(t, dir, "taken")
+	if f, err := lockOwner(dir, "taken"); err == nil {
+		f.Close()
+		t.Fatal("a second lock of a held owner file succeeded")
+	}
+}
