@@ -317,14 +317,11 @@ func earlier(a, b time.Time) time.Time {
 }
 
 // RunDue is one synchronous step for a simulator on a fake clock: it
-// heartbeats at now, claims and runs (on the worker pool) everything due
+// heartbeats at now (its first claim does), claims and runs (on the worker pool) everything due
 // at now, including tasks those handlers enqueue due at now, records the
 // outcomes, and returns how many tasks it ran and when the next task is
 // due (ok false if there is none). Handlers get ctx as it is.
 func (d *Dispatcher) RunDue(ctx context.Context, now time.Time) (handled int, next time.Time, ok bool, err error) {
-	if err := d.store.Heartbeat(ctx, d.opts.Owner, now, d.opts.OrphanAfter); err != nil {
-		return 0, time.Time{}, false, err
-	}
 	out := make(chan outcome, d.opts.Workers)
 	inflight := map[string]bool{}
 	for {
