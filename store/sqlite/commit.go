@@ -4,9 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"runtime"
 	"fmt"
 	"math"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -83,6 +83,31 @@ func (q *queue) push(r *request) bool {
 	default:
 	}
 	return true
+}
+
+// settle yields the committer's processor until a yield brings no new
+// request, at most maxYields times. The first caller's send put the
+// committer next in line on its P, ahead of the callers about to queue
+// theirs: letting those run first turns a stream of lone commits into
+// batches, and costs a lone Update a reschedule or two.
+func (q *queue) settle() {
+	n := q.len()
+	for range maxYields {
+		runtime.Gosched()
+		m := q.len()
+		if m == n {
+			return
+		}
+		n = m
+	}
+}
+
+const maxYields = 8
+
+func (q *queue) len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.reqs)
 }
 
 // take removes up to max requests that their callers have not withdrawn.
@@ -209,12 +234,7 @@ func (s *Store) commitLoop(conn *sql.Conn) {
 		}
 		select {
 		case <-s.queue.ready:
-			// The first Update's send put the committer next in line on
-			// its P, ahead of the callers about to queue theirs: letting
-			// those run first turns a stream of lone commits into
-			// batches (simulate --jobs 1000 --days 1: 125k -> 80k
-			// commits) and costs a lone Update only a reschedule.
-			runtime.Gosched()
+			s.queue.settle()
 		case <-s.quit:
 			return
 		}
