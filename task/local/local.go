@@ -30,11 +30,13 @@ type Options struct {
 	// process and per start: a restarted process that reused its old name
 	// would look alive to its own stale claims. Default: random.
 	Owner string
-	// Workers bounds the handlers running at once. Default 256: a
+	// Workers bounds the handlers running at once. Default 1024: a
 	// handler spends most of its time waiting for its store commits, and
 	// the handlers waiting together are what group commit shares one
-	// commit among; 16 held 100,000 every-minute jobs to about 1,000 store
-	// transactions a second, far behind their 5,000 (docs/benchmarks.md).
+	// commit among; with synchronous=FULL, 100,000 every-minute jobs fell
+	// behind their 5,000 store transactions a second with 256 (p99
+	// lateness 23 s over three minutes) and kept up with 1024 (0.92 s,
+	// docs/benchmarks.md).
 	// Options.MaxCallsPerProject of the engine bounds what one project
 	// may take of them.
 	Workers int
@@ -76,7 +78,7 @@ type Options struct {
 var errStopping = errors.New("the dispatcher is stopping")
 
 // DefaultWorkers is Options.Workers' default.
-const DefaultWorkers = 256
+const DefaultWorkers = 1024
 
 // Dispatcher runs the handler for the task rows of one store. Use either
 // Run (a service) or RunDue (a simulator stepping a fake clock), not both.
