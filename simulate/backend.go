@@ -56,7 +56,7 @@ func (b *sqliteBackend) store() store.Store { return b.st }
 
 func (b *sqliteBackend) queue(handle task.Handler) task.Queue {
 	b.disp = local.New(b.st, handle, local.Options{
-		Owner: "simulate", Workers: 16, OrphanAfter: orphanAfter, Now: b.sim.clock,
+		Owner: "simulate", Workers: workers, OrphanAfter: orphanAfter, Now: b.sim.clock,
 		// Failed deliveries are the faults it injects: the report counts them.
 		Logger: slog.New(slog.DiscardHandler),
 	})

@@ -5,15 +5,19 @@ import (
 	"time"
 )
 
-// events is the simulator's agenda: callbacks at simulated times, run in
-// time order and, at one time, in the order they were added, so a seed
-// always gives the same run.
+// events is the simulator's agenda: callbacks at simulated times, taken in
+// time order and, at one time, in the order they were added.
 type events []event
 
 type event struct {
 	at  time.Time
 	seq int
 	fn  func()
+	// alone: the event changes the whole process (its clock, its queue),
+	// so it runs by itself, after the events before it and before those
+	// after it. Other events of a step run concurrently, as a process's
+	// handlers do.
+	alone bool
 }
 
 func (e events) Len() int { return len(e) }
@@ -43,9 +47,9 @@ func (e events) next() (time.Time, bool) {
 }
 
 // popDue removes and returns the earliest event if it is due at now.
-func (e *events) popDue(now time.Time) (func(), bool) {
+func (e *events) popDue(now time.Time) (event, bool) {
 	if len(*e) == 0 || (*e)[0].at.After(now) {
-		return nil, false
+		return event{}, false
 	}
-	return heap.Pop(e).(event).fn, true
+	return heap.Pop(e).(event), true
 }

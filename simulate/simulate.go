@@ -105,6 +105,8 @@ const (
 	watchdogGrace  = 30 * time.Second
 	orphanAfter    = 10 * time.Second
 	step           = 15 * time.Second
+	// workers is how many tasks, and how many agenda events, run at once.
+	workers = 16
 )
 
 // start is the first simulated instant: 19 hours before New York springs
@@ -304,11 +306,56 @@ func later(a, b time.Time) time.Time {
 	return b
 }
 
-func (s *sim) at(t time.Time, fn func()) {
+func (s *sim) at(t time.Time, fn func()) { s.add(event{at: t, fn: fn}) }
+
+// atAlone puts on the agenda an event that must not run alongside others.
+func (s *sim) atAlone(t time.Time, fn func()) { s.add(event{at: t, fn: fn, alone: true}) }
+
+func (s *sim) add(ev event) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.seq++
-	s.agenda.add(event{at: t, seq: s.seq, fn: fn})
+	ev.seq = s.seq
+	s.agenda.add(ev)
+}
+
+// runDue runs the agenda's events due at s.now, including those they add
+// for now, and reports whether there were any. Events run concurrently, at
+// most workers at a time, so that their store transactions share commits
+// as a busy process's would (one at a time, each target's report was a
+// commit of its own: most of a run's commits); an alone event waits for
+// those before it, and those after it wait for it.
+func (s *sim) runDue() bool {
+	ran := false
+	sem := make(chan struct{}, workers)
+	var wg sync.WaitGroup
+	for {
+		s.mu.Lock()
+		ev, ok := s.agenda.popDue(s.now)
+		s.mu.Unlock()
+		if !ok {
+			// Running events may still add some for now.
+			wg.Wait()
+			s.mu.Lock()
+			at, more := s.agenda.next()
+			s.mu.Unlock()
+			if !more || at.After(s.now) {
+				return ran
+			}
+			continue
+		}
+		ran = true
+		if ev.alone {
+			wg.Wait()
+			ev.fn()
+			continue
+		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			ev.fn()
+		})
+	}
 }
 
 func (s *sim) count(fault string) {
@@ -387,13 +434,13 @@ func (s *sim) run(jobs, days int) error {
 // plan puts the admin actions and the whole-process faults on the agenda.
 func (s *sim) plan(end time.Time) {
 	for _, t := range s.spread(s.faults.Purges, start, end) {
-		s.at(t, func() {
+		s.atAlone(t, func() {
 			s.count("queue_purged")
 			_ = s.be.purge(s.ctx)
 		})
 	}
 	for _, t := range s.spread(s.faults.Downtimes, start, end) {
-		s.at(t, func() {
+		s.atAlone(t, func() {
 			s.count("downtime")
 			from := s.now
 			s.now = s.now.Add(5*time.Minute + time.Duration(s.rng.Int64N(int64(115*time.Minute))))
@@ -402,7 +449,7 @@ func (s *sim) plan(end time.Time) {
 		})
 	}
 	for _, t := range s.spread(s.faults.ClockJumps, start, end) {
-		s.at(t, func() {
+		s.atAlone(t, func() {
 			s.count("clock_jump")
 			most := s.be.maxSkew()
 			s.skew = time.Duration(s.rng.Int64N(int64(2*most))) - most
@@ -457,17 +504,7 @@ func (s *sim) loop(until time.Time) error {
 		if t = t.Add(step - 1).Truncate(step); t.After(s.now) {
 			s.now = t
 		}
-		ran := false
-		for {
-			s.mu.Lock()
-			fn, ok := s.agenda.popDue(s.now)
-			s.mu.Unlock()
-			if !ok {
-				break
-			}
-			fn()
-			ran = true
-		}
+		ran := s.runDue()
 		if ran || (dueOK && !due.After(s.now)) {
 			if due, dueOK, err = s.be.runDue(s.ctx); err != nil {
 				return err

@@ -28,7 +28,7 @@ const usage = `usage:
   sundial validate DIR_OR_FILE...
   sundial schedule next EXPR [--tz ZONE] [--from RFC3339] [-n N] [--job-id ID] [--dst-gap skip|shift] [--dst-repeat first|last|both]
   sundial schedule explain EXPR [same flags]
-  sundial simulate [--jobs N] [--days D] [--seed S] [--faults none|default|heavy] [--backend sqlite|datastore] [--dir DIR]
+  sundial simulate [--jobs N] [--days D] [--seed S] [--faults none|default|heavy] [--backend sqlite|datastore] [--dir DIR] [--cpuprofile FILE]
   sundial bench [--jobs N] [--minutes M] [--db PATH] [--sync full|normal] [--workers W] [--warmup D] [--cpuprofile FILE] [--serve] [-v]
   sundial setup-gcp [--project P] [--location L] [--queue Q] [--public-url URL] [--invoker SA] [--dry-run]
 `

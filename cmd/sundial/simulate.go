@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/sundial-cron/sundial/internal/emulator"
@@ -28,6 +29,7 @@ func runSimulate(args []string, stdout, stderr io.Writer, now func() time.Time) 
 	fs.StringVar(&opts.Faults, "faults", "default", "fault level: none, default or heavy")
 	fs.StringVar(&opts.Backend, "backend", "sqlite", "store and task queue: sqlite (embedded) or datastore (the Datastore emulator at $"+emulator.EnvHost+", or one started and stopped here, and a queue that behaves as Cloud Tasks does)")
 	fs.StringVar(&opts.Dir, "dir", "", "directory for the SQLite database file (default: a temporary one, removed afterwards)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	if err := fs.Parse(args); err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(stderr, "sundial simulate: %v\n", err)
@@ -47,6 +49,19 @@ func runSimulate(args []string, stdout, stderr io.Writer, now func() time.Time) 
 		defer stop()
 	}
 	opts.WallClock = now
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "sundial simulate: %v\n", err)
+			return 1
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(stderr, "sundial simulate: %v\n", err)
+			return 1
+		}
+		defer pprof.StopCPUProfile()
+	}
 	rep, err := simulate.Run(context.Background(), opts)
 	if errors.Is(err, simulate.ErrBadOptions) {
 		fmt.Fprintf(stderr, "sundial simulate: %v\n", err)

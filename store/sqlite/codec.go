@@ -70,6 +70,18 @@ func scanJob(row scanner) (*store.Job, error) {
 	return &j, nil
 }
 
+// scanVersionedJob scans a job's version followed by jobColumns.
+func scanVersionedJob(row scanner) (*store.Job, int64, error) {
+	var j store.Job
+	var wd sql.NullInt64
+	var version int64
+	if err := row.Scan(&version, &j.ID, &j.Project, &j.State, &wd, &j.Definition, &j.Machine); err != nil {
+		return nil, 0, err
+	}
+	j.WatchdogTimerTs = fromNull(wd)
+	return &j, version, nil
+}
+
 // jobArgs are the values of jobColumns, in order.
 func jobArgs(j *store.Job) ([]any, error) {
 	wd, err := nullNanos(j.WatchdogTimerTs)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -21,7 +22,8 @@ const maxBatch = 256
 type request struct {
 	ctx      context.Context
 	op       func(*writer) error
-	isUpdate bool // counted in Stats.Updates
+	isUpdate bool   // counted in Stats.Updates
+	onCommit func() // if not nil, run by the committer once op's writes committed
 	state    atomic.Int32
 	done     chan result // buffered: the committer never waits for the caller
 }
@@ -49,6 +51,16 @@ func (r *rejected) Error() string { return r.err.Error() }
 
 func (r *request) finish(res result) { r.done <- res }
 
+// committed counts a committed Update and runs its onCommit.
+func (s *Store) committed(r *request) {
+	if r.isUpdate {
+		s.updates.Add(1)
+	}
+	if r.onCommit != nil {
+		r.onCommit()
+	}
+}
+
 // queue holds the requests not yet taken by the committer.
 type queue struct {
 	mu     sync.Mutex
@@ -71,6 +83,31 @@ func (q *queue) push(r *request) bool {
 	default:
 	}
 	return true
+}
+
+// settle yields the committer's processor until a yield brings no new
+// request, at most maxYields times. The first caller's send put the
+// committer next in line on its P, ahead of the callers about to queue
+// theirs: letting those run first turns a stream of lone commits into
+// batches, and costs a lone Update a reschedule or two.
+func (q *queue) settle() {
+	n := q.len()
+	for range maxYields {
+		runtime.Gosched()
+		m := q.len()
+		if m == n {
+			return
+		}
+		n = m
+	}
+}
+
+const maxYields = 8
+
+func (q *queue) len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.reqs)
 }
 
 // take removes up to max requests that their callers have not withdrawn.
@@ -100,11 +137,14 @@ func (q *queue) close() []*request {
 // withdrawn before the committer took it returns ctx.Err() and never runs.
 // Once taken, it runs and commits (or not) whatever ctx says: the caller
 // must learn what happened.
-func (s *Store) write(ctx context.Context, isUpdate bool, op func(*writer) error) error {
+//
+// onCommit, if not nil, runs on the committer right after the COMMIT that
+// made op's writes durable, before the answer.
+func (s *Store) write(ctx context.Context, isUpdate bool, onCommit func(), op func(*writer) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	r := &request{ctx: ctx, op: op, isUpdate: isUpdate, done: make(chan result, 1)}
+	r := &request{ctx: ctx, op: op, isUpdate: isUpdate, onCommit: onCommit, done: make(chan result, 1)}
 	if !s.queue.push(r) {
 		return ErrClosed
 	}
@@ -194,6 +234,7 @@ func (s *Store) commitLoop(conn *sql.Conn) {
 		}
 		select {
 		case <-s.queue.ready:
+			s.queue.settle()
 		case <-s.quit:
 			return
 		}
@@ -244,9 +285,11 @@ func (s *Store) runBatch(w *writer, batch []*request) {
 			s.commits.Add(1)
 			s.wakeCheckpointer()
 			for i, r := range live {
-				if r.isUpdate && results[i].err == nil {
-					s.updates.Add(1)
+				if results[i].err == nil {
+					s.committed(r)
 				}
+			}
+			for i, r := range live {
 				r.finish(results[i])
 			}
 			return
@@ -287,9 +330,7 @@ func (s *Store) runAlone(w *writer, r *request) {
 	}
 	s.commits.Add(1)
 	s.wakeCheckpointer()
-	if r.isUpdate {
-		s.updates.Add(1)
-	}
+	s.committed(r)
 	r.finish(res)
 }
 

@@ -68,6 +68,11 @@ CREATE TABLE owners (
 	owner     TEXT PRIMARY KEY,
 	heartbeat INTEGER NOT NULL
 );
+`, `
+-- Bumped by every transaction that writes the job's group: an Update that
+-- ran its function on the Store's cache commits only if the job is still
+-- at the version cached (see cache.go).
+ALTER TABLE jobs ADD COLUMN version INTEGER NOT NULL DEFAULT 0;
 `}
 
 // migrate brings the file's schema to len(migrations). Two processes may

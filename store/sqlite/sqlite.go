@@ -71,7 +71,8 @@ var ErrClosed = errors.New("sqlite: store closed")
 // Store is the SQLite backend of store.Store. It is safe for concurrent use,
 // and several Stores (in one process or several) may share one file.
 type Store struct {
-	read *sql.DB // WAL readers, query_only
+	read  *sql.DB // WAL readers, query_only
+	cache rowCache
 
 	writeDB *sql.DB
 	queue   queue
@@ -83,6 +84,7 @@ type Store struct {
 	quit    chan struct{}
 	done    chan struct{} // closed when the committer has returned
 	closing sync.Once
+	closed  atomic.Bool // Close was called
 
 	updates atomic.Uint64
 	commits atomic.Uint64
@@ -184,6 +186,7 @@ func open(path string, opts Options, hooks testHooks) (*Store, error) {
 		hooks:    hooks,
 	}
 	s.queue.init()
+	s.cache.init()
 	go s.commitLoop(conn)
 	go s.checkpointLoop(ckpt)
 	return s, nil
@@ -193,6 +196,7 @@ func open(path string, opts Options, hooks testHooks) (*Store, error) {
 // still queued with ErrClosed, and closes the file.
 func (s *Store) Close() error {
 	s.closing.Do(func() {
+		s.closed.Store(true)
 		for _, r := range s.queue.close() {
 			r.finish(result{err: ErrClosed})
 		}

@@ -265,7 +265,7 @@ func TestDurabilitySettings(t *testing.T) {
 		s := openAt(t, path, Options{Synchronous: tc.sync, BusyTimeout: 1234 * time.Millisecond}, testHooks{})
 		var syncMode, busy, version int
 		var journal string
-		err := s.write(t.Context(), false, func(w *writer) error {
+		err := s.write(t.Context(), false, nil, func(w *writer) error {
 			for q, dst := range map[string]any{
 				"PRAGMA synchronous": &syncMode, "PRAGMA journal_mode": &journal,
 				"PRAGMA busy_timeout": &busy, "PRAGMA user_version": &version,

@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/sundial-cron/sundial/store"
 	"github.com/sundial-cron/sundial/task"
@@ -15,21 +14,115 @@ import (
 // Update runs fn in a transaction on jobID's group and commits it if fn
 // returns nil; see store.Store.
 //
-// fn runs on the committer goroutine, inside a physical transaction that
-// it shares with other Updates: it must be quick and must do no I/O
-// outside tx, or every writer of the file waits for it (and calling this
-// Store's writes from fn deadlocks). Updates queued together run one
-// after another in the order they were queued, each seeing the writes of
+// fn first runs on the caller's goroutine against the Store's cache of
+// what its committer last committed of the group (cache.go); the
+// committer then only checks that the job's version is still the cached
+// one and writes. If the group is not cached, changed meanwhile, or fn
+// fails there, fn runs again on the committer, inside the physical
+// transaction it writes in, where it sees the file as it is: there it
+// shares the transaction with other Updates, so it must be quick and do no
+// I/O outside tx (calling this Store's writes from it deadlocks), and
+// Updates run in the order they were queued, each seeing the writes of
 // those before it.
 //
 // A Put or Enqueue that failed fails the Update even if fn ignores the
 // error, so a half-written transaction never commits. ctx only withdraws
-// an Update that has not started; once fn runs, Update reports what
-// happened.
+// an Update whose writes the committer has not taken; once it has, Update
+// reports what happened.
 func (s *Store) Update(ctx context.Context, jobID string, fn func(store.Tx) error) ([]task.Task, error) {
-	var tasks []task.Task
-	err := s.write(ctx, true, func(w *writer) error {
-		t := &tx{w: w, jobID: jobID, invs: map[string]*store.Invocation{}}
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
+	if g := s.cache.get(jobID); g != nil {
+		tasks, err := s.updateCached(ctx, jobID, g, fn)
+		if !errors.Is(err, errStale) {
+			return tasks, err
+		}
+	}
+	return s.updateOnCommitter(ctx, jobID, fn)
+}
+
+// errStale: fn's run on the cache cannot stand, and it runs on the
+// committer instead.
+var errStale = errors.New("sqlite: the cached job is stale")
+
+// updateCached runs fn on the cached group g and has the committer write
+// its writes if the job is still at g's version.
+func (s *Store) updateCached(ctx context.Context, jobID string, g *cachedGroup, fn func(store.Tx) error) ([]task.Task, error) {
+	t := &tx{s: s, jobID: jobID, invs: map[string]*store.Invocation{}, cached: g, version: g.version,
+		loaded: g.job, readJob: true, readProject: g.job.Project}
+	err := fn(t)
+	t.ended = true
+	if err == nil {
+		err = t.failed
+	}
+	if err != nil {
+		// The failure may come from a stale or assumed answer: only the
+		// file can say.
+		return nil, errStale
+	}
+	if !t.writes() {
+		// Nothing to write, but what fn decided on must still be what the
+		// file holds: another process may have moved the job on.
+		if err := s.stillCurrent(ctx, t); err != nil {
+			if errors.Is(err, errStale) {
+				s.cache.drop(jobID, g)
+			}
+			return nil, err
+		}
+		return nil, nil
+	}
+	err = s.write(ctx, true, t.committed, func(w *writer) error {
+		t.w = w
+		return t.apply()
+	})
+	if err != nil {
+		if errors.Is(err, errStale) {
+			s.cache.drop(jobID, g)
+		}
+		return nil, err
+	}
+	return t.tasks, nil
+}
+
+// stillCurrent checks, on a reader, that the job is still at the version
+// t ran on and that the invocations t found absent still are; errStale if
+// not.
+func (s *Store) stillCurrent(ctx context.Context, t *tx) error {
+	var version int64
+	if err := s.read.QueryRowContext(ctx, "SELECT version FROM jobs WHERE id = ?", t.jobID).Scan(&version); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return errStale
+		}
+		return fmt.Errorf("sqlite: read job %s: %w", t.jobID, err)
+	}
+	if version != t.version {
+		return errStale
+	}
+	for _, id := range t.absent {
+		var n int
+		if err := s.read.QueryRowContext(ctx, "SELECT count(*) FROM invocations WHERE job_id = ? AND id = ?", t.jobID, id).Scan(&n); err != nil {
+			return fmt.Errorf("sqlite: read invocation %s/%s: %w", t.jobID, id, err)
+		}
+		if n != 0 {
+			return errStale
+		}
+	}
+	return nil
+}
+
+// updateOnCommitter runs fn on the committer, inside the physical
+// transaction it writes in.
+func (s *Store) updateOnCommitter(ctx context.Context, jobID string, fn func(store.Tx) error) ([]task.Task, error) {
+	var last *tx
+	onCommit := func() {
+		if last != nil {
+			last.committed()
+		}
+	}
+	err := s.write(ctx, true, onCommit, func(w *writer) error {
+		t := &tx{s: s, w: w, jobID: jobID, invs: map[string]*store.Invocation{}, version: noVersion}
+		last = nil
 		err := fn(t)
 		t.ended = true
 		if err == nil {
@@ -44,14 +137,14 @@ func (s *Store) Update(ctx context.Context, jobID string, fn func(store.Tx) erro
 		if err := t.apply(); err != nil {
 			return err
 		}
-		// The op may run again after a failed batch: keep the last run's.
-		tasks = t.tasks
+		// The op may run again after a failed batch: keep the last run.
+		last = t
 		return nil
 	})
-	if err != nil {
+	if err != nil || last == nil {
 		return nil, err
 	}
-	return tasks, nil
+	return last.tasks, nil
 }
 
 // tx is store.Tx on the committer's connection. It keeps its writes until
@@ -59,16 +152,31 @@ func (s *Store) Update(ctx context.Context, jobID string, fn func(store.Tx) erro
 // costs its batch nothing: no savepoint to take and roll back (which,
 // measured, was most of an Update's cost) and nothing to undo.
 type tx struct {
-	w     *writer
+	w     *writer // set when the writes are applied
 	jobID string
+	s     *Store
 
+	// cached is the group fn ran on, nil on the committer. version is its
+	// version; on the committer, the version the job was read at, or
+	// noVersion.
+	cached  *cachedGroup
+	version int64
+	// absent are the invocations the cache did not hold, answered
+	// ErrNotFound; the committer checks that they do not exist.
+	absent []string
+	// jobAbsent: on the committer, Job found no job.
+	jobAbsent bool
+	// readInvs are the invocations read from the file, by id.
+	readInvs map[string]*store.Invocation
+
+	loaded   *store.Job // the job as read, if it was
 	job      *store.Job // PutJob's, if any
 	invs     map[string]*store.Invocation
 	invOrder []string
 	tasks    []task.Task
 
-	// What the transaction read of rows that exist: the job's project and
-	// the invocations' occurrences. A row written back with these
+	// What the transaction read of the job: its project. The project, and
+	// the occurrences of the invocations read (readInvs), are what a row written back with these
 	// unchanged is updated without them, so SQLite leaves the indexes
 	// over them (jobs_project, invocations_newest) alone: it rewrites an
 	// index entry for every indexed column an UPDATE sets, equal or not,
@@ -76,12 +184,13 @@ type tx struct {
 	// commit to write.
 	readProject string
 	readJob     bool
-	readOcc     map[string]time.Time
 
 	failed error // the first failed call
 	broken bool  // a statement failed: SQLite may have undone the whole batch
 	ended  bool  // fn has returned; a kept Tx must not write into the next request
 }
+
+const noVersion = -1
 
 var errEnded = errors.New("sqlite: transaction used after its function returned")
 
@@ -119,16 +228,23 @@ func (t *tx) Job() (*store.Job, error) {
 	if t.job != nil {
 		return cloneJob(t.job), nil
 	}
-	j, err := scanJob(t.w.queryRow("SELECT "+jobColumns+" FROM jobs WHERE id = ?", t.jobID))
+	if t.loaded != nil {
+		return cloneJob(t.loaded), nil
+	}
+	if t.jobAbsent {
+		return nil, store.ErrNotFound
+	}
+	j, version, err := scanVersionedJob(t.w.queryRow("SELECT version, "+jobColumns+" FROM jobs WHERE id = ?", t.jobID))
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
+		t.jobAbsent = true
 		return nil, store.ErrNotFound
 	case err != nil:
 		t.broken = true
 		return nil, t.fail(fmt.Errorf("sqlite: read job %s: %w", t.jobID, err))
 	}
-	t.readJob, t.readProject = true, j.Project
-	return j, nil
+	t.loaded, t.readJob, t.readProject, t.version = j, true, j.Project, version
+	return cloneJob(j), nil
 }
 
 func (t *tx) PutJob(j *store.Job) error {
@@ -153,6 +269,18 @@ func (t *tx) Invocation(id string) (*store.Invocation, error) {
 	if inv, ok := t.invs[id]; ok {
 		return cloneInvocation(inv), nil
 	}
+	if inv, ok := t.readInvs[id]; ok {
+		return cloneInvocation(inv), nil
+	}
+	if t.cached != nil {
+		inv, ok := t.cached.invs[id]
+		if !ok {
+			t.absent = append(t.absent, id)
+			return nil, store.ErrNotFound
+		}
+		t.read(inv)
+		return cloneInvocation(inv), nil
+	}
 	inv, err := scanInvocation(t.w.queryRow("SELECT "+invColumns+" FROM invocations WHERE job_id = ? AND id = ?", t.jobID, id))
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -161,11 +289,17 @@ func (t *tx) Invocation(id string) (*store.Invocation, error) {
 		t.broken = true
 		return nil, t.fail(fmt.Errorf("sqlite: read invocation %s/%s: %w", t.jobID, id, err))
 	}
-	if t.readOcc == nil {
-		t.readOcc = map[string]time.Time{}
+	t.read(inv)
+	return cloneInvocation(inv), nil
+}
+
+// read notes an invocation the transaction read; inv is not modified
+// afterwards.
+func (t *tx) read(inv *store.Invocation) {
+	if t.readInvs == nil {
+		t.readInvs = map[string]*store.Invocation{}
 	}
-	t.readOcc[id] = inv.Occurrence
-	return inv, nil
+	t.readInvs[inv.ID] = inv
 }
 
 func (t *tx) PutInvocation(inv *store.Invocation) error {
@@ -205,32 +339,78 @@ func (t *tx) Enqueue(tk task.Task) error {
 	return nil
 }
 
-// apply writes what fn put and enqueued.
+// apply writes what fn put and enqueued, and moves the job's version on.
+// For a run on the cache it first checks, before writing anything, that
+// the invocations it assumed absent are and that the job is still at the
+// cached version: a rejection is clean.
 func (t *tx) apply() error {
+	if !t.writes() {
+		return nil
+	}
+	if t.cached != nil {
+		for _, id := range t.absent {
+			var n int
+			if err := t.w.queryRow("SELECT count(*) FROM invocations WHERE job_id = ? AND id = ?", t.jobID, id).Scan(&n); err != nil {
+				return fmt.Errorf("sqlite: read invocation %s/%s: %w", t.jobID, id, err)
+			}
+			if n != 0 {
+				return &rejected{errStale}
+			}
+		}
+	}
+	versioned := false
 	if t.job != nil {
 		args, err := jobArgs(t.job)
 		switch {
 		case err != nil:
+		case t.readJob && t.readProject == t.job.Project && t.cached != nil:
+			versioned = true
+			var n int64
+			n, err = t.rowsAffected(`UPDATE jobs SET state = ?, watchdog_ts = ?, definition = ?, machine = ?, version = version + 1
+				WHERE id = ? AND version = ?`, args[2], args[3], args[4], args[5], args[0], t.version)
+			if err == nil && n != 1 {
+				return &rejected{errStale}
+			}
 		case t.readJob && t.readProject == t.job.Project:
-			err = t.updateOne(`UPDATE jobs SET state = ?, watchdog_ts = ?, definition = ?, machine = ? WHERE id = ?`,
+			versioned = true
+			err = t.updateOne(`UPDATE jobs SET state = ?, watchdog_ts = ?, definition = ?, machine = ?, version = version + 1 WHERE id = ?`,
 				args[2], args[3], args[4], args[5], args[0])
+		case t.cached != nil:
+			// The project changed: the version is checked first, below.
 		default:
+			versioned = true
 			_, err = t.w.exec(`INSERT INTO jobs (`+jobColumns+`) VALUES (?, ?, ?, ?, ?, ?)
 				ON CONFLICT (id) DO UPDATE SET project = excluded.project, state = excluded.state,
-					watchdog_ts = excluded.watchdog_ts, definition = excluded.definition, machine = excluded.machine`,
+					watchdog_ts = excluded.watchdog_ts, definition = excluded.definition, machine = excluded.machine,
+					version = version + 1`,
 				args...)
 		}
 		if err != nil {
 			return fmt.Errorf("sqlite: put job %s: %w", t.jobID, err)
 		}
 	}
+	if !versioned {
+		if err := t.bumpVersion(); err != nil {
+			return err
+		}
+		if t.job != nil {
+			args, err := jobArgs(t.job)
+			if err == nil {
+				err = t.updateOne(`UPDATE jobs SET project = ?, state = ?, watchdog_ts = ?, definition = ?, machine = ? WHERE id = ?`,
+					args[1], args[2], args[3], args[4], args[5], args[0])
+			}
+			if err != nil {
+				return fmt.Errorf("sqlite: put job %s: %w", t.jobID, err)
+			}
+		}
+	}
 	for _, id := range t.invOrder {
 		inv := t.invs[id]
 		args, err := invArgs(inv)
-		occ, read := t.readOcc[id]
+		old, read := t.readInvs[id]
 		switch {
 		case err != nil:
-		case read && occ.Equal(inv.Occurrence):
+		case read && old.Occurrence.Equal(inv.Occurrence):
 			err = t.updateOne(`UPDATE invocations SET status = ?, attempt = ?, manual = ?, created = ?, started = ?, ended = ?,
 					message = ?, reason = ?, count = ?, last = ?, definition = ?, log = ?
 				WHERE job_id = ? AND id = ?`,
@@ -259,6 +439,41 @@ func (t *tx) apply() error {
 		}
 	}
 	return nil
+}
+
+// writes reports whether fn put or enqueued anything.
+func (t *tx) writes() bool {
+	return t.job != nil || len(t.invs) > 0 || len(t.tasks) > 0
+}
+
+// bumpVersion moves the job's version on, for a transaction that does not
+// write the job's row itself; from the cache, only if it is still the
+// cached one.
+func (t *tx) bumpVersion() error {
+	if t.cached == nil {
+		// On the committer nothing can have changed since fn read; a group
+		// without a job row has no version to move.
+		if _, err := t.w.exec("UPDATE jobs SET version = version + 1 WHERE id = ?", t.jobID); err != nil {
+			return fmt.Errorf("sqlite: version of %s: %w", t.jobID, err)
+		}
+		return nil
+	}
+	n, err := t.rowsAffected("UPDATE jobs SET version = version + 1 WHERE id = ? AND version = ?", t.jobID, t.version)
+	if err != nil {
+		return fmt.Errorf("sqlite: version of %s: %w", t.jobID, err)
+	}
+	if n != 1 {
+		return &rejected{errStale}
+	}
+	return nil
+}
+
+func (t *tx) rowsAffected(query string, args ...any) (int64, error) {
+	res, err := t.w.exec(query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }
 
 // updateOne runs an UPDATE of a row the transaction read, which must still

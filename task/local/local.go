@@ -30,11 +30,13 @@ type Options struct {
 	// process and per start: a restarted process that reused its old name
 	// would look alive to its own stale claims. Default: random.
 	Owner string
-	// Workers bounds the handlers running at once. Default 256: a
+	// Workers bounds the handlers running at once. Default 1024: a
 	// handler spends most of its time waiting for its store commits, and
 	// the handlers waiting together are what group commit shares one
-	// commit among; 16 held 100,000 every-minute jobs to about 1,000 store
-	// transactions a second, far behind their 5,000 (docs/benchmarks.md).
+	// commit among; with synchronous=FULL, 100,000 every-minute jobs fell
+	// behind their 5,000 store transactions a second with 256 (p99
+	// lateness 23 s over three minutes) and kept up with 1024 (0.92 s,
+	// docs/benchmarks.md).
 	// Options.MaxCallsPerProject of the engine bounds what one project
 	// may take of them.
 	Workers int
@@ -76,7 +78,7 @@ type Options struct {
 var errStopping = errors.New("the dispatcher is stopping")
 
 // DefaultWorkers is Options.Workers' default.
-const DefaultWorkers = 256
+const DefaultWorkers = 1024
 
 // Dispatcher runs the handler for the task rows of one store. Use either
 // Run (a service) or RunDue (a simulator stepping a fake clock), not both.
@@ -317,14 +319,11 @@ func earlier(a, b time.Time) time.Time {
 }
 
 // RunDue is one synchronous step for a simulator on a fake clock: it
-// heartbeats at now, claims and runs (on the worker pool) everything due
+// heartbeats at now (its first claim does), claims and runs (on the worker pool) everything due
 // at now, including tasks those handlers enqueue due at now, records the
 // outcomes, and returns how many tasks it ran and when the next task is
 // due (ok false if there is none). Handlers get ctx as it is.
 func (d *Dispatcher) RunDue(ctx context.Context, now time.Time) (handled int, next time.Time, ok bool, err error) {
-	if err := d.store.Heartbeat(ctx, d.opts.Owner, now, d.opts.OrphanAfter); err != nil {
-		return 0, time.Time{}, false, err
-	}
 	out := make(chan outcome, d.opts.Workers)
 	inflight := map[string]bool{}
 	for {

@@ -1,0 +1,94 @@
+package sqlite
+
+import (
+	"errors"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/sundial-cron/sundial/store"
+)
+
+// TestCacheNeverAnswersForTheFile: an Update runs its function on the
+// Store's cache first; whatever another Store (another process) committed
+// since must still be what the function sees, whether it writes or not.
+func TestCacheNeverAnswersForTheFile(t *testing.T) {
+	t.Parallel()
+	readCounter := func(got *int) func(store.Tx) error {
+		return func(tx store.Tx) error {
+			j, err := tx.Job()
+			if err != nil {
+				return err
+			}
+			*got, err = strconv.Atoi(string(j.Machine))
+			return err
+		}
+	}
+	readInv := func(found *bool, write bool) func(store.Tx) error {
+		return func(tx store.Tx) error {
+			_, err := tx.Invocation("i1")
+			switch {
+			case errors.Is(err, store.ErrNotFound):
+				*found = false
+			case err != nil:
+				return err
+			default:
+				*found = true
+			}
+			if write {
+				return incr(tx)
+			}
+			return nil
+		}
+	}
+	putInv := func(tx store.Tx) error {
+		if err := incr(tx); err != nil {
+			return err
+		}
+		return tx.PutInvocation(&store.Invocation{ID: "i1", JobID: "p/same", Status: "RUNNING", Occurrence: time.Unix(1e9, 0)})
+	}
+	for _, tc := range []struct {
+		name  string
+		write bool
+	}{
+		{"a function that only reads", false},
+		{"a function that writes", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			path := tempPath(t)
+			a, b := openAt(t, path, Options{}, testHooks{}), openAt(t, path, Options{}, testHooks{})
+			ctx := t.Context()
+			// a caches the job at 1; b moves it to 2 and adds an invocation
+			// a has never seen.
+			if _, err := a.Update(ctx, "p/same", incr); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := b.Update(ctx, "p/same", putInv); err != nil {
+				t.Fatal(err)
+			}
+			var found bool
+			if _, err := a.Update(ctx, "p/same", readInv(&found, tc.write)); err != nil {
+				t.Fatal(err)
+			}
+			if !found {
+				t.Error("the Update on the stale Store did not find the invocation the other Store wrote")
+			}
+			want := 2
+			if tc.write {
+				want = 3
+			}
+			if _, err := b.Update(ctx, "p/same", incr); err != nil {
+				t.Fatal(err)
+			}
+			want++
+			var got int
+			if _, err := a.Update(ctx, "p/same", readCounter(&got)); err != nil {
+				t.Fatal(err)
+			}
+			if got != want {
+				t.Errorf("the Update on the stale Store read counter %d, want %d", got, want)
+			}
+		})
+	}
+}
