@@ -412,3 +412,36 @@ func TestTaskRows(t *testing.T) {
 		t.Errorf("NextDue on an empty queue = %v, %v; want none", ok, err)
 	}
 }
+
+func TestClaimTasksAcknowledgesInItsTransaction(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := openAt(t, tempPath(t), Options{}, testHooks{})
+	t0 := time.Date(2026, 3, 8, 9, 0, 0, 0, time.UTC)
+	a := task.Task{Kind: task.TickLater, JobID: "p/j", Nonce: 1, ETA: t0}
+	b := task.Task{Kind: task.TickLater, JobID: "p/j", Nonce: 2, ETA: t0}
+	if _, err := s.Update(ctx, "p/j", func(tx store.Tx) error { return errors.Join(tx.Enqueue(a), tx.Enqueue(b)) }); err != nil {
+		t.Fatal(err)
+	}
+	claim := Claim{Owner: "A", Now: t0, Max: 10, Lease: 10 * time.Minute, OrphanAfter: 30 * time.Second}
+	if got, err := s.ClaimTasks(ctx, claim); err != nil || len(got) != 2 {
+		t.Fatalf("first claim = %v, %v; want both tasks", got, err)
+	}
+	claim.Done, claim.Retry = []string{a.Name()}, []Retry{{Name: b.Name(), ETA: t0.Add(time.Minute)}}
+	if got, err := s.ClaimTasks(ctx, claim); err != nil || len(got) != 0 {
+		t.Fatalf("claim that acknowledges both = %v, %v; want nothing due", got, err)
+	}
+	tasks, err := s.Tasks(ctx, 10)
+	if err != nil || len(tasks) != 1 || tasks[0].Name() != b.Name() || !tasks[0].ETA.Equal(t0.Add(time.Minute)) {
+		t.Errorf("after the claim: tasks %v, %v; want only %s, due a minute later", tasks, err, b.Name())
+	}
+
+	// An owner that claims nothing has no heartbeat written.
+	if got, err := s.ClaimTasks(ctx, Claim{Owner: "idle", Now: t0, Max: 10, Lease: time.Minute, OrphanAfter: time.Minute}); err != nil || len(got) != 0 {
+		t.Fatalf("claim with nothing due = %v, %v", got, err)
+	}
+	var n int
+	if err := s.read.QueryRowContext(ctx, "SELECT count(*) FROM owners WHERE owner = 'idle'").Scan(&n); err != nil || n != 0 {
+		t.Errorf("owner rows of an owner that claimed nothing: %d, %v; want 0", n, err)
+	}
+}

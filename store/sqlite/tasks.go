@@ -24,6 +24,11 @@ type Claim struct {
 	// OrphanAfter: a claim whose owner's last heartbeat is this old is
 	// free, whatever its lease says.
 	OrphanAfter time.Duration
+	// Done and Retry acknowledge Owner's earlier claims, as AckTasks
+	// would, in the claim's transaction: a dispatcher stepping round by
+	// round then commits once a round instead of twice.
+	Done  []string
+	Retry []Retry
 }
 
 // Claimed is a task a dispatcher now holds.
@@ -57,8 +62,13 @@ func scanTask(row scanner) (Claimed, error) {
 // expired, or its owner's heartbeat is older than c.OrphanAfter (or gone).
 // Claiming also records c.Owner's heartbeat, so that its fresh claims are
 // never taken for orphans.
+//
+// A claim that finds nothing due and acknowledges nothing writes nothing,
+// not even the heartbeat: the owner holds nothing that could look
+// orphaned, and a stepping dispatcher's last claim of a step is such a
+// claim.
 func (s *Store) ClaimTasks(ctx context.Context, c Claim) ([]Claimed, error) {
-	if c.Max <= 0 {
+	if c.Max <= 0 && len(c.Done) == 0 && len(c.Retry) == 0 {
 		return nil, nil
 	}
 	if c.Lease <= 0 || c.OrphanAfter <= 0 {
@@ -69,11 +79,18 @@ func (s *Store) ClaimTasks(ctx context.Context, c Claim) ([]Claimed, error) {
 	if err != nil {
 		return nil, err
 	}
+	etas, err := retryETAs(c.Retry)
+	if err != nil {
+		return nil, err
+	}
 	var claimed []Claimed
 	err = s.write(ctx, false, nil, func(w *writer) error {
 		claimed = nil
-		if err := heartbeat(w, c.Owner, now, now-int64(c.OrphanAfter)); err != nil {
+		if err := ack(w, c.Owner, c.Done, c.Retry, etas); err != nil {
 			return err
+		}
+		if c.Max <= 0 {
+			return nil
 		}
 		// A SELECT and an UPDATE per row rather than one UPDATE … WHERE
 		// name IN (SELECT …) RETURNING: that statement built two
@@ -102,6 +119,12 @@ func (s *Store) ClaimTasks(ctx context.Context, c Claim) ([]Claimed, error) {
 		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 			return err
 		}
+		if len(claimed) == 0 {
+			return nil
+		}
+		if err := heartbeat(w, c.Owner, now, now-int64(c.OrphanAfter)); err != nil {
+			return err
+		}
 		for _, t := range claimed {
 			if _, err := w.exec("UPDATE tasks SET owner = ?, lease_until = ? WHERE name = ?", c.Owner, now+int64(c.Lease), t.Name()); err != nil {
 				return err
@@ -122,28 +145,41 @@ func (s *Store) AckTasks(ctx context.Context, owner string, done []string, retry
 	if len(done) == 0 && len(retry) == 0 {
 		return nil
 	}
+	etas, err := retryETAs(retry)
+	if err != nil {
+		return err
+	}
+	return s.write(ctx, false, nil, func(w *writer) error {
+		return ack(w, owner, done, retry, etas)
+	})
+}
+
+func retryETAs(retry []Retry) ([]int64, error) {
 	etas := make([]int64, len(retry))
 	for i, r := range retry {
 		var err error
 		if etas[i], err = etaNanos(r.ETA); err != nil {
+			return nil, err
+		}
+	}
+	return etas, nil
+}
+
+// ack deletes done and hands back retry at etas, for owner.
+func ack(w *writer, owner string, done []string, retry []Retry, etas []int64) error {
+	for _, name := range done {
+		if _, err := w.exec("DELETE FROM tasks WHERE name = ?", name); err != nil {
 			return err
 		}
 	}
-	return s.write(ctx, false, nil, func(w *writer) error {
-		for _, name := range done {
-			if _, err := w.exec("DELETE FROM tasks WHERE name = ?", name); err != nil {
-				return err
-			}
+	for i, r := range retry {
+		_, err := w.exec(`UPDATE tasks SET eta = ?, failures = failures + 1, owner = NULL, lease_until = NULL
+			WHERE name = ? AND owner = ?`, etas[i], r.Name, owner)
+		if err != nil {
+			return err
 		}
-		for i, r := range retry {
-			_, err := w.exec(`UPDATE tasks SET eta = ?, failures = failures + 1, owner = NULL, lease_until = NULL
-				WHERE name = ? AND owner = ?`, etas[i], r.Name, owner)
-			if err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // Heartbeat records that owner is alive at now, and forgets owners silent

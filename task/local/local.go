@@ -326,8 +326,13 @@ func earlier(a, b time.Time) time.Time {
 func (d *Dispatcher) RunDue(ctx context.Context, now time.Time) (handled int, next time.Time, ok bool, err error) {
 	out := make(chan outcome, d.opts.Workers)
 	inflight := map[string]bool{}
+	var outs []outcome
 	for {
-		claimed, err := d.claim(ctx, now, d.opts.Workers)
+		// Each round's outcomes are acknowledged by the next round's
+		// claim, in its transaction: one commit a round, not two.
+		claim := d.claimOf(now, d.opts.Workers)
+		claim.Done, claim.Retry = d.settle(now, outs, inflight)
+		claimed, err := d.store.ClaimTasks(ctx, claim)
 		if err != nil {
 			return handled, time.Time{}, false, err
 		}
@@ -335,14 +340,11 @@ func (d *Dispatcher) RunDue(ctx context.Context, now time.Time) (handled int, ne
 			break
 		}
 		d.start(ctx, claimed, inflight, out)
-		outs := make([]outcome, 0, len(inflight))
+		outs = make([]outcome, 0, len(inflight))
 		for range len(inflight) {
 			outs = append(outs, <-out)
 		}
 		handled += len(outs)
-		if err := d.ack(ctx, now, outs, inflight); err != nil {
-			return handled, time.Time{}, false, err
-		}
 	}
 	next, ok, err = d.store.NextDue(ctx, d.opts.OrphanAfter)
 	return handled, next, ok, err
@@ -355,9 +357,11 @@ type outcome struct {
 }
 
 func (d *Dispatcher) claim(ctx context.Context, now time.Time, max int) ([]sqlite.Claimed, error) {
-	return d.store.ClaimTasks(ctx, sqlite.Claim{
-		Owner: d.opts.Owner, Now: now, Max: max, Lease: d.opts.Lease, OrphanAfter: d.opts.OrphanAfter,
-	})
+	return d.store.ClaimTasks(ctx, d.claimOf(now, max))
+}
+
+func (d *Dispatcher) claimOf(now time.Time, max int) sqlite.Claim {
+	return sqlite.Claim{Owner: d.opts.Owner, Now: now, Max: max, Lease: d.opts.Lease, OrphanAfter: d.opts.OrphanAfter}
 }
 
 // start runs the handler of each claimed task on its own goroutine; the
@@ -392,9 +396,17 @@ func (d *Dispatcher) handle(ctx context.Context, t task.Task) (err error) {
 
 // ack deletes the tasks that succeeded and hands back those that failed,
 // with backoff, in one transaction.
-func (d *Dispatcher) ack(ctx context.Context, now time.Time, outs []outcome, inflight map[string]bool) error {
-	var done []string
-	var retry []sqlite.Retry
+func (d *Dispatcher) ack(ctx context.Context, now time.Time, outs []outcome, inflight map[string]bool) {
+	done, retry := d.settle(now, outs, inflight)
+	if err := d.store.AckTasks(ctx, d.opts.Owner, done, retry); err != nil {
+		// The claims stay; their lease ends and the tasks come again.
+		d.log.Error("task/local: ack", "err", err)
+	}
+}
+
+// settle sorts outs into the tasks to delete and those to hand back, with
+// backoff, and forgets them as in flight.
+func (d *Dispatcher) settle(now time.Time, outs []outcome, inflight map[string]bool) (done []string, retry []sqlite.Retry) {
 	for _, o := range outs {
 		name := o.claimed.Name()
 		delete(inflight, name)
@@ -406,12 +418,7 @@ func (d *Dispatcher) ack(ctx context.Context, now time.Time, outs []outcome, inf
 		d.log.Warn("task/local: task failed", "task", o.claimed.Task.String(), "failures", o.claimed.Failures+1, "retry_at", eta, "err", o.err)
 		retry = append(retry, sqlite.Retry{Name: name, ETA: eta})
 	}
-	err := d.store.AckTasks(ctx, d.opts.Owner, done, retry)
-	if err != nil {
-		// The claims stay; their lease ends and the tasks come again.
-		d.log.Error("task/local: ack", "err", err)
-	}
-	return err
+	return done, retry
 }
 
 // backoff is the wait after the failures-th failure in a row.
