@@ -104,12 +104,11 @@ const (
 	watchdogPeriod = time.Minute
 	watchdogGrace  = 30 * time.Second
 	orphanAfter    = 10 * time.Second
-	// step is how far the clock moves at least: the longer, the more
-	// tasks share a claim and a commit (15 s to 30 s: a quarter fewer
-	// commits). A task runs less than a step late, so step must stay
-	// within statemachine's TaskGrace (30 s), lest the watchdog re-issue
-	// tasks that are merely waiting for the step.
-	step = 30 * time.Second
+	// step is how far the clock moves at least. A task runs up to a step
+	// late; 30 s steps (statemachine's TaskGrace) let the watchdog take a
+	// task merely waiting for the step for a lost one, and jobs came out
+	// stuck now and then, so steps stay well inside the grace.
+	step = 15 * time.Second
 	// workers is how many tasks, and how many agenda events, run at once:
 	// a step of 2,000 jobs claims a few dozen, and a round that takes
 	// them all commits once instead of once per 16.
