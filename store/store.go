@@ -71,7 +71,25 @@ type Invocation struct {
 // Page asks for one page of a listing.
 type Page struct {
 	Cursor string // from the previous page's Next; "" for the first
-	Limit  int    // at most this many; the backend may cap it
+	Limit  int    // at most this many; see Size
+}
+
+// Page sizes every backend gives: a Limit of 0 asks for DefaultLimit, and
+// more than MaxLimit is capped.
+const (
+	DefaultLimit = 100
+	MaxLimit     = 1000
+)
+
+// Size is how many items a backend returns at most for p.
+func (p Page) Size() int {
+	switch {
+	case p.Limit <= 0:
+		return DefaultLimit
+	case p.Limit > MaxLimit:
+		return MaxLimit
+	}
+	return p.Limit
 }
 
 // Tx is a transaction on one job's entity group.

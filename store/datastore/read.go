@@ -15,22 +15,6 @@ import (
 	"github.com/sundial-cron/sundial/store"
 )
 
-// Page sizes: Limit 0 asks for defaultLimit; more than maxLimit is capped.
-const (
-	defaultLimit = 100
-	maxLimit     = 1000
-)
-
-func pageLimit(p store.Page) int {
-	switch {
-	case p.Limit <= 0:
-		return defaultLimit
-	case p.Limit > maxLimit:
-		return maxLimit
-	}
-	return p.Limit
-}
-
 // Job reads a job outside any transaction.
 func (s *Store) Job(ctx context.Context, id string) (*store.Job, error) {
 	var e jobEntity
@@ -108,7 +92,7 @@ func (s *Store) page(ctx context.Context, q *datastore.Query, prefix string, p s
 		}
 		q = q.Start(cur)
 	}
-	limit := pageLimit(p)
+	limit := p.Size()
 	var cursor string
 	_, err := s.retry(ctx, func() error {
 		reset()

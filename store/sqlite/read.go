@@ -13,22 +13,6 @@ import (
 	"github.com/sundial-cron/sundial/store"
 )
 
-// Page sizes: Limit 0 asks for defaultLimit; more than maxLimit is capped.
-const (
-	defaultLimit = 100
-	maxLimit     = 1000
-)
-
-func pageLimit(p store.Page) int {
-	switch {
-	case p.Limit <= 0:
-		return defaultLimit
-	case p.Limit > maxLimit:
-		return maxLimit
-	}
-	return p.Limit
-}
-
 // Cursors are the sort key of the last row of the page, so the next page
 // starts right after it whatever was inserted meanwhile. The kind prefix
 // rejects a cursor of one listing passed to another.
@@ -62,7 +46,7 @@ func (s *Store) Jobs(ctx context.Context, project string, p store.Page) ([]*stor
 			return nil, "", err
 		}
 	}
-	limit := pageLimit(p)
+	limit := p.Size()
 	var rows *sql.Rows
 	var err error
 	// One row more than asked tells whether there is a next page.
@@ -105,7 +89,7 @@ func (s *Store) Invocation(ctx context.Context, jobID, id string) (*store.Invoca
 // Invocations lists a job's invocations, newest occurrence first, and by
 // id (descending) among equal occurrences.
 func (s *Store) Invocations(ctx context.Context, jobID string, p store.Page) ([]*store.Invocation, string, error) {
-	limit := pageLimit(p)
+	limit := p.Size()
 	var rows *sql.Rows
 	var err error
 	if p.Cursor == "" {
