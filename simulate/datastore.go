@@ -8,10 +8,8 @@ import (
 	"time"
 
 	"cloud.google.com/go/datastore"
-	"google.golang.org/api/option"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/sundial-cron/sundial/internal/standin"
 	"github.com/sundial-cron/sundial/store"
 	dsstore "github.com/sundial-cron/sundial/store/datastore"
 	"github.com/sundial-cron/sundial/task"
@@ -37,10 +35,7 @@ func openDatastore(ctx context.Context, s *sim, host string) (*datastoreBackend,
 	}
 	cost := &dsstore.Counter{}
 	client, err := datastore.NewClient(ctx, "sundial-simulate",
-		option.WithEndpoint("passthrough:///"+host),
-		option.WithoutAuthentication(),
-		option.WithGRPCDialOption(grpc.WithTransportCredentials(insecure.NewCredentials())),
-		cost.ClientOption())
+		append(standin.ClientOptions("passthrough:///"+host), cost.ClientOption())...)
 	if err != nil {
 		return nil, fmt.Errorf("datastore emulator at %s: %w", host, err)
 	}

@@ -15,11 +15,9 @@ import (
 
 	gcloudtasks "cloud.google.com/go/cloudtasks/apiv2"
 	gcds "cloud.google.com/go/datastore"
-	"google.golang.org/api/option"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/sundial-cron/sundial/app"
+	"github.com/sundial-cron/sundial/internal/standin"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store/datastore"
 	"github.com/sundial-cron/sundial/target/urlfetch"
@@ -169,12 +167,7 @@ func serveCloud(ctx context.Context, f serveFlags, logger *slog.Logger, now func
 	}
 	st := datastore.New(dsClient, datastore.Options{Namespace: c.namespace})
 	defer st.Close()
-	var taskOpts []option.ClientOption
-	if c.tasksEndpoint != "" {
-		taskOpts = append(taskOpts, option.WithEndpoint(c.tasksEndpoint), option.WithoutAuthentication(),
-			option.WithGRPCDialOption(grpc.WithTransportCredentials(insecure.NewCredentials())))
-	}
-	tasksClient, err := gcloudtasks.NewClient(ctx, taskOpts...)
+	tasksClient, err := gcloudtasks.NewClient(ctx, standin.ClientOptions(c.tasksEndpoint)...)
 	if err != nil {
 		return fmt.Errorf("cloud tasks: %w", err)
 	}

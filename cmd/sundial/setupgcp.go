@@ -12,11 +12,9 @@ import (
 
 	gcloudtasks "cloud.google.com/go/cloudtasks/apiv2"
 	scheduler "cloud.google.com/go/scheduler/apiv1"
-	"google.golang.org/api/option"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/sundial-cron/sundial/gcpsetup"
+	"github.com/sundial-cron/sundial/internal/standin"
 )
 
 // cronJobs are the Cloud Scheduler jobs that stand in for cron.yaml on
@@ -60,13 +58,13 @@ func runSetupGCP(args []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	tasks, err := gcloudtasks.NewClient(ctx, standIn(*tasksEndpoint)...)
+	tasks, err := gcloudtasks.NewClient(ctx, standin.ClientOptions(*tasksEndpoint)...)
 	if err != nil {
 		fmt.Fprintf(stderr, "sundial setup-gcp: cloud tasks: %v\n", err)
 		return 1
 	}
 	defer tasks.Close()
-	sched, err := scheduler.NewCloudSchedulerClient(ctx, standIn(*schedulerEndpoint)...)
+	sched, err := scheduler.NewCloudSchedulerClient(ctx, standin.ClientOptions(*schedulerEndpoint)...)
 	if err != nil {
 		fmt.Fprintf(stderr, "sundial setup-gcp: cloud scheduler: %v\n", err)
 		return 1
@@ -87,15 +85,4 @@ func runSetupGCP(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
-}
-
-// standIn is how to reach an API's local stand-in at endpoint; none when
-// endpoint is empty, so the client goes to Google with the ambient
-// credentials.
-func standIn(endpoint string) []option.ClientOption {
-	if endpoint == "" {
-		return nil
-	}
-	return []option.ClientOption{option.WithEndpoint(endpoint), option.WithoutAuthentication(),
-		option.WithGRPCDialOption(grpc.WithTransportCredentials(insecure.NewCredentials()))}
 }

@@ -23,16 +23,15 @@ import (
 	scheduler "cloud.google.com/go/scheduler/apiv1"
 	"cloud.google.com/go/scheduler/apiv1/schedulerpb"
 	"github.com/robfig/cron/v3"
-	"google.golang.org/api/option"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/sundial-cron/sundial/internal/fieldmask"
+	"github.com/sundial-cron/sundial/internal/standin"
 )
 
 var (
@@ -78,11 +77,7 @@ func (s *Server) Addr() string { return s.lis.Addr().String() }
 
 // Client returns a Cloud Scheduler client connected to the server.
 func (s *Server) Client(ctx context.Context) (*scheduler.CloudSchedulerClient, error) {
-	return scheduler.NewCloudSchedulerClient(ctx,
-		option.WithEndpoint(s.Addr()),
-		option.WithoutAuthentication(),
-		option.WithGRPCDialOption(grpc.WithTransportCredentials(insecure.NewCredentials())),
-	)
+	return scheduler.NewCloudSchedulerClient(ctx, standin.ClientOptions(s.Addr())...)
 }
 
 // Close stops the server.

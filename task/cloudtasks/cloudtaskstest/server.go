@@ -26,10 +26,9 @@ import (
 
 	cloudtasks "cloud.google.com/go/cloudtasks/apiv2"
 	"cloud.google.com/go/cloudtasks/apiv2/cloudtaskspb"
-	"google.golang.org/api/option"
+	"github.com/sundial-cron/sundial/internal/standin"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/emptypb"
@@ -142,11 +141,7 @@ func (s *Server) Addr() string { return s.lis.Addr().String() }
 
 // Client returns a Cloud Tasks client connected to the server.
 func (s *Server) Client(ctx context.Context) (*cloudtasks.Client, error) {
-	return cloudtasks.NewClient(ctx,
-		option.WithEndpoint(s.Addr()),
-		option.WithoutAuthentication(),
-		option.WithGRPCDialOption(grpc.WithTransportCredentials(insecure.NewCredentials())),
-	)
+	return cloudtasks.NewClient(ctx, standin.ClientOptions(s.Addr())...)
 }
 
 // Close stops the server.
