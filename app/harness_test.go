@@ -16,6 +16,7 @@ import (
 
 	"github.com/sundial-cron/sundial/app"
 	"github.com/sundial-cron/sundial/engine"
+	"github.com/sundial-cron/sundial/engine/enginetest"
 	"github.com/sundial-cron/sundial/store"
 	"github.com/sundial-cron/sundial/store/sqlite"
 	"github.com/sundial-cron/sundial/target"
@@ -37,8 +38,7 @@ const adminToken = "s3cret-admin-token-0123456789"
 type harness struct {
 	t       *testing.T
 	ctx     context.Context
-	mu      sync.Mutex
-	now     time.Time
+	clk     *enginetest.Clock
 	st      *sqlite.Store
 	eng     *engine.Engine
 	disp    *local.Dispatcher
@@ -50,7 +50,7 @@ type harness struct {
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	h := &harness{t: t, ctx: context.Background(), now: t0, configs: &configs{}}
+	h := &harness{t: t, ctx: context.Background(), clk: enginetest.NewClock(t0), configs: &configs{}}
 	st, err := sqlite.Open(filepath.Join(t.TempDir(), "sundial.db"), sqlite.Options{Synchronous: sqlite.SyncOff})
 	if err != nil {
 		t.Fatal(err)
@@ -58,11 +58,11 @@ func newHarness(t *testing.T) *harness {
 	t.Cleanup(func() { st.Close() })
 	h.st = st
 	h.metrics = app.NewMetrics(st)
-	q := &lateQueue{}
+	q := &enginetest.LateQueue{}
 	targets := map[string]target.Target{"noop": noop.Target{}, "async": async{}}
 	h.eng = engine.New(st, q, targets, engine.Options{Now: h.clock, Observer: h.metrics})
 	h.disp = local.New(st, h.eng.HandleTask, local.Options{Owner: "proc-1", Workers: 4, OrphanAfter: 10 * time.Second, Now: h.clock, Logger: slog.New(slog.DiscardHandler)})
-	q.q = h.disp
+	q.Queue = h.disp
 	h.wd = &watchdog.Watchdog{Store: st, Repairer: h.eng, Now: h.clock}
 	h.handler = newHandler(h, st, adminToken, true)
 	return h
@@ -81,46 +81,15 @@ type plainStore struct{ store.Store }
 
 func equalJSON(a, b any) bool { return reflect.DeepEqual(a, b) }
 
-func (h *harness) clock() time.Time {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.now
-}
+func (h *harness) clock() time.Time { return h.clk.Now() }
 
-func (h *harness) set(t time.Time) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.now = t
-}
+func (h *harness) set(t time.Time) { h.clk.Set(t) }
 
-// runUntil runs every task due up to until, in time order, moving the
-// clock to each task's time, with a watchdog pass at every minute.
+// runUntil runs every task due up to until (enginetest.RunUntil).
 func (h *harness) runUntil(until time.Time) {
 	h.t.Helper()
-	nextPass := h.clock().Truncate(time.Minute).Add(time.Minute)
-	for {
-		next := nextPass
-		if due, ok, err := h.st.NextDue(h.ctx, 10*time.Second); err != nil {
-			h.t.Fatal(err)
-		} else if ok && due.Before(next) {
-			next = due
-		}
-		if next.After(until) {
-			h.set(until)
-			return
-		}
-		if next.After(h.clock()) {
-			h.set(next)
-		}
-		if _, _, _, err := h.disp.RunDue(h.ctx, h.clock()); err != nil {
-			h.t.Fatal(err)
-		}
-		if !h.clock().Before(nextPass) {
-			if _, err := h.wd.Pass(h.ctx); err != nil {
-				h.t.Fatal(err)
-			}
-			nextPass = nextPass.Add(time.Minute)
-		}
+	if err := enginetest.RunUntil(h.ctx, h.clk, h.st, h.disp, h.wd, until); err != nil {
+		h.t.Fatal(err)
 	}
 }
 
@@ -232,11 +201,6 @@ func (h *harness) unchanged(before snapshot, what string) {
 		h.t.Errorf("%s changed the invocations", what)
 	}
 }
-
-// lateQueue lets the dispatcher be made after the engine that posts to it.
-type lateQueue struct{ q task.Queue }
-
-func (l *lateQueue) Posted(ctx context.Context, ts []task.Task) error { return l.q.Posted(ctx, ts) }
 
 // async is a target that accepts every launch and runs it on its own, as
 // a Swarming task would: its invocations stay RUNNING until reported or

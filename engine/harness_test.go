@@ -9,11 +9,11 @@ import (
 	"time"
 
 	"github.com/sundial-cron/sundial/engine"
+	"github.com/sundial-cron/sundial/engine/enginetest"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store"
 	"github.com/sundial-cron/sundial/store/sqlite"
 	"github.com/sundial-cron/sundial/target"
-	"github.com/sundial-cron/sundial/task"
 	"github.com/sundial-cron/sundial/task/local"
 	"github.com/sundial-cron/sundial/watchdog"
 )
@@ -26,8 +26,7 @@ var t0 = time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
 type harness struct {
 	t    *testing.T
 	ctx  context.Context
-	mu   sync.Mutex
-	now  time.Time
+	clk  *enginetest.Clock
 	path string
 	st   *sqlite.Store
 	eng  *engine.Engine
@@ -38,7 +37,7 @@ type harness struct {
 
 func newHarness(t *testing.T, opts engine.Options) *harness {
 	t.Helper()
-	h := &harness{t: t, ctx: context.Background(), now: t0, path: filepath.Join(t.TempDir(), "sundial.db")}
+	h := &harness{t: t, ctx: context.Background(), clk: enginetest.NewClock(t0), path: filepath.Join(t.TempDir(), "sundial.db")}
 	h.tgt = newRecorder()
 	h.st, h.eng, h.disp = h.open("proc-1", opts)
 	h.wd = &watchdog.Watchdog{Store: h.st, Repairer: h.eng, Now: h.clock}
@@ -54,53 +53,22 @@ func (h *harness) open(owner string, opts engine.Options) (*sqlite.Store, *engin
 	}
 	h.t.Cleanup(func() { st.Close() })
 	opts.Now = h.clock
-	q := &lateQueue{}
+	q := &enginetest.LateQueue{}
 	eng := engine.New(st, q, map[string]target.Target{"rec": h.tgt, "blind": blind{h.tgt}}, opts)
 	disp := local.New(st, eng.HandleTask, local.Options{Owner: owner, Workers: 4, OrphanAfter: 10 * time.Second, Now: h.clock, Logger: slog.New(slog.DiscardHandler)})
-	q.q = disp
+	q.Queue = disp
 	return st, eng, disp
 }
 
-func (h *harness) clock() time.Time {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.now
-}
+func (h *harness) clock() time.Time { return h.clk.Now() }
 
-func (h *harness) set(t time.Time) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.now = t
-}
+func (h *harness) set(t time.Time) { h.clk.Set(t) }
 
-// runUntil runs every task due up to until, in time order, moving the
-// clock to each task's time, with a watchdog pass at every minute.
+// runUntil runs every task due up to until (enginetest.RunUntil).
 func (h *harness) runUntil(until time.Time) {
 	h.t.Helper()
-	nextPass := h.clock().Truncate(time.Minute).Add(time.Minute)
-	for {
-		next := nextPass
-		if due, ok, err := h.st.NextDue(h.ctx, 10*time.Second); err != nil {
-			h.t.Fatal(err)
-		} else if ok && due.Before(next) {
-			next = due
-		}
-		if next.After(until) {
-			h.set(until)
-			return
-		}
-		if next.After(h.clock()) {
-			h.set(next)
-		}
-		if _, _, _, err := h.disp.RunDue(h.ctx, h.clock()); err != nil {
-			h.t.Fatal(err)
-		}
-		if !h.clock().Before(nextPass) {
-			if _, err := h.wd.Pass(h.ctx); err != nil {
-				h.t.Fatal(err)
-			}
-			nextPass = nextPass.Add(time.Minute)
-		}
+	if err := enginetest.RunUntil(h.ctx, h.clk, h.st, h.disp, h.wd, until); err != nil {
+		h.t.Fatal(err)
 	}
 }
 
@@ -135,11 +103,6 @@ func (h *harness) invocations(id string) []*store.Invocation {
 		p.Cursor = next
 	}
 }
-
-// lateQueue lets the dispatcher be made after the engine that posts to it.
-type lateQueue struct{ q task.Queue }
-
-func (l *lateQueue) Posted(ctx context.Context, ts []task.Task) error { return l.q.Posted(ctx, ts) }
 
 // recorder is a target that counts launches by idempotency key and attempt,
 // can tell by key whether a launch happened, and can be told to fail or to

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sundial-cron/sundial/engine"
+	"github.com/sundial-cron/sundial/engine/enginetest"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store"
 	"github.com/sundial-cron/sundial/target"
@@ -93,7 +94,7 @@ func TestInvariant2_WriteBeforeCall(t *testing.T) {
 	t.Run("a store that fails every commit launches nothing", func(t *testing.T) {
 		h := newHarness(t, engine.Options{})
 		h.define("p/a", "* * * * *", statemachine.Policy{}, "rec")
-		broken := engine.New(failingStore{h.st}, &lateQueue{q: h.disp}, map[string]target.Target{"rec": h.tgt}, engine.Options{Now: h.clock})
+		broken := engine.New(failingStore{h.st}, &enginetest.LateQueue{Queue: h.disp}, map[string]target.Target{"rec": h.tgt}, engine.Options{Now: h.clock})
 		h.set(t0.Add(time.Minute))
 		for range 3 {
 			tasks, err := h.st.Tasks(h.ctx, 10)

@@ -1,0 +1,77 @@
+// Package enginetest drives the engine for tests on a fake clock over the
+// embedded backend: the SQLite store, the local dispatcher and the
+// watchdog, stepped from task to task instead of waiting in real time.
+package enginetest
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/sundial-cron/sundial/store/sqlite"
+	"github.com/sundial-cron/sundial/task"
+	"github.com/sundial-cron/sundial/task/local"
+	"github.com/sundial-cron/sundial/watchdog"
+)
+
+// Clock is a fake clock, safe for concurrent use.
+type Clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// NewClock returns a clock that reads t until Set.
+func NewClock(t time.Time) *Clock { return &Clock{now: t} }
+
+// Now reads the clock.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Set moves the clock to t.
+func (c *Clock) Set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = t
+}
+
+// LateQueue lets the dispatcher be made after the engine that posts to it:
+// set Queue before the first post.
+type LateQueue struct{ Queue task.Queue }
+
+// Posted hands the tasks to Queue.
+func (l *LateQueue) Posted(ctx context.Context, ts []task.Task) error {
+	return l.Queue.Posted(ctx, ts)
+}
+
+// RunUntil runs every task due up to until, in time order, moving c to each
+// task's time, with a watchdog pass at every minute; it leaves c at until.
+func RunUntil(ctx context.Context, c *Clock, st *sqlite.Store, d *local.Dispatcher, wd *watchdog.Watchdog, until time.Time) error {
+	nextPass := c.Now().Truncate(time.Minute).Add(time.Minute)
+	for {
+		next := nextPass
+		if due, ok, err := st.NextDue(ctx, 10*time.Second); err != nil {
+			return err
+		} else if ok && due.Before(next) {
+			next = due
+		}
+		if next.After(until) {
+			c.Set(until)
+			return nil
+		}
+		if next.After(c.Now()) {
+			c.Set(next)
+		}
+		if _, _, _, err := d.RunDue(ctx, c.Now()); err != nil {
+			return err
+		}
+		if !c.Now().Before(nextPass) {
+			if _, err := wd.Pass(ctx); err != nil {
+				return err
+			}
+			nextPass = nextPass.Add(time.Minute)
+		}
+	}
+}
