@@ -17,6 +17,7 @@ import (
 	"github.com/sundial-cron/sundial/app"
 	"github.com/sundial-cron/sundial/engine"
 	"github.com/sundial-cron/sundial/engine/enginetest"
+	"github.com/sundial-cron/sundial/internal/fakeclock"
 	"github.com/sundial-cron/sundial/store"
 	"github.com/sundial-cron/sundial/store/sqlite"
 	"github.com/sundial-cron/sundial/target"
@@ -38,7 +39,7 @@ const adminToken = "s3cret-admin-token-0123456789"
 type harness struct {
 	t       *testing.T
 	ctx     context.Context
-	clk     *enginetest.Clock
+	clk     *fakeclock.Clock
 	st      *sqlite.Store
 	eng     *engine.Engine
 	disp    *local.Dispatcher
@@ -50,7 +51,7 @@ type harness struct {
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	h := &harness{t: t, ctx: context.Background(), clk: enginetest.NewClock(t0), configs: &configs{}}
+	h := &harness{t: t, ctx: context.Background(), clk: fakeclock.New(t0), configs: &configs{}}
 	st, err := sqlite.Open(filepath.Join(t.TempDir(), "sundial.db"), sqlite.Options{Synchronous: sqlite.SyncOff})
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sundial-cron/sundial/config"
 	"github.com/sundial-cron/sundial/engine"
+	"github.com/sundial-cron/sundial/internal/fakeclock"
 	"github.com/sundial-cron/sundial/store"
 	"github.com/sundial-cron/sundial/store/sqlite"
 	"github.com/sundial-cron/sundial/target"
@@ -80,15 +81,14 @@ type env struct {
 	eng   *engine.Engine
 	disp  *local.Dispatcher
 	imp   *config.Importer
-	mu    sync.Mutex
-	now   time.Time
+	clk   *fakeclock.Clock
 	tgts  map[string]target.Target
 	fresh *config.Refresher
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	e := &env{t: t, ctx: context.Background(), dir: t.TempDir(), now: t0, tgts: allTargets()}
+	e := &env{t: t, ctx: context.Background(), dir: t.TempDir(), clk: fakeclock.New(t0), tgts: allTargets()}
 	st, err := sqlite.Open(filepath.Join(t.TempDir(), "sundial.db"), sqlite.Options{Synchronous: sqlite.SyncOff})
 	if err != nil {
 		t.Fatal(err)
@@ -103,17 +103,9 @@ func newEnv(t *testing.T) *env {
 	return e
 }
 
-func (e *env) clock() time.Time {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.now
-}
+func (e *env) clock() time.Time { return e.clk.Now() }
 
-func (e *env) advance(d time.Duration) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.now = e.now.Add(d)
-}
+func (e *env) advance(d time.Duration) { e.clk.Advance(d) }
 
 // write puts a config file in the directory.
 func (e *env) write(name, content string) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sundial-cron/sundial/engine"
 	"github.com/sundial-cron/sundial/engine/enginetest"
+	"github.com/sundial-cron/sundial/internal/fakeclock"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store"
 	"github.com/sundial-cron/sundial/store/sqlite"
@@ -26,7 +27,7 @@ var t0 = time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
 type harness struct {
 	t    *testing.T
 	ctx  context.Context
-	clk  *enginetest.Clock
+	clk  *fakeclock.Clock
 	path string
 	st   *sqlite.Store
 	eng  *engine.Engine
@@ -37,7 +38,7 @@ type harness struct {
 
 func newHarness(t *testing.T, opts engine.Options) *harness {
 	t.Helper()
-	h := &harness{t: t, ctx: context.Background(), clk: enginetest.NewClock(t0), path: filepath.Join(t.TempDir(), "sundial.db")}
+	h := &harness{t: t, ctx: context.Background(), clk: fakeclock.New(t0), path: filepath.Join(t.TempDir(), "sundial.db")}
 	h.tgt = newRecorder()
 	h.st, h.eng, h.disp = h.open("proc-1", opts)
 	h.wd = &watchdog.Watchdog{Store: h.st, Repairer: h.eng, Now: h.clock}

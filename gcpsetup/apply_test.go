@@ -16,6 +16,7 @@ import (
 
 	"github.com/sundial-cron/sundial/gcpsetup"
 	"github.com/sundial-cron/sundial/gcpsetup/schedulertest"
+	"github.com/sundial-cron/sundial/internal/fakeclock"
 	"github.com/sundial-cron/sundial/task/cloudtasks/cloudtaskstest"
 )
 
@@ -51,7 +52,7 @@ type cloud struct {
 
 func newCloud(t *testing.T) *cloud {
 	t.Helper()
-	now := cloudtaskstest.NewClock(t0).Now
+	now := fakeclock.New(t0).Now
 	tasks, err := cloudtaskstest.Start(cloudtaskstest.Options{Now: now})
 	if err != nil {
 		t.Fatal(err)

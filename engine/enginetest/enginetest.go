@@ -5,37 +5,14 @@ package enginetest
 
 import (
 	"context"
-	"sync"
 	"time"
 
+	"github.com/sundial-cron/sundial/internal/fakeclock"
 	"github.com/sundial-cron/sundial/store/sqlite"
 	"github.com/sundial-cron/sundial/task"
 	"github.com/sundial-cron/sundial/task/local"
 	"github.com/sundial-cron/sundial/watchdog"
 )
-
-// Clock is a fake clock, safe for concurrent use.
-type Clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-// NewClock returns a clock that reads t until Set.
-func NewClock(t time.Time) *Clock { return &Clock{now: t} }
-
-// Now reads the clock.
-func (c *Clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-// Set moves the clock to t.
-func (c *Clock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = t
-}
 
 // LateQueue lets the dispatcher be made after the engine that posts to it:
 // set Queue before the first post.
@@ -48,7 +25,7 @@ func (l *LateQueue) Posted(ctx context.Context, ts []task.Task) error {
 
 // RunUntil runs every task due up to until, in time order, moving c to each
 // task's time, with a watchdog pass at every minute; it leaves c at until.
-func RunUntil(ctx context.Context, c *Clock, st *sqlite.Store, d *local.Dispatcher, wd *watchdog.Watchdog, until time.Time) error {
+func RunUntil(ctx context.Context, c *fakeclock.Clock, st *sqlite.Store, d *local.Dispatcher, wd *watchdog.Watchdog, until time.Time) error {
 	nextPass := c.Now().Truncate(time.Minute).Add(time.Minute)
 	for {
 		next := nextPass

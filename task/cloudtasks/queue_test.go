@@ -12,6 +12,7 @@ import (
 	"cloud.google.com/go/cloudtasks/apiv2/cloudtaskspb"
 	gax "github.com/googleapis/gax-go/v2"
 
+	"github.com/sundial-cron/sundial/internal/fakeclock"
 	"github.com/sundial-cron/sundial/task"
 	"github.com/sundial-cron/sundial/task/cloudtasks"
 	"github.com/sundial-cron/sundial/task/cloudtasks/cloudtaskstest"
@@ -22,7 +23,7 @@ const queuePath = "projects/proj/locations/us-central1/queues/sundial"
 // rig is a Queue on the test Cloud Tasks server, delivering to the task
 // endpoint of an app served on loopback, all on a fake clock at t0.
 type rig struct {
-	clock *cloudtaskstest.Clock
+	clock *fakeclock.Clock
 	srv   *cloudtaskstest.Server
 	api   interface {
 		GetTask(context.Context, *cloudtaskspb.GetTaskRequest, ...gax.CallOption) (*cloudtaskspb.Task, error)
@@ -41,7 +42,7 @@ const (
 func newRig(t *testing.T, tg target, retry cloudtaskstest.Retry, answer func(n int) error) *rig {
 	t.Helper()
 	ctx := t.Context()
-	clock := cloudtaskstest.NewClock(t0)
+	clock := fakeclock.New(t0)
 	rec := &recorder{err: answer}
 	mux := http.NewServeMux()
 	app := httptest.NewServer(mux)

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
+	"github.com/sundial-cron/sundial/internal/fakeclock"
 	"github.com/sundial-cron/sundial/task/cloudtasks/cloudtaskstest"
 )
 
@@ -20,7 +21,7 @@ const parent = "projects/proj/locations/us-central1"
 
 func queueClient(t *testing.T) (*cloudtaskstest.Server, *cloudtasks.Client) {
 	t.Helper()
-	srv, err := cloudtaskstest.Start(cloudtaskstest.Options{Now: cloudtaskstest.NewClock(t0).Now})
+	srv, err := cloudtaskstest.Start(cloudtaskstest.Options{Now: fakeclock.New(t0).Now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/sundial-cron/sundial/internal/fakeclock"
 	"github.com/sundial-cron/sundial/task/cloudtasks/cloudtaskstest"
 )
 
@@ -40,7 +41,7 @@ func (s *seen) all() ([]*http.Request, []string) {
 // fixture is a server on a fake clock delivering to an app that answers
 // status(r) to each request r.
 type fixture struct {
-	clock  *cloudtaskstest.Clock
+	clock  *fakeclock.Clock
 	srv    *cloudtaskstest.Server
 	app    *httptest.Server
 	seen   *seen
@@ -55,7 +56,7 @@ type apiClient interface {
 
 func newFixture(t *testing.T, opts cloudtaskstest.Options, status func(r *http.Request) int) *fixture {
 	t.Helper()
-	f := &fixture{clock: cloudtaskstest.NewClock(t0), seen: &seen{}}
+	f := &fixture{clock: fakeclock.New(t0), seen: &seen{}}
 	f.app = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		f.seen.mu.Lock()
