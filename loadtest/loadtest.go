@@ -84,10 +84,7 @@ type Report struct {
 	// LaunchesPerSecond is Launches over the measured minutes.
 	LaunchesPerSecond float64 `json:"launches_per_s"`
 	// Lateness of the measured launches: launch time minus scheduled time.
-	LatenessP50 float64 `json:"lateness_p50_s"`
-	LatenessP90 float64 `json:"lateness_p90_s"`
-	LatenessP99 float64 `json:"lateness_p99_s"`
-	LatenessMax float64 `json:"lateness_max_s"`
+	Lateness
 	// Skipped occurrences by reason over the whole run; "missed" must not
 	// appear.
 	Skipped map[string]int `json:"skipped"`
@@ -227,13 +224,7 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	rep.Launches = len(late)
 	rep.Missing = max(0, rep.Expected-rep.Launches)
 	rep.LaunchesPerSecond = float64(rep.Launches) / end.Sub(start).Seconds()
-	if len(late) > 0 {
-		slices.Sort(late)
-		rep.LatenessP50 = quantile(late, 0.50).Seconds()
-		rep.LatenessP90 = quantile(late, 0.90).Seconds()
-		rep.LatenessP99 = quantile(late, 0.99).Seconds()
-		rep.LatenessMax = late[len(late)-1].Seconds()
-	}
+	rep.Lateness = latenessOf(late)
 	rep.Skipped, rep.Failed, rep.WatchdogRepairs = skipped, failed, repairs
 	rep.StoreUpdates = after.Updates - before.Updates
 	rep.StoreCommits = after.Commits - before.Commits
@@ -272,6 +263,28 @@ func define(ctx context.Context, eng *engine.Engine, opts Options) error {
 // JobID is the id of the i-th job of a run over projects projects.
 func JobID(i, projects int) string {
 	return fmt.Sprintf("bench%03d/job%07d", i%projects, i)
+}
+
+// Lateness are quantiles of how late launches were, in seconds.
+type Lateness struct {
+	LatenessP50 float64 `json:"lateness_p50_s"`
+	LatenessP90 float64 `json:"lateness_p90_s"`
+	LatenessP99 float64 `json:"lateness_p99_s"`
+	LatenessMax float64 `json:"lateness_max_s"`
+}
+
+// latenessOf sorts late and reads its quantiles; all zero for none.
+func latenessOf(late []time.Duration) Lateness {
+	if len(late) == 0 {
+		return Lateness{}
+	}
+	slices.Sort(late)
+	return Lateness{
+		LatenessP50: quantile(late, 0.50).Seconds(),
+		LatenessP90: quantile(late, 0.90).Seconds(),
+		LatenessP99: quantile(late, 0.99).Seconds(),
+		LatenessMax: late[len(late)-1].Seconds(),
+	}
 }
 
 // quantile returns the q-quantile of sorted (nearest rank).

@@ -2,7 +2,6 @@ package loadtest
 
 import (
 	"net/http"
-	"slices"
 	"sync"
 	"time"
 )
@@ -60,10 +59,7 @@ type ServeReport struct {
 	Missing           int     `json:"missing"`
 	LaunchesPerSecond float64 `json:"launches_per_s"`
 	// Lateness is arrival at the receiver minus scheduled time.
-	LatenessP50 float64 `json:"lateness_p50_s"`
-	LatenessP90 float64 `json:"lateness_p90_s"`
-	LatenessP99 float64 `json:"lateness_p99_s"`
-	LatenessMax float64 `json:"lateness_max_s"`
+	Lateness
 	// Duplicates are requests for an occurrence that had already arrived,
 	// over the whole run: double launches, as a receiver sees them.
 	Duplicates int `json:"duplicates"`
@@ -100,12 +96,6 @@ func (r *Receiver) Report(jobs int, start time.Time, minutes int) ServeReport {
 	r.mu.Unlock()
 	rep.Missing = rep.Expected - rep.Received
 	rep.LaunchesPerSecond = float64(rep.Received) / end.Sub(start).Seconds()
-	if len(late) > 0 {
-		slices.Sort(late)
-		rep.LatenessP50 = quantile(late, 0.50).Seconds()
-		rep.LatenessP90 = quantile(late, 0.90).Seconds()
-		rep.LatenessP99 = quantile(late, 0.99).Seconds()
-		rep.LatenessMax = late[len(late)-1].Seconds()
-	}
+	rep.Lateness = latenessOf(late)
 	return rep
 }

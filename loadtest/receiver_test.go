@@ -38,8 +38,8 @@ func TestReceiverReport(t *testing.T) {
 	want := ServeReport{
 		Jobs: 2, Minutes: 2, Expected: 4, Received: 3, Missing: 1,
 		LaunchesPerSecond: 3.0 / 120,
-		LatenessP50:       0.2, LatenessP90: 0.3, LatenessP99: 0.3, LatenessMax: 0.3,
-		Duplicates: 1, Malformed: 1,
+		Lateness:          Lateness{LatenessP50: 0.2, LatenessP90: 0.3, LatenessP99: 0.3, LatenessMax: 0.3},
+		Duplicates:        1, Malformed: 1,
 	}
 	got.PeakRSSMiB = 0
 	if got != want {
