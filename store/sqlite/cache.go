@@ -75,6 +75,9 @@ func (t *tx) committed() {
 	if !t.writes() {
 		return
 	}
+	if len(t.adopted) > 0 {
+		t.adoption.Adopted(t.adopted)
+	}
 	var version int64
 	base := t.cached
 	switch {

@@ -89,6 +89,8 @@ type Store struct {
 	updates atomic.Uint64
 	commits atomic.Uint64
 
+	adoption atomic.Pointer[Adoption]
+
 	hooks testHooks
 }
 

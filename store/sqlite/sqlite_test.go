@@ -445,3 +445,89 @@ func TestClaimTasksAcknowledgesInItsTransaction(t *testing.T) {
 		t.Errorf("owner rows of an owner that claimed nothing: %d, %v; want 0", n, err)
 	}
 }
+
+func TestAdoptedTasksAreWrittenClaimed(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	var failCommit atomic.Bool
+	s := openAt(t, tempPath(t), Options{}, testHooks{commit: func() error {
+		if failCommit.Load() {
+			return errBoom
+		}
+		return nil
+	}})
+	t0 := time.Date(2026, 3, 8, 9, 0, 0, 0, time.UTC)
+	tk := func(nonce int64, eta time.Time) task.Task {
+		return task.Task{Kind: task.TickLater, JobID: "p/j", Nonce: nonce, ETA: eta}
+	}
+	var adopted []string
+	s.Adopt(&Adoption{Owner: "A", Lease: 10 * time.Minute, Now: func() time.Time { return t0 },
+		Adopted: func(tasks []task.Task) {
+			for _, t := range tasks {
+				adopted = append(adopted, t.Name())
+			}
+		}})
+	enqueue := func(tasks ...task.Task) error {
+		_, err := s.Update(ctx, "p/j", func(tx store.Tx) error {
+			for _, t := range tasks {
+				if err := tx.Enqueue(t); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		return err
+	}
+	claim := func(c Claim) []string {
+		t.Helper()
+		c.Lease, c.OrphanAfter = 10*time.Minute, 30*time.Second
+		got, err := s.ClaimTasks(ctx, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, c := range got {
+			names = append(names, c.Name())
+		}
+		return names
+	}
+
+	// Already due: adopted; due later: left to be claimed.
+	due, later := tk(1, t0), tk(2, t0.Add(time.Second))
+	if err := enqueue(due, later); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(adopted) != fmt.Sprint([]string{due.Name()}) {
+		t.Errorf("adopted %q, want only the due %s", adopted, due.Name())
+	}
+	if got := claim(Claim{Owner: "B", Now: t0.Add(time.Second), Max: 10}); fmt.Sprint(got) != fmt.Sprint([]string{later.Name()}) {
+		t.Errorf("B claimed %q; want only %s: the adopted task is A's", got, later.Name())
+	}
+
+	// A repeat of a queued task is not a new task, and not adopted.
+	adopted = nil
+	if err := enqueue(tk(2, t0)); err != nil || len(adopted) != 0 {
+		t.Errorf("re-enqueue of a queued task: %v, adopted %q; want nothing adopted", err, adopted)
+	}
+	// Nor is a task whose transaction did not commit.
+	failCommit.Store(true)
+	if err := enqueue(tk(3, t0)); !errors.Is(err, errBoom) || len(adopted) != 0 {
+		t.Errorf("failed commit: %v, adopted %q; want %v and nothing adopted", err, adopted, errBoom)
+	}
+	failCommit.Store(false)
+
+	// Handed back, it is free at once, its failures unchanged.
+	if got := claim(Claim{Owner: "A", Now: t0, Release: []string{due.Name()}}); len(got) != 0 {
+		t.Errorf("a claim of nothing that releases: claimed %q", got)
+	}
+	got, err := s.ClaimTasks(ctx, Claim{Owner: "B", Now: t0, Max: 10, Lease: time.Minute, OrphanAfter: time.Minute})
+	if err != nil || len(got) != 1 || got[0].Name() != due.Name() || got[0].Failures != 0 {
+		t.Errorf("B's claim after the release = %v, %v; want %s with no failures", got, err, due.Name())
+	}
+
+	s.Adopt(nil)
+	adopted = nil
+	if err := enqueue(tk(4, t0)); err != nil || len(adopted) != 0 {
+		t.Errorf("without adoption: %v, adopted %q", err, adopted)
+	}
+}

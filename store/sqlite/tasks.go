@@ -29,7 +29,28 @@ type Claim struct {
 	// round then commits once a round instead of twice.
 	Done  []string
 	Retry []Retry
+	// Release hands back Owner's claims of these tasks as they are, as
+	// never delivered: free at once, their failures unchanged.
+	Release []string
 }
+
+// Adoption lets a dispatcher take the tasks Updates enqueue already due:
+// each is written claimed by Owner, in the Update's own transaction, and
+// handed to Adopted once that committed, so it runs without a claim of its
+// own (a commit, and a turn of the dispatcher's loop, between a tick and
+// the launch it enqueues). The dispatcher still acknowledges it as a
+// claimed task, and hands it back (Claim.Release) if it will not run it.
+type Adoption struct {
+	Owner string
+	Lease time.Duration
+	Now   func() time.Time
+	// Adopted runs on the committer right after the commit; it must not
+	// block or call the Store.
+	Adopted func([]task.Task)
+}
+
+// Adopt makes a the Store's adoption, replacing any; nil stops adopting.
+func (s *Store) Adopt(a *Adoption) { s.adoption.Store(a) }
 
 // Claimed is a task a dispatcher now holds.
 type Claimed struct {
@@ -68,7 +89,7 @@ func scanTask(row scanner) (Claimed, error) {
 // orphaned, and a stepping dispatcher's last claim of a step is such a
 // claim.
 func (s *Store) ClaimTasks(ctx context.Context, c Claim) ([]Claimed, error) {
-	if c.Max <= 0 && len(c.Done) == 0 && len(c.Retry) == 0 {
+	if c.Max <= 0 && len(c.Done) == 0 && len(c.Retry) == 0 && len(c.Release) == 0 {
 		return nil, nil
 	}
 	if c.Lease <= 0 || c.OrphanAfter <= 0 {
@@ -87,6 +108,9 @@ func (s *Store) ClaimTasks(ctx context.Context, c Claim) ([]Claimed, error) {
 	err = s.write(ctx, false, nil, func(w *writer) error {
 		claimed = nil
 		if err := ack(w, c.Owner, c.Done, c.Retry, etas); err != nil {
+			return err
+		}
+		if err := release(w, c.Owner, c.Release); err != nil {
 			return err
 		}
 		if c.Max <= 0 {
@@ -182,6 +206,16 @@ func ack(w *writer, owner string, done []string, retry []Retry, etas []int64) er
 	return nil
 }
 
+// release frees owner's claims of names.
+func release(w *writer, owner string, names []string) error {
+	for _, name := range names {
+		if _, err := w.exec("UPDATE tasks SET owner = NULL, lease_until = NULL WHERE name = ? AND owner = ?", name, owner); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Heartbeat records that owner is alive at now, and forgets owners silent
 // for orphanAfter: a claim whose owner has no row is free anyway.
 func (s *Store) Heartbeat(ctx context.Context, owner string, now time.Time, orphanAfter time.Duration) error {
@@ -199,13 +233,18 @@ func (s *Store) Heartbeat(ctx context.Context, owner string, now time.Time, orph
 }
 
 func heartbeat(w *writer, owner string, now, forgetBefore int64) error {
-	// max(): a late heartbeat with an older time must not make a live
-	// owner look older than it is.
-	if _, err := w.exec(`INSERT INTO owners (owner, heartbeat) VALUES (?, ?)
-		ON CONFLICT (owner) DO UPDATE SET heartbeat = max(heartbeat, excluded.heartbeat)`, owner, now); err != nil {
+	if err := beat(w, owner, now); err != nil {
 		return err
 	}
 	_, err := w.exec("DELETE FROM owners WHERE heartbeat <= ?", forgetBefore)
+	return err
+}
+
+// beat records owner's heartbeat at now. max(): a late heartbeat with an
+// older time must not make a live owner look older than it is.
+func beat(w *writer, owner string, now int64) error {
+	_, err := w.exec(`INSERT INTO owners (owner, heartbeat) VALUES (?, ?)
+		ON CONFLICT (owner) DO UPDATE SET heartbeat = max(heartbeat, excluded.heartbeat)`, owner, now)
 	return err
 }
 

@@ -174,6 +174,10 @@ type tx struct {
 	invs     map[string]*store.Invocation
 	invOrder []string
 	tasks    []task.Task
+	// adopted are the tasks written claimed for adoption, handed to it
+	// once the transaction committed.
+	adopted  []task.Task
+	adoption *Adoption
 
 	// What the transaction read of the job: its project. The project, and
 	// the occurrences of the invocations read (readInvs), are what a row written back with these
@@ -427,9 +431,35 @@ func (t *tx) apply() error {
 			return fmt.Errorf("sqlite: put invocation %s/%s: %w", t.jobID, id, err)
 		}
 	}
+	return t.enqueue()
+}
+
+// enqueue writes the enqueued tasks. Those already due are written claimed
+// by the adopting dispatcher, if there is one (Adoption), and kept in
+// t.adopted for it.
+func (t *tx) enqueue() error {
+	t.adopted = t.adopted[:0]
+	a := t.s.adoption.Load()
+	var now int64
+	if a != nil && len(t.tasks) > 0 {
+		var err error
+		if now, err = nanos(a.Now()); err != nil {
+			return fmt.Errorf("sqlite: adoption clock: %w", err)
+		}
+	}
 	for _, tk := range t.tasks {
 		eta, err := etaNanos(tk.ETA)
-		if err == nil {
+		switch {
+		case err != nil:
+		case a != nil && eta <= now:
+			var n int64
+			n, err = t.rowsAffected(`INSERT OR IGNORE INTO tasks (name, job_id, kind, nonce, eta, invocation, attempt, owner, lease_until)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				tk.Name(), tk.JobID, string(tk.Kind), tk.Nonce, eta, tk.Invocation, tk.Attempt, a.Owner, now+int64(a.Lease))
+			if n == 1 {
+				t.adopted = append(t.adopted, tk)
+			}
+		default:
 			_, err = t.w.exec(`INSERT OR IGNORE INTO tasks (name, job_id, kind, nonce, eta, invocation, attempt)
 				VALUES (?, ?, ?, ?, ?, ?, ?)`,
 				tk.Name(), tk.JobID, string(tk.Kind), tk.Nonce, eta, tk.Invocation, tk.Attempt)
@@ -437,6 +467,13 @@ func (t *tx) apply() error {
 		if err != nil {
 			return fmt.Errorf("sqlite: enqueue %s: %w", tk.Name(), err)
 		}
+	}
+	if len(t.adopted) > 0 {
+		// The claims are only as good as the owner's heartbeat.
+		if err := beat(t.w, a.Owner, now); err != nil {
+			return fmt.Errorf("sqlite: heartbeat of %s: %w", a.Owner, err)
+		}
+		t.adoption = a
 	}
 	return nil
 }

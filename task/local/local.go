@@ -95,6 +95,16 @@ type Dispatcher struct {
 	posted    time.Time // while awake: the earliest ETA posted meanwhile
 	hasPosted bool
 	wake      chan struct{} // a token wakes a sleeping Run
+	// The tasks the store wrote claimed by this dispatcher (sqlite.Adoption):
+	// pending until Posted names them, then ready to start. A pending one
+	// that is never posted (its Update failed after committing, or a
+	// simulator lost it) is handed back to be claimed as any other.
+	adoption *sqlite.Adoption // Run's, on the clock
+	stepped  *sqlite.Adoption // RunDue's, at its step's now
+	step     time.Time
+	pending  map[string]int // name: the heartbeat generation it came in
+	gen      int
+	ready    []task.Task
 
 	hooks testHooks
 }
@@ -137,30 +147,117 @@ func New(store *sqlite.Store, handler task.Handler, opts Options) *Dispatcher {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &Dispatcher{
+	d := &Dispatcher{
 		store:   store,
 		handler: handler,
 		opts:    opts,
 		log:     opts.Logger.With("owner", opts.Owner),
 		wake:    make(chan struct{}, 1),
+		pending: map[string]int{},
+	}
+	d.adoption = &sqlite.Adoption{Owner: opts.Owner, Lease: opts.Lease, Now: opts.Now, Adopted: d.adopted}
+	d.stepped = &sqlite.Adoption{Owner: opts.Owner, Lease: opts.Lease, Now: d.stepTime, Adopted: d.adopted}
+	return d
+}
+
+func (d *Dispatcher) stepTime() time.Time {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.step
+}
+
+// adopted notes tasks the store wrote claimed by this dispatcher.
+func (d *Dispatcher) adopted(tasks []task.Task) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, t := range tasks {
+		d.pending[t.Name()] = d.gen
 	}
 }
 
-// Posted wakes Run if one of tasks is due before Run would wake anyway.
-// The tasks are already rows: the transaction that enqueued them
+// takeReady returns up to max adopted tasks that were posted, to start.
+func (d *Dispatcher) takeReady(max int) []sqlite.Claimed {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	n := min(max, len(d.ready))
+	out := make([]sqlite.Claimed, n)
+	for i, t := range d.ready[:n] {
+		out[i] = sqlite.Claimed{Task: t}
+	}
+	d.ready = append(d.ready[:0], d.ready[n:]...)
+	return out
+}
+
+// unposted forgets the tasks adopted before the last heartbeat and still
+// not posted, and returns their names, to hand back: Posted follows the
+// commit at once, so they never will be. It starts a new generation.
+func (d *Dispatcher) unposted() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var names []string
+	for name, gen := range d.pending {
+		if gen < d.gen {
+			names = append(names, name)
+			delete(d.pending, name)
+		}
+	}
+	d.gen++
+	return names
+}
+
+// unstarted forgets every adopted task not started, and returns their
+// names, to hand back.
+func (d *Dispatcher) unstarted() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var names []string
+	for name := range d.pending {
+		names = append(names, name)
+	}
+	for _, t := range d.ready {
+		names = append(names, t.Name())
+	}
+	clear(d.pending)
+	d.ready = nil
+	return names
+}
+
+// release hands back the adopted tasks this dispatcher will not run.
+func (d *Dispatcher) release(ctx context.Context, now time.Time, names []string) {
+	if len(names) == 0 {
+		return
+	}
+	claim := d.claimOf(now, 0)
+	claim.Release = names
+	if _, err := d.store.ClaimTasks(ctx, claim); err != nil {
+		// Their lease ends, and they come again.
+		d.log.Error("task/local: handing back adopted tasks", "err", err)
+	}
+}
+
+// Posted makes the adopted ones of tasks ready to start, and wakes Run if
+// one of them is, or if one of the others is due before Run would wake
+// anyway. The tasks are already rows: the transaction that enqueued them
 // committed. It never fails.
 func (d *Dispatcher) Posted(_ context.Context, tasks []task.Task) error {
 	if len(tasks) == 0 {
 		return nil
 	}
-	earliest := tasks[0].ETA
-	for _, t := range tasks[1:] {
-		if t.ETA.Before(earliest) {
-			earliest = t.ETA
-		}
-	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	var earliest time.Time
+	for i, t := range tasks {
+		eta := t.ETA
+		if _, ok := d.pending[t.Name()]; ok {
+			// Adopted: Run starts it at once.
+			delete(d.pending, t.Name())
+			d.ready = append(d.ready, t)
+			eta = time.Time{}
+		}
+		if i == 0 || eta.Before(earliest) {
+			earliest = eta
+		}
+	}
 	switch {
 	case d.sleeping:
 		if earliest.Before(d.until) {
@@ -228,6 +325,8 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 			lock.Close()
 		}()
 	}
+	d.store.Adopt(d.adoption)
+	defer d.store.Adopt(nil)
 	var nextBeat time.Time
 	for {
 		now := d.opts.Now()
@@ -235,6 +334,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 			if err := d.store.Heartbeat(bg, d.opts.Owner, now, d.opts.OrphanAfter); err != nil {
 				d.log.Error("task/local: heartbeat", "err", err)
 			}
+			d.release(bg, now, d.unposted())
 			if d.opts.LockDir != "" {
 				if err := d.reapDead(bg); err != nil {
 					d.log.Error("task/local: looking for dead owners", "err", err)
@@ -245,10 +345,13 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		wakeAt := now.Add(d.opts.Poll)
 		if ctx.Err() != nil {
 			if len(inflight) == 0 {
+				d.release(bg, now, d.unstarted())
 				return nil
 			}
 		} else if free := d.opts.Workers - len(inflight); free > 0 {
-			wakeAt = d.fill(ctx, hctx, now, free, wakeAt, inflight, out)
+			if free -= d.start(hctx, d.takeReady(free), inflight, out); free > 0 {
+				wakeAt = d.fill(ctx, hctx, now, free, wakeAt, inflight, out)
+			}
 		}
 		if nextBeat.Before(wakeAt) {
 			wakeAt = nextBeat
@@ -271,8 +374,10 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		case <-timer.C:
 		case <-done:
 			// Stop selecting on it: from now on only handlers and
-			// heartbeats wake the loop.
+			// heartbeats wake the loop. The tasks enqueued meanwhile are
+			// left to be claimed.
 			done = nil
+			d.store.Adopt(nil)
 			if d.opts.StopGrace > 0 {
 				stop := time.AfterFunc(d.opts.StopGrace, func() { stopHandlers(errStopping) })
 				defer stop.Stop()
@@ -324,27 +429,36 @@ func earlier(a, b time.Time) time.Time {
 // outcomes, and returns how many tasks it ran and when the next task is
 // due (ok false if there is none). Handlers get ctx as it is.
 func (d *Dispatcher) RunDue(ctx context.Context, now time.Time) (handled int, next time.Time, ok bool, err error) {
+	d.mu.Lock()
+	d.step = now
+	d.mu.Unlock()
+	d.store.Adopt(d.stepped)
 	out := make(chan outcome, d.opts.Workers)
 	inflight := map[string]bool{}
 	var outs []outcome
 	for {
-		// Each round's outcomes are acknowledged by the next round's
-		// claim, in its transaction: one commit a round, not two.
-		claim := d.claimOf(now, d.opts.Workers)
-		claim.Done, claim.Retry = d.settle(now, outs, inflight)
-		claimed, err := d.store.ClaimTasks(ctx, claim)
-		if err != nil {
-			return handled, time.Time{}, false, err
+		// A round runs the adopted tasks the last one posted, if any, and
+		// else what a claim finds due. The claim acknowledges the rounds
+		// before it, in its transaction, and hands back the adopted tasks
+		// that were not posted: every handler has returned, so they never
+		// will be.
+		batch := d.takeReady(d.opts.Workers)
+		if len(batch) == 0 {
+			claim := d.claimOf(now, d.opts.Workers)
+			claim.Done, claim.Retry = d.settle(now, outs, inflight)
+			claim.Release = d.unstarted()
+			outs = outs[:0]
+			if batch, err = d.store.ClaimTasks(ctx, claim); err != nil {
+				return handled, time.Time{}, false, err
+			}
+			if len(batch) == 0 {
+				break
+			}
 		}
-		if len(claimed) == 0 {
-			break
-		}
-		d.start(ctx, claimed, inflight, out)
-		outs = make([]outcome, 0, len(inflight))
-		for range len(inflight) {
+		for range d.start(ctx, batch, inflight, out) {
 			outs = append(outs, <-out)
+			handled++
 		}
-		handled += len(outs)
 	}
 	next, ok, err = d.store.NextDue(ctx, d.opts.OrphanAfter)
 	return handled, next, ok, err
@@ -364,23 +478,27 @@ func (d *Dispatcher) claimOf(now time.Time, max int) sqlite.Claim {
 	return sqlite.Claim{Owner: d.opts.Owner, Now: now, Max: max, Lease: d.opts.Lease, OrphanAfter: d.opts.OrphanAfter}
 }
 
-// start runs the handler of each claimed task on its own goroutine; the
-// claim's size bounds them. A task already running here (its lease ran out
-// and this owner claimed it again) is not started twice: the running
-// handler's outcome settles the renewed claim.
-func (d *Dispatcher) start(ctx context.Context, claimed []sqlite.Claimed, inflight map[string]bool, out chan<- outcome) {
+// start runs the handler of each claimed task on its own goroutine, and
+// returns how many it started; the claim's size bounds them. A task
+// already running here (its lease ran out and this owner claimed it again)
+// is not started twice: the running handler's outcome settles the renewed
+// claim.
+func (d *Dispatcher) start(ctx context.Context, claimed []sqlite.Claimed, inflight map[string]bool, out chan<- outcome) int {
+	n := 0
 	for _, c := range claimed {
 		name := c.Name()
 		if inflight[name] {
 			continue
 		}
 		inflight[name] = true
+		n++
 		go func() {
 			hctx, cancel := context.WithTimeout(ctx, d.opts.Lease)
 			defer cancel()
 			out <- outcome{claimed: c, err: d.handle(hctx, c.Task)}
 		}()
 	}
+	return n
 }
 
 // handle runs the handler, turning a panic into a failure so that one bad

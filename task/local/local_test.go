@@ -377,3 +377,99 @@ func TestRunStopsHandlersAfterStopGrace(t *testing.T) {
 		t.Errorf("tasks left = %v, %v; want the stopped one, handed back", tasks, err)
 	}
 }
+
+// A task a handler enqueues already due is written claimed by the
+// dispatcher (adopted) and runs in the next round without a claim of its
+// own; one the handler's caller never posts is handed back and claimed,
+// unless it was lost meanwhile.
+func TestRunDueRunsAdoptedTasks(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name        string
+		post, lose  bool
+		wantHandled int
+		wantCommits uint64
+	}{
+		// The claim of tick 1, the handler's Update, the claim that
+		// acknowledges both and finds nothing due.
+		{name: "posted", post: true, wantHandled: 2, wantCommits: 3},
+		// The last but one claim hands tick 2 back and claims it again.
+		{name: "not posted", wantHandled: 2, wantCommits: 4},
+		{name: "lost", lose: true, wantHandled: 1, wantCommits: 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := tempStore(t)
+			enqueue(t, s, tick(1, t0))
+			var ran []string
+			var d *Dispatcher
+			d = New(s, func(ctx context.Context, tk task.Task) error {
+				ran = append(ran, tk.Name())
+				if tk.Nonce != 1 {
+					return nil
+				}
+				next := enqueue(t, s, tick(2, t0))
+				if tc.lose {
+					return s.DeleteTask(ctx, next[0].Name())
+				}
+				if tc.post {
+					return d.Posted(ctx, next)
+				}
+				return nil
+			}, Options{Now: fakeClock(t), Logger: quiet})
+			before := s.Stats().Commits
+			runSteps(t, d, []step{{at: t0, wantHandled: tc.wantHandled}})
+			if got := s.Stats().Commits - before; got != tc.wantCommits {
+				t.Errorf("RunDue committed %d times, want %d", got, tc.wantCommits)
+			}
+			if len(ran) != tc.wantHandled {
+				t.Errorf("ran %q, want %d tasks, each once", ran, tc.wantHandled)
+			}
+		})
+	}
+}
+
+// Run starts an adopted task when it is posted, without a claim; one never
+// posted is handed back within two heartbeats and runs as claimed.
+func TestRunRunsAdoptedTasks(t *testing.T) {
+	t.Parallel()
+	for _, post := range []bool{true, false} {
+		t.Run(fmt.Sprintf("posted=%v", post), func(t *testing.T) {
+			t.Parallel()
+			s := tempStore(t)
+			handled := make(chan task.Task, 2)
+			opts := Options{Now: time.Now, Poll: time.Hour, Heartbeat: time.Hour, OrphanAfter: 3 * time.Hour, Logger: quiet}
+			if !post {
+				opts.Heartbeat = 20 * time.Millisecond
+			}
+			d := New(s, func(_ context.Context, tk task.Task) error { handled <- tk; return nil }, opts)
+			asleep := make(chan time.Time, 1000)
+			d.hooks.sleeping = func(until time.Time) { asleep <- until }
+			ctx, cancel := context.WithCancel(t.Context())
+			stopped := running(t, ctx, d)
+			<-asleep
+			due := tick(1, time.Now())
+			enqueued := enqueue(t, s, due)
+			// Adopted: another dispatcher on the file finds it held.
+			if got, err := s.ClaimTasks(ctx, sqlite.Claim{Owner: "B", Now: time.Now(), Max: 10, Lease: time.Minute, OrphanAfter: time.Hour}); err != nil || len(got) != 0 {
+				t.Errorf("another owner claimed %v, %v; want nothing: the task is adopted", got, err)
+			}
+			if post {
+				must(t, d.Posted(ctx, enqueued))
+			}
+			select {
+			case got := <-handled:
+				if got.Name() != due.Name() {
+					t.Errorf("handled %v, want %v", got, due)
+				}
+			case <-time.After(10 * time.Second):
+				t.Errorf("%v not handled within 10s", due)
+			}
+			cancel()
+			<-stopped
+			if len(handled) != 0 {
+				t.Errorf("also handled %v", <-handled)
+			}
+		})
+	}
+}
