@@ -49,7 +49,7 @@ type Adoption struct {
 	Adopted func([]task.Task)
 }
 
-// Adopt makes a the Store's adoption, replacing any; nil stops adopting.
+// Adopt sets the Store's adoption to a, replacing any; nil stops adopting.
 func (s *Store) Adopt(a *Adoption) { s.adoption.Store(a) }
 
 // Claimed is a task a dispatcher now holds.

@@ -2,7 +2,9 @@
 // of a store/sqlite file. Tasks commit with the store transaction that
 // enqueued them; the dispatcher claims due rows with a lease, runs the
 // handler on a bounded pool of workers, deletes what succeeded and hands
-// back what failed, with backoff.
+// back what failed, with backoff. A task already due when its transaction
+// enqueues it is written claimed by the dispatcher (adopted) and starts
+// as soon as the engine posts it, without a claim of its own.
 //
 // Several processes may run dispatchers on one file. Each heartbeats its
 // owner row; a claim whose owner stopped heartbeating for OrphanAfter is
