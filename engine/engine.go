@@ -81,6 +81,7 @@ type Engine struct {
 	targets map[string]target.Target
 	opts    Options
 	scheds  schedules
+	states  states
 
 	mu    sync.Mutex
 	calls map[string]int // target calls in flight, by project

@@ -53,7 +53,10 @@ func (e *Engine) update(ctx context.Context, jobID string, fn func(*jobTx) error
 	var c committed
 	tasks, err := e.store.Update(ctx, jobID, func(tx store.Tx) error {
 		c = committed{}
-		jt := &jobTx{e: e, tx: tx, now: e.opts.Now()}
+		// Without its monotonic reading: the machine keeps times derived
+		// from now, and a state the engine caches must be the one decoding
+		// its stored form would give (states).
+		jt := &jobTx{e: e, tx: tx, now: e.opts.Now().Round(0)}
 		if err := jt.load(jobID); err != nil {
 			return err
 		}
@@ -89,15 +92,6 @@ func (e *Engine) update(ctx context.Context, jobID string, fn func(*jobTx) error
 	return c, nil
 }
 
-// State decodes the state machine's state stored in a job.
-func State(job *store.Job) (statemachine.Job, error) {
-	var m statemachine.Job
-	if err := json.Unmarshal(job.Machine, &m); err != nil {
-		return m, fmt.Errorf("job %s: stored state: %w", job.ID, err)
-	}
-	return m, nil
-}
-
 func (jt *jobTx) load(jobID string) error {
 	job, err := jt.tx.Job()
 	if errors.Is(err, store.ErrNotFound) {
@@ -107,7 +101,7 @@ func (jt *jobTx) load(jobID string) error {
 		return err
 	}
 	jt.job = job
-	if jt.m, err = State(job); err != nil {
+	if jt.m, err = jt.e.states.decode(job); err != nil {
 		return err
 	}
 	return jt.setDefinition(job.Definition)
@@ -232,6 +226,7 @@ func (jt *jobTx) save() (bool, error) {
 	if len(jt.actions) == 0 && string(encoded) == string(jt.job.Machine) {
 		return false, nil
 	}
+	jt.e.states.put(jt.job.ID, encoded, jt.m)
 	jt.job.Machine = encoded
 	jt.job.State = string(jt.m.State)
 	jt.job.WatchdogTimerTs = jt.m.WatchdogTimerTs

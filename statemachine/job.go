@@ -2,6 +2,7 @@ package statemachine
 
 import (
 	"iter"
+	"slices"
 	"time"
 )
 
@@ -169,4 +170,15 @@ var DefaultConfig = Config{
 	LaunchGrace:    10 * time.Second,
 	DefaultTimeout: 10 * time.Minute,
 	MaxTickDelay:   29 * 24 * time.Hour,
+}
+
+// Clone returns a copy of j that shares nothing with it: a step on the copy
+// leaves j as it was.
+func (j Job) Clone() Job {
+	if j.Pending != nil {
+		p := *j.Pending
+		j.Pending = &p
+	}
+	j.Active = slices.Clone(j.Active)
+	return j
 }

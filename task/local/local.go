@@ -426,10 +426,16 @@ func earlier(a, b time.Time) time.Time {
 }
 
 // RunDue is one synchronous step for a simulator on a fake clock: it
-// heartbeats at now (its first claim does), claims and runs (on the worker pool) everything due
-// at now, including tasks those handlers enqueue due at now, records the
-// outcomes, and returns how many tasks it ran and when the next task is
-// due (ok false if there is none). Handlers get ctx as it is.
+// heartbeats at now (its first claim does), claims and runs (on the worker
+// pool) everything due at now, including tasks those handlers enqueue due
+// at now, records the outcomes, and returns how many tasks it ran and when
+// the next task is due (ok false if there is none). Handlers get ctx as it
+// is.
+//
+// An adopted task starts as soon as it is posted, as under Run, not when
+// the tasks started with it have all returned: the launches of a step's
+// ticks then share commits with the ticks still running, instead of each
+// round ending in commits of one straggler each.
 func (d *Dispatcher) RunDue(ctx context.Context, now time.Time) (handled int, next time.Time, ok bool, err error) {
 	d.mu.Lock()
 	d.step = now
@@ -439,28 +445,40 @@ func (d *Dispatcher) RunDue(ctx context.Context, now time.Time) (handled int, ne
 	inflight := map[string]bool{}
 	var outs []outcome
 	for {
-		// A round runs the adopted tasks the last one posted, if any, and
-		// else what a claim finds due. The claim acknowledges the rounds
-		// before it, in its transaction, and hands back the adopted tasks
-		// that were not posted: every handler has returned, so they never
-		// will be.
-		batch := d.takeReady(d.opts.Workers)
-		if len(batch) == 0 {
+		d.start(ctx, d.takeReady(d.opts.Workers-len(inflight)), inflight, out)
+		if len(inflight) == 0 {
+			// Nothing runs, so nothing can be posted any more. The claim
+			// acknowledges what ran, in its transaction, and hands back
+			// the adopted tasks that were not posted: they never will be.
 			claim := d.claimOf(now, d.opts.Workers)
 			claim.Done, claim.Retry = d.settle(now, outs, inflight)
 			claim.Release = d.unstarted()
 			outs = outs[:0]
-			if batch, err = d.store.ClaimTasks(ctx, claim); err != nil {
+			batch, err := d.store.ClaimTasks(ctx, claim)
+			if err != nil {
 				return handled, time.Time{}, false, err
 			}
 			if len(batch) == 0 {
 				break
 			}
+			d.start(ctx, batch, inflight, out)
+			continue
 		}
-		for range d.start(ctx, batch, inflight, out) {
-			outs = append(outs, <-out)
+		// Posted wakes the step when it makes a task due at now ready (an
+		// adopted one); one posted since takeReady above makes sleep
+		// return at once. Tasks due later wake nothing.
+		if after := now.Add(time.Nanosecond); d.sleep(after).Before(after) {
+			d.awake()
+			continue
+		}
+		select {
+		case o := <-out:
+			outs = append(outs, o)
+			delete(inflight, o.claimed.Name())
 			handled++
+		case <-d.wake:
 		}
+		d.awake()
 	}
 	next, ok, err = d.store.NextDue(ctx, d.opts.OrphanAfter)
 	return handled, next, ok, err

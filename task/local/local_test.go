@@ -379,9 +379,9 @@ func TestRunStopsHandlersAfterStopGrace(t *testing.T) {
 }
 
 // A task a handler enqueues already due is written claimed by the
-// dispatcher (adopted) and runs in the next round without a claim of its
-// own; one the handler's caller never posts is handed back and claimed,
-// unless it was lost meanwhile.
+// dispatcher (adopted) and starts once posted, without a claim of its own;
+// one the handler's caller never posts is handed back and claimed, unless
+// it was lost meanwhile.
 func TestRunDueRunsAdoptedTasks(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
