@@ -666,8 +666,9 @@ var schedules = []struct {
 	{"@every 45m", "", 45 * time.Minute},
 }
 
-// newJob draws a job: a schedule, policies, and a target run time that
-// sometimes overruns the period.
+// newJob draws a job: a schedule, policies, and a target that runs the
+// attempts on its own, for a time that sometimes overruns the period, or
+// within the call.
 func (s *sim) newJob(i int) simJob {
 	sc := schedules[s.rng.IntN(len(schedules))]
 	overlaps := []statemachine.Overlap{statemachine.OverlapSkip, statemachine.OverlapQueueOne, statemachine.OverlapAllow, statemachine.OverlapReplace}
@@ -697,7 +698,12 @@ func (s *sim) newJob(i int) simJob {
 		idempotent = s.rng.IntN(2) == 0
 		p.Idempotent = idempotent
 	}
-	spec, _ := json.Marshal(spec{Duration: run, FailRate: 0.05 * float64(s.rng.IntN(3))})
+	sp := spec{Duration: run, FailRate: 0.05 * float64(s.rng.IntN(3))}
+	// One job in three calls a target that runs the attempt within the
+	// call: its outcome comes back with the launch, and a crash after the
+	// call loses an attempt that has already ended.
+	sp.Sync = s.rng.IntN(3) == 0
+	spec, _ := json.Marshal(sp)
 	return simJob{
 		id:         fmt.Sprintf("p%d/job-%d", i%20, i),
 		def:        engine.Definition{Schedule: sc.expr, TimeZone: sc.zone, Policy: p, Target: kind, Spec: spec},

@@ -13,11 +13,15 @@ import (
 type spec struct {
 	Duration time.Duration `json:"duration"` // how long each attempt runs
 	FailRate float64       `json:"fail_rate"`
+	// Sync: the attempt runs within the call, which returns its outcome,
+	// as url_fetch and command do; Duration is then not used.
+	Sync bool `json:"sync,omitempty"`
 }
 
 // simTarget stands for a target that runs attempts on its own (like
 // Swarming): Launch returns Running, and the simulator reports the end
-// when the simulated time comes. It counts every launch by idempotency key
+// when the simulated time comes; or, for a spec that says Sync, for one
+// that runs them within the call (like url_fetch). It counts every launch by idempotency key
 // and attempt, which is how the simulator sees double launches. It can tell
 // by key whether a launch happened (a target.Resolver); blindTarget, the
 // same target without that, makes ambiguous launches fail closed.
@@ -55,6 +59,12 @@ func (t *simTarget) Launch(ctx context.Context, req target.Request) target.Resul
 	res := target.Result{Status: target.Succeeded, Message: "done"}
 	if t.sim.rng.Float64() < sp.FailRate {
 		res = target.Result{Status: target.Failed, Message: "simulated failure"}
+	}
+	if sp.Sync {
+		t.mu.Lock()
+		t.ended[k] = res
+		t.mu.Unlock()
+		return res
 	}
 	t.sim.at(t.sim.now.Add(sp.Duration), func() { t.end(req, res) })
 	return target.Result{Status: target.Running, Message: "accepted"}
