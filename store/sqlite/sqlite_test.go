@@ -347,9 +347,13 @@ func TestTaskRows(t *testing.T) {
 	}
 	claim := func(owner string, now time.Time) []string {
 		t.Helper()
-		got, err := s.ClaimTasks(ctx, Claim{Owner: owner, Now: now, Max: 10, Lease: 10 * time.Minute, OrphanAfter: 30 * time.Second})
+		got, next, ok, err := s.ClaimTasks(ctx, Claim{Owner: owner, Now: now, Max: 10, Lease: 10 * time.Minute, OrphanAfter: 30 * time.Second})
 		if err != nil {
 			t.Fatal(err)
+		}
+		// Fewer than Max due: the claim says what NextDue says after it.
+		if want, wantOK, err := s.NextDue(ctx, 30*time.Second); err != nil || ok != wantOK || !next.Equal(want) {
+			t.Errorf("ClaimTasks at %v: next due %v (%v); NextDue after it says %v (%v, %v)", now, next, ok, want, wantOK, err)
 		}
 		var names []string
 		for _, c := range got {
@@ -424,11 +428,11 @@ func TestClaimTasksAcknowledgesInItsTransaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	claim := Claim{Owner: "A", Now: t0, Max: 10, Lease: 10 * time.Minute, OrphanAfter: 30 * time.Second}
-	if got, err := s.ClaimTasks(ctx, claim); err != nil || len(got) != 2 {
+	if got, _, _, err := s.ClaimTasks(ctx, claim); err != nil || len(got) != 2 {
 		t.Fatalf("first claim = %v, %v; want both tasks", got, err)
 	}
 	claim.Done, claim.Retry = []string{a.Name()}, []Retry{{Name: b.Name(), ETA: t0.Add(time.Minute)}}
-	if got, err := s.ClaimTasks(ctx, claim); err != nil || len(got) != 0 {
+	if got, _, _, err := s.ClaimTasks(ctx, claim); err != nil || len(got) != 0 {
 		t.Fatalf("claim that acknowledges both = %v, %v; want nothing due", got, err)
 	}
 	tasks, err := s.Tasks(ctx, 10)
@@ -437,7 +441,7 @@ func TestClaimTasksAcknowledgesInItsTransaction(t *testing.T) {
 	}
 
 	// An owner that claims nothing has no heartbeat written.
-	if got, err := s.ClaimTasks(ctx, Claim{Owner: "idle", Now: t0, Max: 10, Lease: time.Minute, OrphanAfter: time.Minute}); err != nil || len(got) != 0 {
+	if got, _, _, err := s.ClaimTasks(ctx, Claim{Owner: "idle", Now: t0, Max: 10, Lease: time.Minute, OrphanAfter: time.Minute}); err != nil || len(got) != 0 {
 		t.Fatalf("claim with nothing due = %v, %v", got, err)
 	}
 	var n int
@@ -481,7 +485,7 @@ func TestAdoptedTasksAreWrittenClaimed(t *testing.T) {
 	claim := func(c Claim) []string {
 		t.Helper()
 		c.Lease, c.OrphanAfter = 10*time.Minute, 30*time.Second
-		got, err := s.ClaimTasks(ctx, c)
+		got, _, _, err := s.ClaimTasks(ctx, c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -520,7 +524,7 @@ func TestAdoptedTasksAreWrittenClaimed(t *testing.T) {
 	if got := claim(Claim{Owner: "A", Now: t0, Release: []string{due.Name()}}); len(got) != 0 {
 		t.Errorf("a claim of nothing that releases: claimed %q", got)
 	}
-	got, err := s.ClaimTasks(ctx, Claim{Owner: "B", Now: t0, Max: 10, Lease: time.Minute, OrphanAfter: time.Minute})
+	got, _, _, err := s.ClaimTasks(ctx, Claim{Owner: "B", Now: t0, Max: 10, Lease: time.Minute, OrphanAfter: time.Minute})
 	if err != nil || len(got) != 1 || got[0].Name() != due.Name() || got[0].Failures != 0 {
 		t.Errorf("B's claim after the release = %v, %v; want %s with no failures", got, err, due.Name())
 	}

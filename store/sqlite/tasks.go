@@ -88,25 +88,29 @@ func scanTask(row scanner) (Claimed, error) {
 // not even the heartbeat: the owner holds nothing that could look
 // orphaned, and a stepping dispatcher's last claim of a step is such a
 // claim.
-func (s *Store) ClaimTasks(ctx context.Context, c Claim) ([]Claimed, error) {
+//
+// A claim that finds fewer than c.Max tasks due also returns when the next
+// one will be (ok false if none is left), as NextDue would right after it:
+// read in its transaction, on the committer's warm pages, instead of by
+// the dispatcher on a reader afterwards.
+func (s *Store) ClaimTasks(ctx context.Context, c Claim) (claimed []Claimed, next time.Time, ok bool, err error) {
 	if c.Max <= 0 && len(c.Done) == 0 && len(c.Retry) == 0 && len(c.Release) == 0 {
-		return nil, nil
+		return nil, time.Time{}, false, nil
 	}
 	if c.Lease <= 0 || c.OrphanAfter <= 0 {
 		// Either would free a claim the moment it is made.
-		return nil, errors.New("sqlite: ClaimTasks needs a positive Lease and OrphanAfter")
+		return nil, time.Time{}, false, errors.New("sqlite: ClaimTasks needs a positive Lease and OrphanAfter")
 	}
 	now, err := nanos(c.Now)
 	if err != nil {
-		return nil, err
+		return nil, time.Time{}, false, err
 	}
 	etas, err := retryETAs(c.Retry)
 	if err != nil {
-		return nil, err
+		return nil, time.Time{}, false, err
 	}
-	var claimed []Claimed
 	err = s.write(ctx, false, nil, func(w *writer) error {
-		claimed = nil
+		claimed, next, ok = nil, time.Time{}, false
 		if err := ack(w, c.Owner, c.Done, c.Retry, etas); err != nil {
 			return err
 		}
@@ -116,48 +120,58 @@ func (s *Store) ClaimTasks(ctx context.Context, c Claim) ([]Claimed, error) {
 		if c.Max <= 0 {
 			return nil
 		}
-		// A SELECT and an UPDATE per row rather than one UPDATE … WHERE
-		// name IN (SELECT …) RETURNING: that statement built two
-		// temporary tables (its IN list and its RETURNING rows) on every
-		// run, each allocating and freeing pages, and SQLite prepared it
-		// again on every run; it was a third of sundial simulate's CPU.
-		// No LIMIT ?: SQLite re-prepares a statement whenever the value
-		// bound to its LIMIT changes; the rows come in index order, and
-		// reading stops at c.Max.
-		rows, err := w.query(`SELECT `+taskColumns+` FROM tasks
-			WHERE eta <= ? AND (owner IS NULL OR lease_until <= ? OR NOT EXISTS (
-				SELECT 1 FROM owners o WHERE o.owner = tasks.owner AND o.heartbeat > ?))
-			ORDER BY eta`,
-			now, now, now-int64(c.OrphanAfter))
-		if err != nil {
+		var err error
+		if claimed, err = claimDue(w, c, now); err != nil || len(claimed) == c.Max {
 			return err
 		}
-		for len(claimed) < c.Max && rows.Next() {
-			t, err := scanTask(rows)
-			if err != nil {
-				rows.Close()
-				return err
-			}
-			claimed = append(claimed, t)
-		}
-		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-			return err
-		}
-		if len(claimed) == 0 {
-			return nil
-		}
-		if err := heartbeat(w, c.Owner, now, now-int64(c.OrphanAfter)); err != nil {
-			return err
-		}
-		for _, t := range claimed {
-			if _, err := w.exec("UPDATE tasks SET owner = ?, lease_until = ? WHERE name = ?", c.Owner, now+int64(c.Lease), t.Name()); err != nil {
-				return err
-			}
-		}
-		return nil
+		next, ok, err = scanNextDue(w.queryRow(nextDueQuery, int64(c.OrphanAfter)))
+		return err
 	})
 	if err != nil {
+		return nil, time.Time{}, false, err
+	}
+	return claimed, next, ok, nil
+}
+
+// claimDue claims up to c.Max due tasks for c.Owner on w, earliest first.
+func claimDue(w *writer, c Claim, now int64) ([]Claimed, error) {
+	// A SELECT and an UPDATE per row rather than one UPDATE … WHERE name
+	// IN (SELECT …) RETURNING: that statement built two temporary tables
+	// (its IN list and its RETURNING rows) on every run, each allocating
+	// and freeing pages, and SQLite prepared it again on every run; it was
+	// a third of sundial simulate's CPU. No LIMIT ?: SQLite re-prepares a
+	// statement whenever the value bound to its LIMIT changes; the rows
+	// come in index order, and reading stops at c.Max.
+	rows, err := w.query(`SELECT `+taskColumns+` FROM tasks
+		WHERE eta <= ? AND (owner IS NULL OR lease_until <= ? OR NOT EXISTS (
+			SELECT 1 FROM owners o WHERE o.owner = tasks.owner AND o.heartbeat > ?))
+		ORDER BY eta`,
+		now, now, now-int64(c.OrphanAfter))
+	if err != nil {
 		return nil, err
+	}
+	var claimed []Claimed
+	for len(claimed) < c.Max && rows.Next() {
+		t, err := scanTask(rows)
+		if err != nil {
+			rows.Close()
+			return nil, err
+		}
+		claimed = append(claimed, t)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return nil, err
+	}
+	if len(claimed) == 0 {
+		return nil, nil
+	}
+	if err := heartbeat(w, c.Owner, now, now-int64(c.OrphanAfter)); err != nil {
+		return nil, err
+	}
+	for _, t := range claimed {
+		if _, err := w.exec("UPDATE tasks SET owner = ?, lease_until = ? WHERE name = ?", c.Owner, now+int64(c.Lease), t.Name()); err != nil {
+			return nil, err
+		}
 	}
 	return claimed, nil
 }
@@ -254,17 +268,21 @@ func beat(w *writer, owner string, now int64) error {
 // heartbeating now, so a dispatcher that sleeps until then and finds the
 // owner alive just sleeps again.
 func (s *Store) NextDue(ctx context.Context, orphanAfter time.Duration) (time.Time, bool, error) {
-	// Free tasks come from the ETA index; held ones are few and come from
-	// the partial index tasks_claimed, so the backlog of future ticks is
-	// never scanned.
+	return scanNextDue(s.read.QueryRowContext(ctx, nextDueQuery, int64(orphanAfter)))
+}
+
+// nextDueQuery takes free tasks from the ETA index; held ones are few and
+// come from the partial index tasks_claimed, so the backlog of future
+// ticks is never scanned.
+const nextDueQuery = `SELECT min(at) FROM (
+		SELECT eta AS at FROM (SELECT eta FROM tasks WHERE owner IS NULL ORDER BY eta LIMIT 1)
+		UNION ALL
+		SELECT max(t.eta, CASE WHEN o.owner IS NULL THEN t.eta ELSE min(t.lease_until, o.heartbeat + ?) END)
+		FROM tasks t LEFT JOIN owners o ON o.owner = t.owner WHERE t.owner IS NOT NULL)`
+
+func scanNextDue(row scanner) (time.Time, bool, error) {
 	var at sql.NullInt64
-	err := s.read.QueryRowContext(ctx, `SELECT min(at) FROM (
-			SELECT eta AS at FROM (SELECT eta FROM tasks WHERE owner IS NULL ORDER BY eta LIMIT 1)
-			UNION ALL
-			SELECT max(t.eta, CASE WHEN o.owner IS NULL THEN t.eta ELSE min(t.lease_until, o.heartbeat + ?) END)
-			FROM tasks t LEFT JOIN owners o ON o.owner = t.owner WHERE t.owner IS NOT NULL)`,
-		int64(orphanAfter)).Scan(&at)
-	if err != nil || !at.Valid {
+	if err := row.Scan(&at); err != nil || !at.Valid {
 		return time.Time{}, false, err
 	}
 	return fromETA(at.Int64), true, nil

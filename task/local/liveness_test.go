@@ -62,7 +62,7 @@ func TestReapFreesTheClaimsOfAKilledProcessAtOnce(t *testing.T) {
 	owner := startOwner(t, dir, "other")
 	claim := func(who string) int {
 		t.Helper()
-		c, err := s.ClaimTasks(t.Context(), sqlite.Claim{Owner: who, Now: now, Max: 1, Lease: time.Hour, OrphanAfter: time.Hour})
+		c, _, _, err := s.ClaimTasks(t.Context(), sqlite.Claim{Owner: who, Now: now, Max: 1, Lease: time.Hour, OrphanAfter: time.Hour})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,7 +104,7 @@ func TestRunTakesOverAKilledProcessesTaskAtOnce(t *testing.T) {
 	dir := t.TempDir()
 	enqueue(t, s, tick(1, time.Now()))
 	owner := startOwner(t, dir, "killed")
-	if c, err := s.ClaimTasks(t.Context(), sqlite.Claim{Owner: "killed", Now: time.Now(), Max: 1, Lease: time.Hour, OrphanAfter: time.Hour}); err != nil || len(c) != 1 {
+	if c, _, _, err := s.ClaimTasks(t.Context(), sqlite.Claim{Owner: "killed", Now: time.Now(), Max: 1, Lease: time.Hour, OrphanAfter: time.Hour}); err != nil || len(c) != 1 {
 		t.Fatalf("the killed owner's claim = %v, %v", c, err)
 	}
 	owner.Process.Kill()

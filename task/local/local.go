@@ -231,7 +231,7 @@ func (d *Dispatcher) release(ctx context.Context, now time.Time, names []string)
 	}
 	claim := d.claimOf(now, 0)
 	claim.Release = names
-	if _, err := d.store.ClaimTasks(ctx, claim); err != nil {
+	if _, _, _, err := d.store.ClaimTasks(ctx, claim); err != nil {
 		// Their lease ends, and they come again.
 		d.log.Error("task/local: handing back adopted tasks", "err", err)
 	}
@@ -393,7 +393,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 // should look again: wakeAt, or earlier if a task becomes due before.
 func (d *Dispatcher) fill(ctx, hctx context.Context, now time.Time, free int, wakeAt time.Time, inflight map[string]bool, out chan outcome) time.Time {
 	retry := now.Add(d.opts.BackoffMin)
-	claimed, err := d.claim(ctx, now, free)
+	claimed, next, ok, err := d.store.ClaimTasks(ctx, d.claimOf(now, free))
 	if err != nil {
 		if ctx.Err() == nil {
 			d.log.Error("task/local: claim", "err", err)
@@ -405,7 +405,11 @@ func (d *Dispatcher) fill(ctx, hctx context.Context, now time.Time, free int, wa
 		// A finishing worker wakes Run; what is due can wait for it.
 		return wakeAt
 	}
-	next, ok, err := d.store.NextDue(ctx, d.opts.OrphanAfter)
+	if len(claimed) == free {
+		// The claim stopped at free tasks without looking further, and
+		// some of them were already running here.
+		next, ok, err = d.store.NextDue(ctx, d.opts.OrphanAfter)
+	}
 	switch {
 	case err != nil:
 		if ctx.Err() == nil {
@@ -454,12 +458,9 @@ func (d *Dispatcher) RunDue(ctx context.Context, now time.Time) (handled int, ne
 			claim.Done, claim.Retry = d.settle(now, outs, inflight)
 			claim.Release = d.unstarted()
 			outs = outs[:0]
-			batch, err := d.store.ClaimTasks(ctx, claim)
-			if err != nil {
-				return handled, time.Time{}, false, err
-			}
-			if len(batch) == 0 {
-				break
+			batch, next, ok, err := d.store.ClaimTasks(ctx, claim)
+			if err != nil || len(batch) == 0 {
+				return handled, next, ok, err
 			}
 			d.start(ctx, batch, inflight, out)
 			continue
@@ -480,18 +481,12 @@ func (d *Dispatcher) RunDue(ctx context.Context, now time.Time) (handled int, ne
 		}
 		d.awake()
 	}
-	next, ok, err = d.store.NextDue(ctx, d.opts.OrphanAfter)
-	return handled, next, ok, err
 }
 
 // outcome is what a handler made of a claimed task.
 type outcome struct {
 	claimed sqlite.Claimed
 	err     error
-}
-
-func (d *Dispatcher) claim(ctx context.Context, now time.Time, max int) ([]sqlite.Claimed, error) {
-	return d.store.ClaimTasks(ctx, d.claimOf(now, max))
 }
 
 func (d *Dispatcher) claimOf(now time.Time, max int) sqlite.Claim {

@@ -134,7 +134,7 @@ func TestRunDueTakesOverAnOrphanedClaim(t *testing.T) {
 	enqueue(t, s, tick(1, t0))
 	// A process claims the task with a long lease and dies: it never
 	// heartbeats again.
-	claimed, err := s.ClaimTasks(t.Context(), sqlite.Claim{Owner: "crashed", Now: t0, Max: 1, Lease: time.Hour, OrphanAfter: 30 * time.Second})
+	claimed, _, _, err := s.ClaimTasks(t.Context(), sqlite.Claim{Owner: "crashed", Now: t0, Max: 1, Lease: time.Hour, OrphanAfter: 30 * time.Second})
 	if err != nil || len(claimed) != 1 {
 		t.Fatalf("crashed owner's claim = %v, %v", claimed, err)
 	}
@@ -242,7 +242,7 @@ func TestRunTakesOverACrashedOwnersTask(t *testing.T) {
 	t.Parallel()
 	s := tempStore(t)
 	enqueue(t, s, tick(1, time.Now()))
-	claimed, err := s.ClaimTasks(t.Context(), sqlite.Claim{Owner: "crashed", Now: time.Now(), Max: 1, Lease: time.Hour, OrphanAfter: time.Hour})
+	claimed, _, _, err := s.ClaimTasks(t.Context(), sqlite.Claim{Owner: "crashed", Now: time.Now(), Max: 1, Lease: time.Hour, OrphanAfter: time.Hour})
 	if err != nil || len(claimed) != 1 {
 		t.Fatalf("crashed owner's claim = %v, %v", claimed, err)
 	}
@@ -451,7 +451,7 @@ func TestRunRunsAdoptedTasks(t *testing.T) {
 			due := tick(1, time.Now())
 			enqueued := enqueue(t, s, due)
 			// Adopted: another dispatcher on the file finds it held.
-			if got, err := s.ClaimTasks(ctx, sqlite.Claim{Owner: "B", Now: time.Now(), Max: 10, Lease: time.Minute, OrphanAfter: time.Hour}); err != nil || len(got) != 0 {
+			if got, _, _, err := s.ClaimTasks(ctx, sqlite.Claim{Owner: "B", Now: time.Now(), Max: 10, Lease: time.Minute, OrphanAfter: time.Hour}); err != nil || len(got) != 0 {
 				t.Errorf("another owner claimed %v, %v; want nothing: the task is adopted", got, err)
 			}
 			if post {
