@@ -92,3 +92,52 @@ func TestCacheNeverAnswersForTheFile(t *testing.T) {
 		})
 	}
 }
+
+// TestWritesBackWhatChanged: a row written back from the cache is updated
+// without the columns it cannot change (tx.apply); what a second Store
+// (the file) reads is what was put, the definitions included.
+func TestWritesBackWhatChanged(t *testing.T) {
+	t.Parallel()
+	path := tempPath(t)
+	s, file := openAt(t, path, Options{}, testHooks{}), openAt(t, path, Options{}, testHooks{})
+	ctx := t.Context()
+	at := time.Unix(1e9, 0)
+	put := func(step, def, machine, invDef, status string) {
+		t.Helper()
+		_, err := s.Update(ctx, "p/j", func(tx store.Tx) error {
+			j, err := tx.Job()
+			if errors.Is(err, store.ErrNotFound) {
+				j = &store.Job{ID: "p/j", Project: "p"}
+			} else if err != nil {
+				return err
+			}
+			inv, err := tx.Invocation("i1")
+			if errors.Is(err, store.ErrNotFound) {
+				inv = &store.Invocation{JobID: "p/j", ID: "i1", Occurrence: at}
+			} else if err != nil {
+				return err
+			}
+			j.Definition, j.Machine = []byte(def), []byte(machine)
+			inv.Definition, inv.Status, inv.Log = []byte(invDef), status, append(inv.Log, status...)
+			return errors.Join(tx.PutJob(j), tx.PutInvocation(inv))
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+		j, err := file.Job(ctx, "p/j")
+		if err != nil {
+			t.Fatal(err)
+		}
+		inv, err := file.Invocation(ctx, "p/j", "i1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(j.Definition) != def || string(j.Machine) != machine || string(inv.Definition) != invDef || inv.Status != status {
+			t.Errorf("%s: the file holds job %q %q, invocation %q %s; want %q %q, %q %s",
+				step, j.Definition, j.Machine, inv.Definition, inv.Status, def, machine, invDef, status)
+		}
+	}
+	put("created", "def-1", "m1", "inv-def-1", "QUEUED")
+	put("the state moves on", "def-1", "m2", "inv-def-1", "RUNNING")
+	put("the definitions change", "def-2", "m3", "inv-def-2", "SUCCEEDED")
+}
