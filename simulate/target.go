@@ -21,10 +21,11 @@ type spec struct {
 // simTarget stands for a target that runs attempts on its own (like
 // Swarming): Launch returns Running, and the simulator reports the end
 // when the simulated time comes; or, for a spec that says Sync, for one
-// that runs them within the call (like url_fetch). It counts every launch by idempotency key
-// and attempt, which is how the simulator sees double launches. It can tell
-// by key whether a launch happened (a target.Resolver); blindTarget, the
-// same target without that, makes ambiguous launches fail closed.
+// that runs them within the call (like url_fetch). It counts every launch
+// by idempotency key and attempt, which is how the simulator sees double
+// launches. It can tell by key whether a launch happened (a
+// target.Resolver); blindTarget, the same target without that, makes
+// ambiguous launches fail closed.
 type simTarget struct {
 	sim *sim
 
