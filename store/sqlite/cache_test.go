@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"testing"
 	"time"
@@ -140,4 +141,53 @@ func TestWritesBackWhatChanged(t *testing.T) {
 	put("created", "def-1", "m1", "inv-def-1", "QUEUED")
 	put("the state moves on", "def-1", "m2", "inv-def-1", "RUNNING")
 	put("the definitions change", "def-2", "m3", "inv-def-2", "SUCCEEDED")
+}
+
+// TestEndedInvocationIsNeverCreatedAgain: the cache leaves ended
+// invocations out and answers ErrNotFound for them; an Update that takes
+// that for "new" and puts the invocation runs again on the file, sees it,
+// and the ended record stands.
+func TestEndedInvocationIsNeverCreatedAgain(t *testing.T) {
+	t.Parallel()
+	s := openAt(t, tempPath(t), Options{}, testHooks{})
+	ctx := t.Context()
+	at := time.Unix(1e9, 0)
+	if _, err := s.Update(ctx, "p/j", func(tx store.Tx) error {
+		// Read, so that the Store caches the job it creates.
+		if _, err := tx.Job(); !errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("a new job: %v", err)
+		}
+		return errors.Join(
+			tx.PutJob(&store.Job{ID: "p/j", Project: "p", Machine: []byte("1")}),
+			tx.PutInvocation(&store.Invocation{JobID: "p/j", ID: "i1", Occurrence: at, Status: "SUCCEEDED"}))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var runs, sawIt int
+	_, err := s.Update(ctx, "p/j", func(tx store.Tx) error {
+		runs++
+		j, err := tx.Job()
+		if err != nil {
+			return err
+		}
+		switch _, err := tx.Invocation("i1"); {
+		case err == nil:
+			sawIt++
+			return errors.New("i1 is recorded already; not queuing it again")
+		case !errors.Is(err, store.ErrNotFound):
+			return err
+		}
+		j.Machine = []byte("2")
+		return errors.Join(tx.PutJob(j), tx.PutInvocation(&store.Invocation{JobID: "p/j", ID: "i1", Occurrence: at, Status: "QUEUED"}))
+	})
+	if err == nil || sawIt == 0 || runs < 2 {
+		t.Errorf("Update = %v after %d runs, %d of them seeing i1; want a first run on the cache, then the function's refusal after it saw i1", err, runs, sawIt)
+	}
+	inv, err := s.Invocation(ctx, "p/j", "i1")
+	if err != nil || inv.Status != "SUCCEEDED" {
+		t.Errorf("i1 = %+v, %v; want it SUCCEEDED as it was", inv, err)
+	}
+	if j, err := s.Job(ctx, "p/j"); err != nil || string(j.Machine) != "1" {
+		t.Errorf("the job's state is %q, %v; want it unchanged", j.Machine, err)
+	}
 }
