@@ -429,6 +429,39 @@ func TestRunDueRunsAdoptedTasks(t *testing.T) {
 	}
 }
 
+// RunDue starts an adopted task once it is posted, while the task claimed
+// with the one that posted it still runs: a step's launches need not wait
+// for the slowest tick of the step. Tick 1 posts tick 3 and returns; tick
+// 2 returns only once tick 3 has started, so a RunDue that ran a round to
+// its end before starting what it posted would never start tick 3.
+func TestRunDueStartsAdoptedTasksAlongsideTheirRound(t *testing.T) {
+	t.Parallel()
+	s := tempStore(t)
+	enqueue(t, s, tick(1, t0), tick(2, t0))
+	started3 := make(chan struct{})
+	var d *Dispatcher
+	d = New(s, func(ctx context.Context, tk task.Task) error {
+		switch tk.Nonce {
+		case 1:
+			return d.Posted(ctx, enqueue(t, s, tick(3, t0)))
+		case 2:
+			select {
+			case <-started3:
+				return nil
+			case <-time.After(10 * time.Second):
+				return errors.New("tick 3 did not start while tick 2 ran")
+			}
+		default:
+			close(started3)
+			return nil
+		}
+	}, Options{Now: fakeClock(t), Logger: quiet})
+	handled, _, ok, err := d.RunDue(t.Context(), t0)
+	if err != nil || handled != 3 || ok {
+		t.Errorf("RunDue = %d handled, more due %v, %v; want all 3 run and done at once", handled, ok, err)
+	}
+}
+
 // Run starts an adopted task when it is posted, without a claim; one never
 // posted is handed back within two heartbeats and runs as claimed.
 func TestRunRunsAdoptedTasks(t *testing.T) {
