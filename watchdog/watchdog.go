@@ -7,6 +7,7 @@ package watchdog
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/sundial-cron/sundial/store"
@@ -28,6 +29,12 @@ type Watchdog struct {
 	// MaxPerPass bounds the jobs one pass repairs, so a pass always ends;
 	// the rest wait for the next pass. 0 means 100,000.
 	MaxPerPass int
+	// Workers is how many jobs are repaired at once; 0 means 16. Each
+	// repair is a transaction of its own job: one after the other, a
+	// purged queue's thousands of jobs would take a round trip to the
+	// store each (tens of milliseconds on Datastore), and the pass would
+	// outlast its period many times over.
+	Workers int
 }
 
 // Result says what a pass did.
@@ -38,14 +45,18 @@ type Result struct {
 }
 
 // Pass repairs the jobs overdue at the start of the pass. Jobs that become
-// overdue during it wait for the next one.
+// overdue during it wait for the next one. The jobs of one listing are
+// repaired concurrently, started most overdue first.
 func (w *Watchdog) Pass(ctx context.Context) (Result, error) {
-	batch, most := w.Batch, w.MaxPerPass
+	batch, most, workers := w.Batch, w.MaxPerPass, w.Workers
 	if batch <= 0 {
 		batch = 500
 	}
 	if most <= 0 {
 		most = 100_000
+	}
+	if workers <= 0 {
+		workers = 16
 	}
 	now := w.Now()
 	var r Result
@@ -60,34 +71,59 @@ func (w *Watchdog) Pass(ctx context.Context) (Result, error) {
 		if err != nil {
 			return r, err
 		}
-		fresh := 0
+		var fresh []string
 		for _, id := range ids {
 			if seen[id] {
 				continue // its repair failed, or the listing is stale
 			}
 			seen[id] = true
-			fresh++
+			fresh = append(fresh, id)
+			if r.Overdue+len(fresh) == most {
+				break
+			}
+		}
+		for _, o := range w.repairAll(ctx, fresh, workers) {
 			r.Overdue++
-			changed, err := w.repair(ctx, id)
 			switch {
-			case err != nil:
+			case o.err != nil:
 				r.Failed++
 				stuck++
-				w.logger().Warn("watchdog: repair failed", "job", id, "err", err)
-			case changed:
+				w.logger().Warn("watchdog: repair failed", "job", o.id, "err", o.err)
+			case o.changed:
 				r.Repaired++
 			default:
 				stuck++ // nothing changed, so its timer has still passed
 			}
-			if r.Overdue == most {
-				break
-			}
 		}
-		if fresh == 0 || len(ids) < limit {
+		if len(fresh) == 0 || len(ids) < limit {
 			break
 		}
 	}
 	return r, nil
+}
+
+type repaired struct {
+	id      string
+	changed bool
+	err     error
+}
+
+// repairAll repairs ids, at most workers at once, and returns what each
+// repair did, in the order of ids.
+func (w *Watchdog) repairAll(ctx context.Context, ids []string, workers int) []repaired {
+	out := make([]repaired, len(ids))
+	sem := make(chan struct{}, workers)
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			changed, err := w.repair(ctx, id)
+			out[i] = repaired{id: id, changed: changed, err: err}
+		})
+	}
+	wg.Wait()
+	return out
 }
 
 // repairAttempts bounds the tries of one job's repair in a pass: a store

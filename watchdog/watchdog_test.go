@@ -134,6 +134,9 @@ func (r *repairer) reset() {
 	r.calls = nil
 }
 
+// Tests that check the order of repairs run one worker: with more, repairs
+// start in that order but may be recorded in another.
+
 func TestPassRepairsExactlyTheOverdueJobsMostOverdueFirst(t *testing.T) {
 	t.Parallel()
 	st := newStore(t)
@@ -152,7 +155,7 @@ func TestPassRepairsExactlyTheOverdueJobsMostOverdueFirst(t *testing.T) {
 		putJob(t, st, id, at)
 	}
 	rep := &repairer{st: st}
-	w := &Watchdog{Store: st, Repairer: rep, Now: fixed}
+	w := &Watchdog{Store: st, Repairer: rep, Now: fixed, Workers: 1}
 
 	r, err := w.Pass(t.Context())
 	if err != nil {
@@ -195,7 +198,7 @@ func TestPassCostFollowsTheOverdueJobs(t *testing.T) {
 		putJob(t, st, fmt.Sprintf("p/broken-%d", i), t0.Add(-time.Duration(i+1)*time.Minute))
 	}
 	rep := &repairer{st: st}
-	w := &Watchdog{Store: st, Repairer: rep, Now: fixed}
+	w := &Watchdog{Store: st, Repairer: rep, Now: fixed, Workers: 1}
 
 	r, err := w.Pass(t.Context())
 	if err != nil {
@@ -231,7 +234,7 @@ func TestPassRetriesAFailingRepairWithinItsBound(t *testing.T) {
 			putJob(t, st, "p/flaky", t0.Add(-time.Hour))
 			putJob(t, st, "p/fine", t0.Add(-time.Minute))
 			rep := &repairer{st: st, failures: map[string]int{"p/flaky": tc.failures}}
-			w := &Watchdog{Store: st, Repairer: rep, Now: fixed}
+			w := &Watchdog{Store: st, Repairer: rep, Now: fixed, Workers: 1}
 
 			r, err := w.Pass(t.Context())
 			if err != nil {
@@ -262,7 +265,7 @@ func TestPassMaxPerPassLeavesTheRestToTheNextPass(t *testing.T) {
 		all = append(all, id)
 	}
 	rep := &repairer{st: st}
-	w := &Watchdog{Store: st, Repairer: rep, Now: fixed, MaxPerPass: 2}
+	w := &Watchdog{Store: st, Repairer: rep, Now: fixed, Workers: 1, MaxPerPass: 2}
 	for pass, want := range [][]string{all[0:2], all[2:4], all[4:5], nil} {
 		rep.reset()
 		r, err := w.Pass(t.Context())
@@ -304,25 +307,17 @@ func TestPassReachesEveryOverdueJobInBatches(t *testing.T) {
 			st := newStore(t)
 			rep := &repairer{st: st, failures: map[string]int{}, unchanged: map[string]bool{}}
 			var ids []string
+			timers := map[string]time.Time{}
 			for i := range tc.jobs {
 				id := fmt.Sprintf("p/job-%d", i)
-				putJob(t, st, id, t0.Add(-time.Duration(tc.jobs-i)*time.Minute))
 				ids = append(ids, id)
+				timers[id] = t0.Add(-time.Duration(tc.jobs-i) * time.Minute)
 				switch {
 				case i < tc.failing:
 					rep.failures[id] = 1 << 30
 				case i < tc.failing+tc.unchanged:
 					rep.unchanged[id] = true
 				}
-			}
-			w := &Watchdog{Store: st, Repairer: rep, Now: fixed, Batch: tc.batch, MaxPerPass: tc.maxPerPass}
-
-			r, err := w.Pass(t.Context())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if r != tc.want {
-				t.Errorf("result %+v, want %+v", r, tc.want)
 			}
 			// Each job is tried once (a failing one up to the bound), most
 			// overdue first.
@@ -334,8 +329,29 @@ func TestPassReachesEveryOverdueJobInBatches(t *testing.T) {
 					want = append(want, id)
 				}
 			}
-			if got := rep.took(); !slices.Equal(got, want) {
-				t.Errorf("calls %q\nwant  %q", got, want)
+			// One worker shows the order; the default number shows that
+			// repairs run concurrently count and bound the same.
+			for _, workers := range []int{1, 0} {
+				rep.reset()
+				for _, id := range ids {
+					putJob(t, st, id, timers[id])
+				}
+				w := &Watchdog{Store: st, Repairer: rep, Now: fixed, Batch: tc.batch, MaxPerPass: tc.maxPerPass, Workers: workers}
+				r, err := w.Pass(t.Context())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r != tc.want {
+					t.Errorf("workers %d: result %+v, want %+v", workers, r, tc.want)
+				}
+				got := rep.took()
+				if workers != 1 {
+					slices.Sort(got)
+					want = slices.Sorted(slices.Values(want))
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("workers %d: calls %q\nwant  %q", workers, got, want)
+				}
 			}
 		})
 	}
@@ -353,7 +369,7 @@ func TestPassBoundHoldsWhenTheListingIsStale(t *testing.T) {
 	// The pass expects p/job-0 to be listed again and asks for one more
 	// job than it may still repair; the listing has one more to give.
 	rep := &repairer{st: st, quiet: map[string]bool{"p/job-0": true}}
-	w := &Watchdog{Store: st, Repairer: rep, Now: fixed, Batch: 2, MaxPerPass: 3}
+	w := &Watchdog{Store: st, Repairer: rep, Now: fixed, Workers: 1, Batch: 2, MaxPerPass: 3}
 	r, err := w.Pass(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -400,6 +416,64 @@ func TestPassLeavesJobsThatFallDueDuringItToTheNext(t *testing.T) {
 	}
 	if want := []string{"p/due-soon"}; !slices.Equal(rep.took(), want) {
 		t.Errorf("next pass repaired %q, want %q", rep.took(), want)
+	}
+}
+
+func TestPassRepairsConcurrentlyUpToItsWorkers(t *testing.T) {
+	t.Parallel()
+	const jobs, workers = 10, 4
+	st := newStore(t)
+	for i := range jobs {
+		putJob(t, st, fmt.Sprintf("p/job-%d", i), t0.Add(-time.Minute))
+	}
+	rep := &repairer{st: st}
+	var mu sync.Mutex
+	running, most := 0, 0
+	full := make(chan struct{}, jobs) // a token each time workers repairs run at once
+	release := make(chan struct{})
+	w := &Watchdog{Store: st, Now: fixed, Workers: workers, Repairer: repairFunc(func(ctx context.Context, id string) (bool, error) {
+		mu.Lock()
+		running++
+		most = max(most, running)
+		if running == workers {
+			full <- struct{}{}
+		}
+		mu.Unlock()
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		mu.Lock()
+		running--
+		mu.Unlock()
+		return rep.Repair(ctx, id)
+	})}
+	done := make(chan Result, 1)
+	go func() {
+		r, err := w.Pass(t.Context())
+		if err != nil {
+			t.Error(err)
+		}
+		done <- r
+	}()
+	// Let the repairs through one at a time, each once the pass has as
+	// many running as it may: one after the other, the first would wait
+	// here for ever.
+	for range jobs - workers + 1 {
+		select {
+		case <-full:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("never %d repairs at once (at most %d)", workers, most)
+		}
+		release <- struct{}{}
+	}
+	close(release)
+	r := <-done
+	if most != workers {
+		t.Errorf("at most %d repairs ran at once, want %d", most, workers)
+	}
+	if want := (Result{Overdue: jobs, Repaired: jobs}); r != want {
+		t.Errorf("result %+v, want %+v", r, want)
 	}
 }
 
