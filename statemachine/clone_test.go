@@ -12,16 +12,14 @@ import (
 // clones of the states it caches.
 func TestCloneSharesNothing(t *testing.T) {
 	t.Parallel()
-	orig := sm.Job{
-		State:   sm.Running,
-		Pending: &sm.Occurrence{ID: "p", At: at(minute)},
-		Active:  []sm.Invocation{{Occurrence: sm.Occurrence{ID: "a", At: t0}, Attempt: 1, Phase: sm.PhaseRunning}},
+	job := func() sm.Job {
+		return sm.Job{
+			State:   sm.Running,
+			Pending: &sm.Occurrence{ID: "p", At: at(minute)},
+			Active:  []sm.Invocation{{Occurrence: sm.Occurrence{ID: "a", At: t0}, Attempt: 1, Phase: sm.PhaseRunning}},
+		}
 	}
-	want := sm.Job{
-		State:   sm.Running,
-		Pending: &sm.Occurrence{ID: "p", At: at(minute)},
-		Active:  []sm.Invocation{{Occurrence: sm.Occurrence{ID: "a", At: t0}, Attempt: 1, Phase: sm.PhaseRunning}},
-	}
+	orig, want := job(), job()
 	c := orig.Clone()
 	if !reflect.DeepEqual(c, orig) {
 		t.Fatalf("Clone() = %+v, want %+v", c, orig)

@@ -352,7 +352,7 @@ func TestTaskRows(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Fewer than Max due: the claim says what NextDue says after it.
-		if want, wantOK, err := s.NextDue(ctx, 30*time.Second); err != nil || ok != wantOK || !next.Equal(want) {
+		if want, wantOK, err := s.NextDue(ctx, 30*time.Second); len(got) < 10 && (err != nil || ok != wantOK || !next.Equal(want)) {
 			t.Errorf("ClaimTasks at %v: next due %v (%v); NextDue after it says %v (%v, %v)", now, next, ok, want, wantOK, err)
 		}
 		var names []string

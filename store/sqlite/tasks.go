@@ -92,7 +92,9 @@ func scanTask(row scanner) (Claimed, error) {
 // A claim that finds fewer than c.Max tasks due also returns when the next
 // one will be (ok false if none is left), as NextDue would right after it:
 // read in its transaction, on the committer's warm pages, instead of by
-// the dispatcher on a reader afterwards.
+// the dispatcher on a reader afterwards. A claim that takes c.Max tasks
+// stops looking: next and ok are then zero and say nothing, and the
+// caller asks NextDue if it needs to know.
 func (s *Store) ClaimTasks(ctx context.Context, c Claim) (claimed []Claimed, next time.Time, ok bool, err error) {
 	if c.Max <= 0 && len(c.Done) == 0 && len(c.Retry) == 0 && len(c.Release) == 0 {
 		return nil, time.Time{}, false, nil

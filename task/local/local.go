@@ -406,8 +406,9 @@ func (d *Dispatcher) fill(ctx, hctx context.Context, now time.Time, free int, wa
 		return wakeAt
 	}
 	if len(claimed) == free {
-		// The claim stopped at free tasks without looking further, and
-		// some of them were already running here.
+		// A full claim does not say when the next task is due, and
+		// workers are still free: some of what it claimed was already
+		// running here (a lease that ran out, claimed again).
 		next, ok, err = d.store.NextDue(ctx, d.opts.OrphanAfter)
 	}
 	switch {
