@@ -26,7 +26,7 @@ func fixture(t *testing.T) *harness {
 	h.define("billing/report", engine.Definition{Schedule: "0 12 * * *", TimeZone: "America/New_York", Target: "noop", Spec: json.RawMessage(`{"fail": true}`)})
 	h.define("billing/worker", engine.Definition{Schedule: "* * * * *", Target: "async"})
 	h.define("ops/heartbeat", engine.Definition{Schedule: "@every 30s", Target: "noop"})
-	if err := h.eng.Disable(h.ctx, "ops/heartbeat", "removed from config"); err != nil {
+	if err := h.eng.Disable(h.ctx, "ops/heartbeat", statemachine.Reason{Kind: statemachine.ReasonRemovedFromConfig}); err != nil {
 		t.Fatal(err)
 	}
 	h.runUntil(t0.Add(2*time.Minute + 30*time.Second))

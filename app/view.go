@@ -19,7 +19,8 @@ type jobJSON struct {
 	Project  string `json:"project"`
 	Job      string `json:"job"`
 	State    string `json:"state"`
-	Reason   string `json:"reason,omitempty"` // why PAUSED or DISABLED
+	Reason   string `json:"reason,omitempty"`      // why PAUSED or DISABLED, in words
+	Kind     string `json:"reason_kind,omitempty"` // the reason's kind: statemachine.ReasonKind
 	Schedule string `json:"schedule"`
 	TimeZone string `json:"time_zone"`
 	Target   string `json:"target"`
@@ -97,7 +98,7 @@ func toJob(v engine.View, last *store.Invocation) jobJSON {
 	_, name, _ := strings.Cut(v.Job.ID, "/")
 	j := jobJSON{
 		ID: v.Job.ID, Project: v.Job.Project, Job: name,
-		State: string(v.Machine.State), Reason: v.Machine.Reason,
+		State: string(v.Machine.State), Reason: v.Machine.Reason.String(), Kind: string(v.Machine.Reason.Kind),
 		Schedule: v.Definition.Schedule, TimeZone: v.Definition.TimeZone, Target: v.Definition.Target,
 	}
 	if j.TimeZone == "" {

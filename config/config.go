@@ -3,9 +3,9 @@
 // A project's config is one YAML file in a config directory; the file's name
 // without .yaml or .yml is the project id. Parse turns a file into a
 // Project (one valid revision) or into Errors that name the file, line and
-// field of everything wrong with it. An Importer makes the engine's jobs
-// match a revision, and a Refresher re-reads the directory and keeps the
-// last good revision of each project running when a new one is invalid.
+// field of everything wrong with it. A Refresher re-reads the directory, has
+// the engine apply each new valid revision (engine.ApplyProject), and keeps
+// the last good revision of each project running when a new one is invalid.
 package config
 
 import (
@@ -39,6 +39,15 @@ type Job struct {
 	Line       int    // where the job starts in its file
 	Disabled   bool   // `disabled: true`: the job is kept DISABLED
 	Definition engine.Definition
+}
+
+// configured is what the engine is told the revision's jobs are.
+func (p *Project) configured() []engine.ConfiguredJob {
+	out := make([]engine.ConfiguredJob, len(p.Jobs))
+	for i, j := range p.Jobs {
+		out[i] = engine.ConfiguredJob{ID: j.ID, Definition: j.Definition, Disabled: j.Disabled}
+	}
+	return out
 }
 
 // projectID is what a config file's name may be: lower case, so that the

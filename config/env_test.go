@@ -80,7 +80,6 @@ type env struct {
 	st    *countingStore
 	eng   *engine.Engine
 	disp  *local.Dispatcher
-	imp   *config.Importer
 	clk   *fakeclock.Clock
 	tgts  map[string]target.Target
 	fresh *config.Refresher
@@ -96,10 +95,10 @@ func newEnv(t *testing.T) *env {
 	t.Cleanup(func() { st.Close() })
 	var eng *engine.Engine
 	disp := local.New(st, func(ctx context.Context, tk task.Task) error { return eng.HandleTask(ctx, tk) }, local.Options{Now: e.clock})
-	eng = engine.New(st, disp, e.tgts, engine.Options{Now: e.clock})
-	e.st, e.eng, e.disp = &countingStore{Store: st, listed: map[string]int{}}, eng, disp
-	e.imp = &config.Importer{Engine: eng, Store: e.st}
-	e.fresh = &config.Refresher{Dir: e.dir, Targets: e.tgts, Importer: e.imp, Now: e.clock}
+	e.st = &countingStore{Store: st, listed: map[string]int{}}
+	eng = engine.New(e.st, disp, e.tgts, engine.Options{Now: e.clock})
+	e.eng, e.disp = eng, disp
+	e.fresh = &config.Refresher{Dir: e.dir, Targets: e.tgts, Engine: eng, Store: e.st, Now: e.clock}
 	return e
 }
 
@@ -163,7 +162,7 @@ func (e *env) state(id string) (string, string) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	return string(m.State), m.Reason
+	return string(m.State), m.Reason.String()
 }
 
 // countingStore is the real store, counting how often each project's jobs

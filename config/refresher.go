@@ -22,11 +22,12 @@ import (
 // new revision is invalid keeps running its last good one, and the error is
 // kept in its Status; other projects are not held up by it.
 type Refresher struct {
-	Dir      string
-	Targets  map[string]target.Target // the kinds the server runs
-	Importer *Importer
-	Now      func() time.Time // required: the refresher never reads the wall clock
-	Logger   *slog.Logger     // nil discards
+	Dir     string
+	Targets map[string]target.Target // the kinds the server runs
+	Engine  *engine.Engine
+	Store   store.Store      // where the projects that have jobs are listed
+	Now     func() time.Time // required: the refresher never reads the wall clock
+	Logger  *slog.Logger     // nil discards
 
 	mu       sync.Mutex // one Refresh at a time
 	listed   bool       // the projects already in the store are known
@@ -102,7 +103,7 @@ func (r *Refresher) listProjects(ctx context.Context) error {
 		return nil
 	}
 	for p := (store.Page{Limit: 1000}); ; {
-		jobs, next, err := r.Importer.Store.Jobs(ctx, "", p)
+		jobs, next, err := r.Store.Jobs(ctx, "", p)
 		if err != nil {
 			return fmt.Errorf("listing the projects in the store: %w", err)
 		}
@@ -142,7 +143,7 @@ func (r *Refresher) refreshFile(ctx context.Context, f File) {
 		r.failed(f.Project, f.Path, err)
 		return
 	}
-	if err := r.Importer.Apply(ctx, p); err != nil {
+	if err := r.Engine.ApplyProject(ctx, p.ID, p.configured()); err != nil {
 		r.failed(f.Project, f.Path, err)
 		return
 	}
@@ -154,7 +155,7 @@ func (r *Refresher) refreshFile(ctx context.Context, f File) {
 // remove disables the jobs of a project whose file is gone, and forgets it
 // once that is done.
 func (r *Refresher) remove(ctx context.Context, project string) {
-	if err := r.Importer.Remove(ctx, project); err != nil {
+	if err := r.Engine.ApplyProject(ctx, project, nil); err != nil {
 		r.failed(project, "", err)
 		return
 	}

@@ -78,7 +78,7 @@ func TestRefreshDefinesChangesAndDisablesJobs(t *testing.T) {
 		t.Errorf("report's schedule is %q, want the new one", d.Schedule)
 	}
 	e.wantState("billing/report", scheduled, "")
-	e.wantState("billing/rotate", disabled, config.ReasonRemoved)
+	e.wantState("billing/rotate", disabled, "removed from config")
 	e.wantState("billing/later", scheduled, "")
 
 	e.write("billing.yaml", `jobs:
@@ -94,7 +94,7 @@ func TestRefreshDefinesChangesAndDisablesJobs(t *testing.T) {
     command: {argv: [date]}
 `)
 	e.refresh()
-	e.wantState("billing/report", disabled, config.ReasonDisabled)
+	e.wantState("billing/report", disabled, "disabled in config")
 	e.wantState("billing/rotate", scheduled, "") // back in config, same definition
 
 	e.write("billing.yaml", `jobs:
@@ -104,8 +104,8 @@ func TestRefreshDefinesChangesAndDisablesJobs(t *testing.T) {
 `)
 	e.refresh()
 	e.wantState("billing/report", scheduled, "") // enabled again, same definition
-	e.wantState("billing/later", disabled, config.ReasonRemoved)
-	e.wantState("billing/rotate", disabled, config.ReasonRemoved)
+	e.wantState("billing/later", disabled, "removed from config")
+	e.wantState("billing/rotate", disabled, "removed from config")
 	if s := e.status("billing"); s.Error != "" || s.Jobs != 1 || s.LoadedAt != t0.Add(time.Minute) {
 		t.Errorf("status %+v, want no error, 1 job, loaded at %s", s, t0.Add(time.Minute))
 	}
@@ -229,8 +229,8 @@ func TestRefreshDisablesTheJobsOfARemovedFile(t *testing.T) {
 	e.refresh()
 	e.remove("ops.yaml")
 	e.refresh()
-	e.wantState("ops/a", disabled, config.ReasonRemoved)
-	e.wantState("ops/b", disabled, config.ReasonRemoved)
+	e.wantState("ops/a", disabled, "removed from config")
+	e.wantState("ops/b", disabled, "removed from config")
 	e.wantState("billing/report", scheduled, "")
 	if _, ok := e.fresh.ProjectStatus("ops"); ok {
 		t.Error("ops still has a status after its file went")
@@ -247,9 +247,9 @@ func TestRefreshAfterARestartDisablesProjectsWhoseFilesWentWhileDown(t *testing.
 	e.write("ops.yaml", "jobs:\n  - id: a\n    schedule: \"@hourly\"\n    noop: {}\n")
 	e.refresh()
 	e.remove("ops.yaml")
-	e.fresh = &config.Refresher{Dir: e.dir, Targets: e.tgts, Importer: e.imp, Now: e.clock} // a new process
+	e.fresh = &config.Refresher{Dir: e.dir, Targets: e.tgts, Engine: e.eng, Store: e.st, Now: e.clock} // a new process
 	e.refresh()
-	e.wantState("ops/a", disabled, config.ReasonRemoved)
+	e.wantState("ops/a", disabled, "removed from config")
 	e.wantState("billing/report", scheduled, "")
 }
 

@@ -26,8 +26,10 @@ func (e *Engine) carryOut(ctx context.Context, jobID string, c committed) error 
 			case statemachine.AbortTarget:
 				e.abortTarget(ctx, jobID, a.Invocation, a.Attempt, c.records[a.Invocation])
 				continue
+			case statemachine.TickLater, statemachine.StartInvocation, statemachine.Record, statemachine.RecordSkipped:
+				continue // writes, committed with the step
 			default:
-				continue
+				panic(fmt.Sprintf("engine: unknown action %T", a))
 			}
 			if err != nil {
 				return err

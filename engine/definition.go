@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"sync"
 
 	"github.com/sundial-cron/sundial/schedule"
@@ -22,6 +23,26 @@ type Definition struct {
 	// Spec its settings, handed to it as they are.
 	Target string          `json:"target"`
 	Spec   json.RawMessage `json:"spec,omitempty"`
+}
+
+// Equal reports whether d and o define the same job: equal fields, and
+// specs that are the same JSON value however they are spelled.
+func (d *Definition) Equal(o *Definition) bool {
+	return d.Schedule == o.Schedule && d.TimeZone == o.TimeZone && d.Gap == o.Gap && d.Repeat == o.Repeat &&
+		d.Policy == o.Policy && d.Target == o.Target && sameJSON(d.Spec, o.Spec)
+}
+
+// sameJSON reports whether a and b encode the same JSON value; an empty
+// spec and null are the same.
+func sameJSON(a, b json.RawMessage) bool {
+	var va, vb any
+	if len(a) > 0 && json.Unmarshal(a, &va) != nil {
+		return false
+	}
+	if len(b) > 0 && json.Unmarshal(b, &vb) != nil {
+		return false
+	}
+	return reflect.DeepEqual(va, vb)
 }
 
 // Parse parses the definition's schedule for the job.

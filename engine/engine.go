@@ -120,33 +120,6 @@ func randomNonce() int64 {
 	}
 }
 
-// Define creates the job or changes its definition, and enables it if it was
-// disabled. A definition equal to the stored one changes nothing.
-func (e *Engine) Define(ctx context.Context, jobID string, def Definition) error {
-	if err := e.check(jobID, &def); err != nil {
-		return err
-	}
-	encoded, err := encodeDefinition(def)
-	if err != nil {
-		return err
-	}
-	_, err = e.update(ctx, jobID, func(jt *jobTx) error {
-		if jt.job == nil {
-			jt.job = &store.Job{ID: jobID, Project: ProjectOf(jobID)}
-		} else if string(jt.job.Definition) == string(encoded) && jt.m.State != statemachine.Disabled {
-			return nil
-		} else if err := jt.step(statemachine.Redefining{}); err != nil {
-			// What fell due under the old definition is settled under it.
-			return err
-		}
-		if err := jt.setDefinition(encoded); err != nil {
-			return err
-		}
-		return jt.step(statemachine.Defined{})
-	})
-	return err
-}
-
 // check refuses a definition the engine cannot run.
 func (e *Engine) check(jobID string, def *Definition) error {
 	if p, name, ok := strings.Cut(jobID, "/"); !ok || p == "" || name == "" {
@@ -167,19 +140,16 @@ func ProjectOf(jobID string) string {
 	return p
 }
 
-// Disable makes the job DISABLED (removed from config, or disabled there),
-// keeping its history. Queued invocations are aborted; running ones finish.
-func (e *Engine) Disable(ctx context.Context, jobID, reason string) error {
-	return e.request(ctx, jobID, statemachine.Removed{Reason: reason})
-}
-
 // Trigger asks for a run of the job now, under its overlap policy. It
 // returns the id of the occurrence it created.
 func (e *Engine) Trigger(ctx context.Context, jobID string) (string, error) {
 	var id string
 	c, err := e.update(ctx, jobID, func(jt *jobTx) error {
-		id = fmt.Sprintf("manual-%d", jt.m.Triggers+1)
-		return jt.step(statemachine.Triggered{})
+		if err := jt.step(statemachine.Triggered{}); err != nil {
+			return err
+		}
+		id = statemachine.TriggerID(jt.m.Triggers)
+		return nil
 	})
 	if err != nil {
 		return "", err
@@ -187,9 +157,9 @@ func (e *Engine) Trigger(ctx context.Context, jobID string) (string, error) {
 	return id, e.carryOut(ctx, jobID, c)
 }
 
-// Pause stops the job's ticks until Resume.
-func (e *Engine) Pause(ctx context.Context, jobID, reason string) error {
-	return e.request(ctx, jobID, statemachine.PauseRequested{Reason: reason})
+// Pause stops the job's ticks until Resume; note says why, for people.
+func (e *Engine) Pause(ctx context.Context, jobID, note string) error {
+	return e.request(ctx, jobID, statemachine.PauseRequested{Note: note})
 }
 
 // Resume restarts a paused job's ticks.

@@ -147,6 +147,72 @@ func TestDefineTheSameDefinitionAgainIsANoOp(t *testing.T) {
 	}
 }
 
+// A definition stored by an older release is spelled otherwise: a policy
+// field it did not know is absent, and its spec's keys come in another
+// order. Define compares by value, so an upgrade that adds a field changes
+// no job whose config did not change.
+func TestDefineComparesDefinitionsByValueNotByTheirBytes(t *testing.T) {
+	h := newHarness(t, engine.Options{})
+	def := engine.Definition{Schedule: "*/5 * * * *", Target: "rec", Spec: []byte(`{"a":1,"b":[2,3]}`)}
+	if err := h.eng.Define(h.ctx, "p/job", def); err != nil {
+		t.Fatal(err)
+	}
+	h.runUntil(t0.Add(7 * time.Minute))
+	older := []byte(`{"schedule":"*/5 * * * *","policy":{"Overlap":""},"target":"rec","spec":{ "b": [2, 3], "a": 1 }}`)
+	if _, err := h.st.Update(h.ctx, "p/job", func(tx store.Tx) error {
+		j, err := tx.Job()
+		if err != nil {
+			return err
+		}
+		j.Definition = older
+		return tx.PutJob(j)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	before := h.snapshot("p/job")
+	if err := h.eng.Define(h.ctx, "p/job", def); err != nil {
+		t.Fatal(err)
+	}
+	h.unchanged(before, "Define of the same definition, stored in an older spelling", "p/job")
+}
+
+// The config's disable and an auto-disable differ in what listing the job
+// again does: the first is undone, the second stays until the definition
+// changes.
+func TestDefineEnablesAJobDisabledByItsConfigButNotAnAutoDisabledOne(t *testing.T) {
+	h := newHarness(t, engine.Options{})
+	def := engine.Definition{Schedule: "*/5 * * * *", Target: "rec"}
+	for _, id := range []string{"p/removed", "p/auto"} {
+		if err := h.eng.Define(h.ctx, id, def); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := h.eng.Disable(h.ctx, "p/removed", statemachine.Reason{Kind: statemachine.ReasonRemovedFromConfig}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.eng.Disable(h.ctx, "p/auto", statemachine.Reason{Kind: statemachine.ReasonAutoDisabled, Note: "after 3 failed invocations in a row"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"p/removed", "p/auto"} {
+		if err := h.eng.Define(h.ctx, id, def); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if j := h.job("p/removed"); j.State != string(statemachine.Scheduled) {
+		t.Errorf("a job removed from config and listed again is %s, want SCHEDULED", j.State)
+	}
+	if j := h.job("p/auto"); j.State != string(statemachine.Disabled) {
+		t.Errorf("an auto-disabled job whose definition did not change is %s, want DISABLED", j.State)
+	}
+	def.Schedule = "*/10 * * * *"
+	if err := h.eng.Define(h.ctx, "p/auto", def); err != nil {
+		t.Fatal(err)
+	}
+	if j := h.job("p/auto"); j.State != string(statemachine.Scheduled) {
+		t.Errorf("an auto-disabled job given a new definition is %s, want SCHEDULED", j.State)
+	}
+}
+
 func TestTriggerRecordsAManualInvocationAndRunsIt(t *testing.T) {
 	h := newHarness(t, engine.Options{})
 	h.define("p/job", "triggered", statemachine.Policy{}, "rec")
@@ -211,7 +277,7 @@ func TestPauseAndResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	j := h.job("p/job")
-	if m := h.state("p/job"); j.State != string(statemachine.Paused) || m.Reason != "maintenance" || !j.WatchdogTimerTs.IsZero() {
+	if m := h.state("p/job"); j.State != string(statemachine.Paused) || m.Reason != (statemachine.Reason{Kind: statemachine.ReasonPaused, Note: "maintenance"}) || !j.WatchdogTimerTs.IsZero() {
 		t.Errorf("after Pause the job is %s (%q), watchdog timer %v; want PAUSED (maintenance), no timer", j.State, m.Reason, j.WatchdogTimerTs)
 	}
 	before := h.snapshot("p/job")
@@ -326,11 +392,11 @@ func TestDisableKeepsHistoryAndDefineEnablesAgain(t *testing.T) {
 		t.Fatalf("%d invocations before Disable, want 2", len(history))
 	}
 
-	if err := h.eng.Disable(h.ctx, "p/job", "removed from config"); err != nil {
+	if err := h.eng.Disable(h.ctx, "p/job", statemachine.Reason{Kind: statemachine.ReasonRemovedFromConfig}); err != nil {
 		t.Fatal(err)
 	}
 	j := h.job("p/job")
-	if m := h.state("p/job"); j.State != string(statemachine.Disabled) || m.Reason != "removed from config" || !j.WatchdogTimerTs.IsZero() {
+	if m := h.state("p/job"); j.State != string(statemachine.Disabled) || m.Reason.Kind != statemachine.ReasonRemovedFromConfig || !j.WatchdogTimerTs.IsZero() {
 		t.Errorf("after Disable the job is %s (%q), watchdog timer %v; want DISABLED (removed from config), no timer", j.State, m.Reason, j.WatchdogTimerTs)
 	}
 	if got := h.invocations("p/job"); !reflect.DeepEqual(got, history) {

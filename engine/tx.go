@@ -154,8 +154,10 @@ func (jt *jobTx) write(a statemachine.Action) error {
 		return jt.record(a)
 	case statemachine.RecordSkipped:
 		return jt.recordSkipped(a)
+	case statemachine.Launch, statemachine.Resolve, statemachine.AbortTarget:
+		return nil // calls, made by carryOut once this transaction committed
 	}
-	return nil
+	panic(fmt.Sprintf("engine: unknown action %T", a))
 }
 
 func (jt *jobTx) record(a statemachine.Record) error {

@@ -13,8 +13,9 @@ type Defined struct{}
 // old ones, so what fell due under them is settled now, as a tick would.
 type Redefining struct{}
 
-// Removed: the job left its config or was disabled there.
-type Removed struct{ Reason string }
+// Removed: the job stops for good, with its history kept: it left its
+// config or was disabled there, or it can no longer run. Reason says which.
+type Removed struct{ Reason Reason }
 
 // Tick: a TickLater task was delivered.
 type Tick struct{ Nonce int64 }
@@ -22,8 +23,8 @@ type Tick struct{ Nonce int64 }
 // Triggered: an admin asked for a run now.
 type Triggered struct{}
 
-// PauseRequested: an admin paused the job.
-type PauseRequested struct{ Reason string }
+// PauseRequested: an admin paused the job, saying why in Note.
+type PauseRequested struct{ Note string }
 
 // ResumeRequested: an admin resumed the job.
 type ResumeRequested struct{}

@@ -25,6 +25,9 @@ const (
 	day    = 24 * time.Hour
 )
 
+// removedFromConfig is the reason the config gives a job it no longer lists.
+var removedFromConfig = sm.Reason{Kind: sm.ReasonRemovedFromConfig}
+
 // testJobID is the job every fixture runs; jitter hashes it.
 const testJobID = "proj/job"
 
@@ -338,7 +341,7 @@ func sameJob(a, b sm.Job) bool {
 
 func formatJob(j sm.Job) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "{State: %s, Reason: %q, TickNonce: %d, TickAt: %s, NextAt: %s, Cursor: %s, Failures: %d, Triggers: %d, LastEnded: %s, WatchdogTimerTs: %s",
+	fmt.Fprintf(&b, "{State: %s, Reason: %v, TickNonce: %d, TickAt: %s, NextAt: %s, Cursor: %s, Failures: %d, Triggers: %d, LastEnded: %s, WatchdogTimerTs: %s",
 		j.State, j.Reason, j.TickNonce, off(j.TickAt), off(j.NextAt), off(j.Cursor), j.Failures, j.Triggers, off(j.LastEnded), off(j.WatchdogTimerTs))
 	if j.Pending != nil {
 		fmt.Fprintf(&b, ", Pending: %s at %s", j.Pending.ID, off(j.Pending.At))

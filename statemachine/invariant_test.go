@@ -184,7 +184,7 @@ func TestInvariant5_NothingLostSilently(t *testing.T) {
 		t.Parallel()
 		f := newFixture(t, "* * * * *", sm.Policy{})
 		f.step(t0, sm.Defined{}, tickLater(at(1*minute), 1))
-		f.step(at(10*sec), sm.PauseRequested{Reason: "admin"})
+		f.step(at(10*sec), sm.PauseRequested{Note: "admin"})
 		f.step(at(3*minute+30*sec), sm.ResumeRequested{},
 			skipped(at(1*minute), at(3*minute), 3, sm.SkipPaused), tickLater(at(4*minute), 2))
 	})
@@ -193,14 +193,14 @@ func TestInvariant5_NothingLostSilently(t *testing.T) {
 		f := newFixture(t, "* * * * *", sm.Policy{Overlap: sm.OverlapQueueOne})
 		runningAt1m(f)
 		f.step(at(2*minute), sm.Tick{Nonce: 3}, tickLater(at(3*minute), 4))
-		f.step(at(2*minute+10*sec), sm.PauseRequested{Reason: "admin"}, skippedOne(o2m, sm.SkipPaused))
+		f.step(at(2*minute+10*sec), sm.PauseRequested{Note: "admin"}, skippedOne(o2m, sm.SkipPaused))
 	})
 	t.Run("pending when removed", func(t *testing.T) {
 		t.Parallel()
 		f := newFixture(t, "* * * * *", sm.Policy{Overlap: sm.OverlapQueueOne})
 		runningAt1m(f)
 		f.step(at(2*minute), sm.Tick{Nonce: 3}, tickLater(at(3*minute), 4))
-		f.step(at(2*minute+10*sec), sm.Removed{Reason: "removed from config"}, skippedOne(o2m, sm.SkipDisabled))
+		f.step(at(2*minute+10*sec), sm.Removed{Reason: removedFromConfig}, skippedOne(o2m, sm.SkipDisabled))
 	})
 	t.Run("due when auto-disabled", func(t *testing.T) {
 		t.Parallel()
@@ -236,7 +236,7 @@ func TestInvariant6_StaleIsHarmless(t *testing.T) {
 	// An early tick re-schedules under a new nonce: the old copy is stale.
 	f.stale(at(1*minute), sm.Tick{Nonce: 2})
 	// A pause makes the expected tick stale.
-	f.step(at(1*minute+5*sec), sm.PauseRequested{Reason: "admin"})
+	f.step(at(1*minute+5*sec), sm.PauseRequested{Note: "admin"})
 	f.stale(at(2*minute), sm.Tick{Nonce: 4})
 	// An abort makes the invocation's tasks and reports stale.
 	f.step(at(2*minute), sm.AbortRequested{Invocation: o1m.ID}, record(o1m, 1, sm.StatusAborted, "aborted by an admin"))
@@ -248,7 +248,7 @@ func TestInvariant6_StaleIsHarmless(t *testing.T) {
 	f.step(at(2*minute+30*sec), sm.ResumeRequested{}, skipped(at(2*minute), at(2*minute), 1, sm.SkipPaused), tickLater(at(3*minute), 5))
 	f.stale(at(3*minute), sm.Tick{Nonce: 4})
 	// A removal makes everything stale, the watchdog included.
-	f.step(at(2*minute+40*sec), sm.Removed{Reason: "removed from config"})
+	f.step(at(2*minute+40*sec), sm.Removed{Reason: removedFromConfig})
 	f.stale(at(3*minute), sm.Tick{Nonce: 5})
 	f.stale(at(3*minute), sm.WatchdogExpired{})
 	f.stale(at(3*minute), sm.ResumeRequested{})

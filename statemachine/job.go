@@ -24,7 +24,7 @@ var States = []State{Disabled, Scheduled, Queued, Running, Paused}
 // Job is the persisted state of one job's machine.
 type Job struct {
 	State  State
-	Reason string // why the job is DISABLED or PAUSED
+	Reason Reason // why the job is DISABLED or PAUSED
 
 	// TickNonce is the nonce the expected TickLater carries; 0 when no tick
 	// is expected. A tick with any other nonce is stale.

@@ -61,7 +61,7 @@ func (m *Machine) step(e Event) error {
 		case Paused:
 			return nil // Resume plans the next tick under the new definition
 		case Disabled, "":
-			j.State, j.Reason, j.Failures = Scheduled, "", 0
+			j.State, j.Reason, j.Failures = Scheduled, Reason{}, 0
 		}
 		// A new definition starts now: what fell before it was the old
 		// definition's, and the host settled that with Redefining first.
@@ -116,7 +116,7 @@ func (m *Machine) step(e Event) error {
 			return fmt.Errorf("%w: the job is disabled (%s)", ErrRefused, j.Reason)
 		}
 		j.Triggers++
-		m.admit(Occurrence{ID: fmt.Sprintf("manual-%d", j.Triggers), At: m.Now, Manual: true})
+		m.admit(Occurrence{ID: TriggerID(j.Triggers), At: m.Now, Manual: true})
 
 	case PauseRequested:
 		switch j.State {
@@ -125,7 +125,7 @@ func (m *Machine) step(e Event) error {
 		case Paused:
 			return nil
 		}
-		j.State, j.Reason = Paused, e.Reason
+		j.State, j.Reason = Paused, Reason{Kind: ReasonPaused, Note: e.Note}
 		m.clearTick()
 		m.dropPending(SkipPaused)
 
@@ -133,7 +133,7 @@ func (m *Machine) step(e Event) error {
 		if j.State != Paused {
 			return nil
 		}
-		j.State, j.Reason = Scheduled, ""
+		j.State, j.Reason = Scheduled, Reason{}
 		if m.Schedule.Interval() == 0 {
 			// Only the catch-up window brings back what fell in the pause.
 			m.catchUp(m.Policy.CatchupWindow, SkipPaused)
@@ -437,7 +437,7 @@ func (m *Machine) afterEnd() {
 		} else {
 			m.skipDue(SkipDisabled)
 		}
-		m.disable(fmt.Sprintf("auto-disabled after %d failed invocations in a row", j.Failures))
+		m.disable(Reason{Kind: ReasonAutoDisabled, Note: fmt.Sprintf("after %d failed invocations in a row", j.Failures)})
 		return
 	}
 	if j.Pending != nil && len(j.Active) == 0 {
@@ -454,14 +454,14 @@ func (m *Machine) afterEnd() {
 // the invocations not yet launched aborted; launched ones are left to
 // finish. Auto-disable does the same as Removed: before, it left queued
 // invocations to launch after the job was DISABLED.
-func (m *Machine) disable(reason string) {
+func (m *Machine) disable(reason Reason) {
 	j := &m.Job
 	j.State, j.Reason = Disabled, reason
 	m.clearTick()
 	m.dropPending(SkipDisabled)
 	for i := len(j.Active) - 1; i >= 0; i-- {
 		if p := j.Active[i].Phase; p == PhaseQueued || p == PhaseBackoff {
-			m.end(i, StatusAborted, "the job was disabled: "+reason)
+			m.end(i, StatusAborted, "the job was disabled: "+reason.String())
 		}
 	}
 }
@@ -629,6 +629,11 @@ func cloneJob(j Job) Job {
 // invocation of it is impossible to create by mistake.
 func OccurrenceID(at time.Time) string {
 	return at.UTC().Format("20060102T150405.999999999Z")
+}
+
+// TriggerID is the invocation id of the job's n-th manual trigger.
+func TriggerID(n int64) string {
+	return fmt.Sprintf("manual-%d", n)
 }
 
 // GapID is the id of the record of the fire times a DST gap ending at `at`

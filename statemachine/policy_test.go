@@ -354,7 +354,7 @@ func TestInterval(t *testing.T) {
 
 func TestAutoDisable(t *testing.T) {
 	t.Parallel()
-	reason := "auto-disabled after 2 failed invocations in a row"
+	reason := sm.Reason{Kind: sm.ReasonAutoDisabled, Note: "after 2 failed invocations in a row"}
 	// failOnce runs the occurrence the tick of nonce n queues and fails it.
 	t.Run("N failures in a row disable the job with a reason, and Defined enables it with Failures reset", func(t *testing.T) {
 		t.Parallel()
@@ -381,7 +381,7 @@ func TestAutoDisable(t *testing.T) {
 		f.step(at(3*minute), sm.Tick{Nonce: 5})
 		f.step(at(10*minute), sm.Defined{}, tickLater(at(11*minute), 6))
 		f.state(sm.Scheduled)
-		if j := f.job(); j.Reason != "" || j.Failures != 0 {
+		if j := f.job(); j.Reason != (sm.Reason{}) || j.Failures != 0 {
 			t.Fatalf("job %s, want Failures reset and no reason", formatJob(*j))
 		}
 	})
@@ -433,7 +433,7 @@ func TestAutoDisable(t *testing.T) {
 		t.Parallel()
 		f := newFixture(t, "* * * * *", sm.Policy{AutoDisableAfter: 1})
 		runningAt1m(f)
-		f.step(at(1*minute+5*sec), sm.PauseRequested{Reason: "admin"})
+		f.step(at(1*minute+5*sec), sm.PauseRequested{Note: "admin"})
 		f.step(at(3*minute+10*sec), sm.Ended{Invocation: o1m.ID, Attempt: 1, Message: "exit 1"},
 			record(o1m, 1, sm.StatusFailed, "exit 1"),
 			skipped(at(2*minute), at(3*minute), 2, sm.SkipPaused))
@@ -458,7 +458,7 @@ func TestRemovedJobRetriesNothing(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t, "* * * * *", sm.Policy{MaxAttempts: 3, MinBackoff: 10 * sec})
 			runningAt1m(f)
-			f.step(at(1*minute+30*sec), sm.Removed{Reason: "removed from config"})
+			f.step(at(1*minute+30*sec), sm.Removed{Reason: removedFromConfig})
 			f.state(sm.Disabled)
 			now := at(1*minute + 40*sec)
 			msg := "exit 1"

@@ -407,7 +407,7 @@ func (s *sim) randomStep() {
 	case r < 73:
 		s.step(sm.Triggered{}, false)
 	case r < 75:
-		s.step(sm.PauseRequested{Reason: "admin"}, false)
+		s.step(sm.PauseRequested{Note: "admin"}, false)
 	case r < 78:
 		s.advance(smallDelay())
 		s.step(sm.ResumeRequested{}, false)
@@ -427,7 +427,7 @@ func (s *sim) randomStep() {
 	case r < 97:
 		s.removeOrRedefine(sm.Defined{})
 	default:
-		s.removeOrRedefine(sm.Removed{Reason: "removed from config"})
+		s.removeOrRedefine(sm.Removed{Reason: removedFromConfig})
 	}
 }
 

@@ -139,13 +139,13 @@ func TestDefined(t *testing.T) {
 		}),
 	}, {
 		name:    "a change while PAUSED waits for the resume to plan anything",
-		job:     sm.Job{State: sm.Paused, Reason: "maintenance", Cursor: t0},
+		job:     sm.Job{State: sm.Paused, Reason: sm.Reason{Kind: sm.ReasonPaused, Note: "maintenance"}, Cursor: t0},
 		now:     at(10 * minute),
 		event:   sm.Defined{},
-		wantJob: sm.Job{State: sm.Paused, Reason: "maintenance", Cursor: t0},
+		wantJob: sm.Job{State: sm.Paused, Reason: sm.Reason{Kind: sm.ReasonPaused, Note: "maintenance"}, Cursor: t0},
 	}, {
 		name:    "a DISABLED job defined again is SCHEDULED with Failures reset, and what fell while disabled is not replayed",
-		job:     sm.Job{State: sm.Disabled, Reason: "auto-disabled after 3 failed invocations in a row", Failures: 3, Cursor: at(-1 * hour), LastEnded: at(-1 * hour)},
+		job:     sm.Job{State: sm.Disabled, Reason: sm.Reason{Kind: sm.ReasonAutoDisabled, Note: "after 3 failed invocations in a row"}, Failures: 3, Cursor: at(-1 * hour), LastEnded: at(-1 * hour)},
 		now:     at(10 * sec),
 		event:   sm.Defined{},
 		want:    []sm.Action{tickLater(at(1*minute), 11)},
@@ -160,15 +160,15 @@ func TestRemoved(t *testing.T) {
 		name:    "a SCHEDULED job is DISABLED with its reason and its tick dropped",
 		job:     scheduledAt0,
 		now:     at(10 * sec),
-		event:   sm.Removed{Reason: "removed from config"},
-		wantJob: sm.Job{State: sm.Disabled, Reason: "removed from config", Cursor: at(10 * sec)},
+		event:   sm.Removed{Reason: removedFromConfig},
+		wantJob: sm.Job{State: sm.Disabled, Reason: removedFromConfig, Cursor: at(10 * sec)},
 	}, {
 		name:    "occurrences due but not yet ticked are recorded as skipped: disabled",
 		job:     scheduledAt0,
 		now:     at(2*minute + 10*sec),
-		event:   sm.Removed{Reason: "removed from config"},
+		event:   sm.Removed{Reason: removedFromConfig},
 		want:    []sm.Action{skipped(at(1*minute), at(2*minute), 2, sm.SkipDisabled)},
-		wantJob: sm.Job{State: sm.Disabled, Reason: "removed from config", Cursor: at(2*minute + 10*sec)},
+		wantJob: sm.Job{State: sm.Disabled, Reason: removedFromConfig, Cursor: at(2*minute + 10*sec)},
 	}, {
 		name:   "the pending occurrence is dropped as skipped: disabled",
 		policy: sm.Policy{Overlap: sm.OverlapQueueOne},
@@ -176,9 +176,9 @@ func TestRemoved(t *testing.T) {
 			j.State, j.Active, j.Pending, j.Cursor = sm.Running, []sm.Invocation{runningInv(occ(t0), 1, 5, t0)}, &o1m, at(1*minute)
 		}),
 		now:   at(70 * sec),
-		event: sm.Removed{Reason: "removed from config"},
+		event: sm.Removed{Reason: removedFromConfig},
 		want:  []sm.Action{skippedOne(o1m, sm.SkipDisabled)},
-		wantJob: sm.Job{State: sm.Disabled, Reason: "removed from config", Cursor: at(70 * sec),
+		wantJob: sm.Job{State: sm.Disabled, Reason: removedFromConfig, Cursor: at(70 * sec),
 			Active: []sm.Invocation{runningInv(occ(t0), 1, 5, t0)}},
 	}, {
 		name:   "queued and backing-off invocations are aborted, launching and running ones are left to finish",
@@ -194,23 +194,23 @@ func TestRemoved(t *testing.T) {
 			j.Cursor = at(1 * minute)
 		}),
 		now:   at(70 * sec),
-		event: sm.Removed{Reason: "disabled in config"},
+		event: sm.Removed{Reason: sm.Reason{Kind: sm.ReasonDisabledInConfig}},
 		want: []sm.Action{
 			record(o1m, 1, sm.StatusAborted, "the job was disabled: disabled in config"),
 			record(occ(t0), 2, sm.StatusAborted, "the job was disabled: disabled in config"),
 		},
-		wantJob: sm.Job{State: sm.Disabled, Reason: "disabled in config", Cursor: at(70 * sec), LastEnded: at(70 * sec),
+		wantJob: sm.Job{State: sm.Disabled, Reason: sm.Reason{Kind: sm.ReasonDisabledInConfig}, Cursor: at(70 * sec), LastEnded: at(70 * sec),
 			Active: []sm.Invocation{
 				launchingInv(occ(at(-2*minute)), 1, 3, at(-2*minute)),
 				runningInv(occ(at(-1*minute)), 1, 4, at(-1*minute)),
 			}},
 	}, {
 		name:    "a PAUSED job is DISABLED; what fell in the pause is recorded as skipped: paused",
-		job:     sm.Job{State: sm.Paused, Reason: "maintenance", Cursor: t0},
+		job:     sm.Job{State: sm.Paused, Reason: sm.Reason{Kind: sm.ReasonPaused, Note: "maintenance"}, Cursor: t0},
 		now:     at(3*minute + 10*sec),
-		event:   sm.Removed{Reason: "removed from config"},
+		event:   sm.Removed{Reason: removedFromConfig},
 		want:    []sm.Action{skipped(at(1*minute), at(3*minute), 3, sm.SkipPaused)},
-		wantJob: sm.Job{State: sm.Disabled, Reason: "removed from config", Cursor: at(3*minute + 10*sec)},
+		wantJob: sm.Job{State: sm.Disabled, Reason: removedFromConfig, Cursor: at(3*minute + 10*sec)},
 	}})
 }
 
@@ -232,10 +232,10 @@ func TestTick(t *testing.T) {
 		wantJob: withJob(func(j *sm.Job) { j.TickNonce, j.TickAt, j.NextAt = 0, time.Time{}, time.Time{} }),
 	}, {
 		name:    "a tick of a DISABLED job does nothing, even with the nonce it last had",
-		job:     sm.Job{State: sm.Disabled, Reason: "removed", TickNonce: 7, TickAt: at(1 * minute), NextAt: at(1 * minute), Cursor: t0},
+		job:     sm.Job{State: sm.Disabled, Reason: removedFromConfig, TickNonce: 7, TickAt: at(1 * minute), NextAt: at(1 * minute), Cursor: t0},
 		now:     at(1 * minute),
 		event:   sm.Tick{Nonce: 7},
-		wantJob: sm.Job{State: sm.Disabled, Reason: "removed", TickNonce: 7, TickAt: at(1 * minute), NextAt: at(1 * minute), Cursor: t0},
+		wantJob: sm.Job{State: sm.Disabled, Reason: removedFromConfig, TickNonce: 7, TickAt: at(1 * minute), NextAt: at(1 * minute), Cursor: t0},
 	}, {
 		name:    "an early tick re-schedules itself under a new nonce",
 		job:     scheduledAt0,
@@ -352,18 +352,18 @@ func TestTriggered(t *testing.T) {
 		}),
 	}, {
 		name:  "a trigger of a PAUSED job runs it and keeps it paused",
-		job:   sm.Job{State: sm.Paused, Reason: "maintenance", Cursor: t0, Triggers: 4},
+		job:   sm.Job{State: sm.Paused, Reason: sm.Reason{Kind: sm.ReasonPaused, Note: "maintenance"}, Cursor: t0, Triggers: 4},
 		now:   at(10 * sec),
 		event: sm.Triggered{},
 		want: []sm.Action{
 			record(manual(5, at(10*sec)), 1, sm.StatusQueued, ""),
 			start("manual-5", 1, 11, at(10*sec)),
 		},
-		wantJob: sm.Job{State: sm.Paused, Reason: "maintenance", Cursor: t0, Triggers: 5,
+		wantJob: sm.Job{State: sm.Paused, Reason: sm.Reason{Kind: sm.ReasonPaused, Note: "maintenance"}, Cursor: t0, Triggers: 5,
 			Active: []sm.Invocation{queuedInv(manual(5, at(10*sec)), 1, 11, at(10*sec))}},
 	}, {
 		name:    "a trigger of a DISABLED job is refused and changes nothing",
-		job:     sm.Job{State: sm.Disabled, Reason: "removed from config", Cursor: t0, Triggers: 2},
+		job:     sm.Job{State: sm.Disabled, Reason: removedFromConfig, Cursor: t0, Triggers: 2},
 		now:     at(10 * sec),
 		event:   sm.Triggered{},
 		refused: true,
@@ -372,12 +372,12 @@ func TestTriggered(t *testing.T) {
 
 func TestPauseResume(t *testing.T) {
 	t.Parallel()
-	paused := sm.Job{State: sm.Paused, Reason: "maintenance", Cursor: t0}
+	paused := sm.Job{State: sm.Paused, Reason: sm.Reason{Kind: sm.ReasonPaused, Note: "maintenance"}, Cursor: t0}
 	runTransitions(t, []transition{{
 		name:    "a pause drops the tick",
 		job:     scheduledAt0,
 		now:     at(10 * sec),
-		event:   sm.PauseRequested{Reason: "maintenance"},
+		event:   sm.PauseRequested{Note: "maintenance"},
 		wantJob: paused,
 	}, {
 		name:   "a pause drops the pending occurrence as skipped: paused, and lets the running one finish",
@@ -386,21 +386,21 @@ func TestPauseResume(t *testing.T) {
 			j.State, j.Active, j.Pending = sm.Running, []sm.Invocation{runningInv(occ(t0), 1, 5, t0)}, &o1m
 		}),
 		now:   at(70 * sec),
-		event: sm.PauseRequested{Reason: "maintenance"},
+		event: sm.PauseRequested{Note: "maintenance"},
 		want:  []sm.Action{skippedOne(o1m, sm.SkipPaused)},
-		wantJob: sm.Job{State: sm.Paused, Reason: "maintenance", Cursor: t0,
+		wantJob: sm.Job{State: sm.Paused, Reason: sm.Reason{Kind: sm.ReasonPaused, Note: "maintenance"}, Cursor: t0,
 			Active: []sm.Invocation{runningInv(occ(t0), 1, 5, t0)}},
 	}, {
 		name:    "a pause of a PAUSED job does nothing",
 		job:     paused,
 		now:     at(10 * sec),
-		event:   sm.PauseRequested{Reason: "again"},
+		event:   sm.PauseRequested{Note: "again"},
 		wantJob: paused,
 	}, {
 		name:    "a pause of a DISABLED job is refused and changes nothing",
-		job:     sm.Job{State: sm.Disabled, Reason: "removed from config", Cursor: t0},
+		job:     sm.Job{State: sm.Disabled, Reason: removedFromConfig, Cursor: t0},
 		now:     at(10 * sec),
-		event:   sm.PauseRequested{Reason: "maintenance"},
+		event:   sm.PauseRequested{Note: "maintenance"},
 		refused: true,
 	}, {
 		name:  "a resume with catch-up window 0 records what fell in the pause as skipped: paused",
@@ -949,6 +949,6 @@ func TestRedefining(t *testing.T) {
 	// A paused job keeps its cursor for the resume: nothing to settle.
 	p := newFixture(t, "* * * * *", sm.Policy{})
 	p.step(t0, sm.Defined{}, tickLater(at(1*minute), 1))
-	p.step(at(10*sec), sm.PauseRequested{Reason: "admin"})
+	p.step(at(10*sec), sm.PauseRequested{Note: "admin"})
 	p.step(at(3*minute), sm.Redefining{})
 }

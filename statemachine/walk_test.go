@@ -74,11 +74,11 @@ type variant struct {
 func variants(j sm.Job) []variant {
 	vs := []variant{
 		{"Defined", sm.Defined{}, false},
-		{"Removed", sm.Removed{Reason: "removed from config"}, false},
+		{"Removed", sm.Removed{Reason: removedFromConfig}, false},
 		{"Tick/stale", sm.Tick{Nonce: j.TickNonce + 1000}, true},
 		{"Tick/zero", sm.Tick{}, true},
 		{"Triggered", sm.Triggered{}, false},
-		{"PauseRequested", sm.PauseRequested{Reason: "admin"}, false},
+		{"PauseRequested", sm.PauseRequested{Note: "admin"}, false},
 		{"ResumeRequested", sm.ResumeRequested{}, false},
 		{"AbortRequested/all", sm.AbortRequested{}, false},
 		{"AbortRequested/unknown", sm.AbortRequested{Invocation: "no-such"}, false},

@@ -249,11 +249,12 @@ func assemble(f serveFlags, st store.Store, q task.Queue, tgts map[string]target
 		MaxCallsPerProject: f.maxCalls,
 	})
 	configs := &config.Refresher{
-		Dir:      f.configDir,
-		Targets:  tgts,
-		Importer: &config.Importer{Engine: eng, Store: st},
-		Now:      now,
-		Logger:   logger,
+		Dir:     f.configDir,
+		Targets: tgts,
+		Engine:  eng,
+		Store:   st,
+		Now:     now,
+		Logger:  logger,
 	}
 	return parts{
 		eng:     eng,

@@ -1,0 +1,127 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/sundial-cron/sundial/statemachine"
+	"github.com/sundial-cron/sundial/store"
+)
+
+// ConfiguredJob is one job as its project's config lists it.
+type ConfiguredJob struct {
+	ID         string // "<project>/<job>"
+	Definition Definition
+	// Disabled: the config says `disabled: true`. The job is DISABLED,
+	// with its history kept; one that never existed is not created.
+	Disabled bool
+}
+
+// ApplyProject makes a project's jobs what one revision of its config
+// lists (LUCI's UpdateProjectJobs): new jobs are created, changed ones
+// redefined (a running invocation finishes under its old definition), and
+// the jobs the config no longer lists, or lists as disabled, are DISABLED
+// with their history kept. What "changed" means is Define's rule. The
+// error names every job that could not be brought in line; the others are
+// applied all the same.
+func (e *Engine) ApplyProject(ctx context.Context, project string, jobs []ConfiguredJob) error {
+	if project == "" {
+		// The store lists every job for the empty project.
+		return errors.New("a project needs an id")
+	}
+	stored, err := e.projectJobs(ctx, project)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, j := range jobs {
+		if ProjectOf(j.ID) != project {
+			errs = append(errs, fmt.Errorf("job %s: not a job of project %s", j.ID, project))
+			continue
+		}
+		_, had := stored[j.ID]
+		delete(stored, j.ID)
+		switch {
+		case j.Disabled && had:
+			err = e.Disable(ctx, j.ID, statemachine.Reason{Kind: statemachine.ReasonDisabledInConfig})
+		case j.Disabled:
+			err = nil
+		default:
+			err = e.Define(ctx, j.ID, j.Definition)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("job %s: %w", j.ID, err))
+		}
+	}
+	for id := range stored {
+		if err := e.Disable(ctx, id, statemachine.Reason{Kind: statemachine.ReasonRemovedFromConfig}); err != nil {
+			errs = append(errs, fmt.Errorf("job %s: %w", id, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// projectJobs returns the ids of a project's jobs in the store.
+func (e *Engine) projectJobs(ctx context.Context, project string) (map[string]bool, error) {
+	out := map[string]bool{}
+	for p := (store.Page{Limit: store.MaxLimit}); ; {
+		jobs, next, err := e.store.Jobs(ctx, project, p)
+		if err != nil {
+			return nil, fmt.Errorf("project %s: listing its jobs: %w", project, err)
+		}
+		for _, j := range jobs {
+			out[j.ID] = true
+		}
+		if next == "" {
+			return out, nil
+		}
+		p.Cursor = next
+	}
+}
+
+// Define creates the job or changes its definition. A definition equal to
+// the stored one, by value, changes nothing — unless the job is DISABLED
+// by its config (removed, or `disabled: true`), which listing it again
+// undoes. A job disabled for another reason (auto-disabled, a permanent
+// error) stays so until its definition changes.
+func (e *Engine) Define(ctx context.Context, jobID string, def Definition) error {
+	if err := e.check(jobID, &def); err != nil {
+		return err
+	}
+	encoded, err := encodeDefinition(def)
+	if err != nil {
+		return err
+	}
+	_, err = e.update(ctx, jobID, func(jt *jobTx) error {
+		if jt.job == nil {
+			jt.job = &store.Job{ID: jobID, Project: ProjectOf(jobID)}
+		} else if jt.def.Equal(&def) && !(jt.m.State == statemachine.Disabled && jt.m.Reason.FromConfig()) {
+			return nil
+		} else if err := jt.step(statemachine.Redefining{}); err != nil {
+			// What fell due under the old definition is settled under it.
+			return err
+		}
+		if err := jt.setDefinition(encoded); err != nil {
+			return err
+		}
+		return jt.step(statemachine.Defined{})
+	})
+	return err
+}
+
+// Disable makes the job DISABLED for reason, keeping its history. Queued
+// invocations are aborted; running ones finish. A job already DISABLED
+// keeps the reason it has.
+func (e *Engine) Disable(ctx context.Context, jobID string, reason statemachine.Reason) error {
+	c, err := e.update(ctx, jobID, func(jt *jobTx) error {
+		if jt.job != nil && jt.m.State == statemachine.Disabled {
+			return nil
+		}
+		return jt.step(statemachine.Removed{Reason: reason})
+	})
+	if err != nil {
+		return err
+	}
+	return e.carryOut(ctx, jobID, c)
+}
