@@ -1,52 +1,78 @@
 package engine
 
 import (
-	"encoding/json"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store"
 )
 
-// State decodes the state machine's state stored in a job.
-func State(job *store.Job) (statemachine.Job, error) {
-	var m statemachine.Job
-	if err := json.Unmarshal(job.Machine, &m); err != nil {
-		return m, fmt.Errorf("job %s: stored state: %w", job.ID, err)
-	}
-	return m, nil
+// Health is the engine's record of a job's trouble: how many deliveries of
+// its tasks in a row failed with a transient error, and the last error.
+// Zero while all is well.
+type Health struct {
+	TaskFailures int
+	LastError    string
+	LastErrorAt  time.Time
 }
 
-// states caches each job's machine state by its encoding. Every transaction
-// of a job decodes the state the one before it encoded; decoding that JSON
-// was the engine's largest cost in sundial simulate (docs/benchmarks.md).
-// An entry answers only for the exact bytes it was made from, so one left
-// by a transaction that never committed is never used: the next state read
+// jobState is what the engine keeps in store.Job.Machine: the machine's
+// state and the job's health.
+type jobState struct {
+	m      statemachine.Job
+	health Health
+}
+
+func (s jobState) clone() jobState {
+	s.m = s.m.Clone()
+	return s
+}
+
+// State decodes the state machine's state stored in a job.
+func State(job *store.Job) (statemachine.Job, error) {
+	s, err := decodeState(job)
+	return s.m, err
+}
+
+func decodeState(job *store.Job) (jobState, error) {
+	s, err := decodeJobState(job.Machine)
+	if err != nil {
+		return s, fmt.Errorf("job %s: stored state: %w", job.ID, err)
+	}
+	return s, nil
+}
+
+// states caches each job's state by its encoding. Every transaction of a
+// job decodes the state the one before it encoded; decoding that JSON was
+// the engine's largest cost in sundial simulate (docs/benchmarks.md). An
+// entry answers only for the exact bytes it was made from, so one left by
+// a transaction that never committed is never used: the next state read
 // from the store is other bytes.
 type states struct{ m sync.Map } // job id -> *cachedState
 
 type cachedState struct {
 	encoded string
-	m       statemachine.Job // never modified: handed out as clones
+	s       jobState // never modified: handed out as clones
 }
 
 // decode returns the job's state, from the cache if it holds these bytes.
-func (c *states) decode(job *store.Job) (statemachine.Job, error) {
+func (c *states) decode(job *store.Job) (jobState, error) {
 	if v, ok := c.m.Load(job.ID); ok && v.(*cachedState).encoded == string(job.Machine) {
-		return v.(*cachedState).m.Clone(), nil
+		return v.(*cachedState).s.clone(), nil
 	}
-	m, err := State(job)
+	s, err := decodeState(job)
 	if err != nil {
-		return m, err
+		return s, err
 	}
-	c.put(job.ID, job.Machine, m)
-	return m, nil
+	c.put(job.ID, job.Machine, s)
+	return s, nil
 }
 
-// put remembers that encoded is m. The machine's times carry no monotonic
-// reading (the engine's clock is read without it), so m is what decoding
+// put remembers that encoded is s. The machine's times carry no monotonic
+// reading (the engine's clock is read without it), so s is what decoding
 // encoded would give, up to the times' locations, which nothing reads.
-func (c *states) put(jobID string, encoded []byte, m statemachine.Job) {
-	c.m.Store(jobID, &cachedState{encoded: string(encoded), m: m.Clone()})
+func (c *states) put(jobID string, encoded []byte, s jobState) {
+	c.m.Store(jobID, &cachedState{encoded: string(encoded), s: s.clone()})
 }

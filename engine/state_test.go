@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"path/filepath"
 	"reflect"
 	"strconv"
@@ -49,13 +48,13 @@ func TestCachedStateIsTheStoredOne(t *testing.T) {
 	if c.encoded != string(job.Machine) {
 		t.Errorf("the cache holds the state of %s, the store %s", c.encoded, job.Machine)
 	}
-	if b, err := json.Marshal(c.m); err != nil || string(b) != string(job.Machine) {
+	if b, err := encodeJobState(c.s); err != nil || string(b) != string(job.Machine) {
 		t.Errorf("the cached state encodes to %s (%v), the store holds %s", b, err, job.Machine)
 	}
-	if len(c.m.Active) == 0 {
+	if len(c.s.m.Active) == 0 {
 		t.Fatal("the trigger left no invocation in the state: the test checks nothing")
 	}
-	for path, at := range times(reflect.ValueOf(c.m), "Job") {
+	for path, at := range times(reflect.ValueOf(c.s.m), "Job") {
 		if at != at.Round(0) {
 			t.Errorf("%s = %v carries a monotonic clock reading", path, at)
 		}

@@ -25,8 +25,9 @@ type jobTx struct {
 
 	job   *store.Job // nil for a job that does not exist yet
 	def   *Definition
-	sched *schedule.Schedule
-	m     statemachine.Job
+	sched  *schedule.Schedule
+	m      statemachine.Job
+	health Health
 
 	actions []statemachine.Action
 	// output is what a target returned for an attempt, for its log.
@@ -101,9 +102,11 @@ func (jt *jobTx) load(jobID string) error {
 		return err
 	}
 	jt.job = job
-	if jt.m, err = jt.e.states.decode(job); err != nil {
+	s, err := jt.e.states.decode(job)
+	if err != nil {
 		return err
 	}
+	jt.m, jt.health = s.m, s.health
 	return jt.setDefinition(job.Definition)
 }
 
@@ -221,14 +224,15 @@ func (jt *jobTx) recordSkipped(a statemachine.RecordSkipped) error {
 
 // save stores the job if anything changed, and reports whether it did.
 func (jt *jobTx) save() (bool, error) {
-	encoded, err := json.Marshal(jt.m)
+	s := jobState{m: jt.m, health: jt.health}
+	encoded, err := encodeJobState(s)
 	if err != nil {
 		return false, err
 	}
 	if len(jt.actions) == 0 && string(encoded) == string(jt.job.Machine) {
 		return false, nil
 	}
-	jt.e.states.put(jt.job.ID, encoded, jt.m)
+	jt.e.states.put(jt.job.ID, encoded, s)
 	jt.job.Machine = encoded
 	jt.job.State = string(jt.m.State)
 	jt.job.WatchdogTimerTs = jt.m.WatchdogTimerTs

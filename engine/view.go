@@ -17,6 +17,7 @@ type View struct {
 	Job        *store.Job
 	Definition Definition
 	Machine    statemachine.Job
+	Health     Health
 }
 
 // View reads a job and decodes it. It returns store.ErrNotFound for a job
@@ -33,11 +34,11 @@ func (e *Engine) View(ctx context.Context, jobID string) (View, error) {
 // It decodes on its own rather than through the engine's schedule cache,
 // so a listing of many jobs does not churn the cache the engine runs on.
 func Decode(job *store.Job) (View, error) {
-	m, err := State(job)
+	s, err := decodeState(job)
 	if err != nil {
 		return View{}, err
 	}
-	v := View{Job: job, Machine: m}
+	v := View{Job: job, Machine: s.m, Health: s.health}
 	if err := json.Unmarshal(job.Definition, &v.Definition); err != nil {
 		return View{}, fmt.Errorf("job %s: stored definition: %w", job.ID, err)
 	}
