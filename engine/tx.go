@@ -23,8 +23,8 @@ type jobTx struct {
 	tx  store.Tx
 	now time.Time
 
-	job   *store.Job // nil for a job that does not exist yet
-	def   *Definition
+	job    *store.Job // nil for a job that does not exist yet
+	def    *Definition
 	sched  *schedule.Schedule
 	m      statemachine.Job
 	health Health
