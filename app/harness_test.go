@@ -64,7 +64,7 @@ func newHarness(t *testing.T) *harness {
 	h.eng = engine.New(st, q, targets, engine.Options{Now: h.clock, Observer: h.metrics})
 	h.disp = local.New(st, h.eng.HandleTask, local.Options{Owner: "proc-1", Workers: 4, OrphanAfter: 10 * time.Second, Now: h.clock, Logger: slog.New(slog.DiscardHandler)})
 	q.Queue = h.disp
-	h.wd = &watchdog.Watchdog{Store: st, Repairer: h.eng, Now: h.clock}
+	h.wd = watchdog.New(st, h.eng, watchdog.Options{Now: h.clock})
 	h.handler = newHandler(h, st, adminToken, true)
 	return h
 }

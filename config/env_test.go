@@ -98,8 +98,14 @@ func newEnv(t *testing.T) *env {
 	e.st = &countingStore{Store: st, listed: map[string]int{}}
 	eng = engine.New(e.st, disp, e.tgts, engine.Options{Now: e.clock})
 	e.eng, e.disp = eng, disp
-	e.fresh = &config.Refresher{Dir: e.dir, Targets: e.tgts, Engine: eng, Store: e.st, Now: e.clock}
+	e.fresh = e.refresher(nil)
 	return e
+}
+
+// refresher returns a refresher of the env's directory, as a new process
+// would start it.
+func (e *env) refresher(ticks <-chan time.Time) *config.Refresher {
+	return config.NewRefresher(e.dir, e.eng, e.st, config.RefresherOptions{Targets: e.tgts, Now: e.clock, Ticks: ticks})
 }
 
 func (e *env) clock() time.Time { return e.clk.Now() }

@@ -22,12 +22,10 @@ import (
 // new revision is invalid keeps running its last good one, and the error is
 // kept in its Status; other projects are not held up by it.
 type Refresher struct {
-	Dir     string
-	Targets map[string]target.Target // the kinds the server runs
-	Engine  *engine.Engine
-	Store   store.Store      // where the projects that have jobs are listed
-	Now     func() time.Time // required: the refresher never reads the wall clock
-	Logger  *slog.Logger     // nil discards
+	dir    string
+	engine *engine.Engine
+	store  store.Store // where the projects that have jobs are listed
+	opts   RefresherOptions
 
 	mu       sync.Mutex // one Refresh at a time
 	listed   bool       // the projects already in the store are known
@@ -35,6 +33,30 @@ type Refresher struct {
 
 	statusMu sync.Mutex // Status must not wait for a Refresh in progress
 	status   map[string]Status
+}
+
+// RefresherOptions configure a Refresher.
+type RefresherOptions struct {
+	Targets map[string]target.Target // the kinds the server runs
+	// Now is the clock. Required: the refresher never reads the wall clock.
+	Now    func() time.Time
+	Logger *slog.Logger // nil discards
+	// Ticks asks Run for a refresh at each value: every --config-refresh
+	// and at SIGHUP in the embedded shape, none in the cloud shape (cron
+	// calls Refresh).
+	Ticks <-chan time.Time
+}
+
+// NewRefresher returns a refresher of the config directory dir, which has
+// eng run what it says; st is eng's store. It panics without opts.Now.
+func NewRefresher(dir string, eng *engine.Engine, st store.Store, opts RefresherOptions) *Refresher {
+	if opts.Now == nil {
+		panic("config.NewRefresher: RefresherOptions.Now is required")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Refresher{dir: dir, engine: eng, store: st, opts: opts}
 }
 
 // projectState is what the refresher remembers of a project between passes.
@@ -72,7 +94,7 @@ func revision(data []byte) string {
 func (r *Refresher) Refresh(ctx context.Context) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	files, err := ReadDir(r.Dir)
+	files, err := ReadDir(r.dir)
 	if err != nil {
 		return fmt.Errorf("reading the config directory: %w", err)
 	}
@@ -103,7 +125,7 @@ func (r *Refresher) listProjects(ctx context.Context) error {
 		return nil
 	}
 	for p := (store.Page{Limit: 1000}); ; {
-		jobs, next, err := r.Store.Jobs(ctx, "", p)
+		jobs, next, err := r.store.Jobs(ctx, "", p)
 		if err != nil {
 			return fmt.Errorf("listing the projects in the store: %w", err)
 		}
@@ -137,25 +159,25 @@ func (r *Refresher) refreshFile(ctx context.Context, f File) {
 	if rev == ps.seen {
 		return
 	}
-	p, err := Parse(f.Path, f.Data, r.Targets)
+	p, err := Parse(f.Path, f.Data, r.opts.Targets)
 	if err != nil {
 		ps.seen = rev
 		r.failed(f.Project, f.Path, err)
 		return
 	}
-	if err := r.Engine.ApplyProject(ctx, p.ID, p.configured()); err != nil {
+	if err := r.engine.ApplyProject(ctx, p.ID, p.configured()); err != nil {
 		r.failed(f.Project, f.Path, err)
 		return
 	}
 	ps.seen = rev
-	r.setStatus(Status{Project: p.ID, File: f.Path, Revision: rev, LoadedAt: r.Now(), Jobs: len(p.Jobs)})
-	r.logger().Info("config applied", "project", p.ID, "file", f.Path, "revision", rev[:12], "jobs", len(p.Jobs))
+	r.setStatus(Status{Project: p.ID, File: f.Path, Revision: rev, LoadedAt: r.opts.Now(), Jobs: len(p.Jobs)})
+	r.opts.Logger.Info("config applied", "project", p.ID, "file", f.Path, "revision", rev[:12], "jobs", len(p.Jobs))
 }
 
 // remove disables the jobs of a project whose file is gone, and forgets it
 // once that is done.
 func (r *Refresher) remove(ctx context.Context, project string) {
-	if err := r.Engine.ApplyProject(ctx, project, nil); err != nil {
+	if err := r.engine.ApplyProject(ctx, project, nil); err != nil {
 		r.failed(project, "", err)
 		return
 	}
@@ -165,7 +187,7 @@ func (r *Refresher) remove(ctx context.Context, project string) {
 	delete(r.status, project)
 	r.statusMu.Unlock()
 	if had {
-		r.logger().Info("config removed; its jobs are disabled", "project", project)
+		r.opts.Logger.Info("config removed; its jobs are disabled", "project", project)
 	}
 }
 
@@ -174,13 +196,13 @@ func (r *Refresher) remove(ctx context.Context, project string) {
 func (r *Refresher) failed(project, file string, err error) {
 	r.statusMu.Lock()
 	s := r.status[project]
-	s.Project, s.Error, s.ErrorAt = project, err.Error(), r.Now()
+	s.Project, s.Error, s.ErrorAt = project, err.Error(), r.opts.Now()
 	if file != "" {
 		s.File = file
 	}
 	r.setStatusLocked(s)
 	r.statusMu.Unlock()
-	r.logger().Error("config not applied; the last good revision keeps running", "project", project, "err", err)
+	r.opts.Logger.Error("config not applied; the last good revision keeps running", "project", project, "err", err)
 }
 
 func (r *Refresher) setStatus(s Status) {
@@ -216,29 +238,23 @@ func (r *Refresher) ProjectStatus(project string) (s Status, ok bool) {
 	return s, ok
 }
 
-// Run refreshes at every tick until ctx is done or tick is closed. The
-// embedded shape ticks it every minute; SIGHUP calls Refresh directly.
-func (r *Refresher) Run(ctx context.Context, tick <-chan time.Time) {
+// Run refreshes at each of RefresherOptions.Ticks until ctx is done or
+// Ticks is closed. A refresh that fails changes nothing and is logged; the
+// next tick tries again, so Run returns nil.
+func (r *Refresher) Run(ctx context.Context) error {
 	for {
 		select {
 		case <-ctx.Done():
-			return
-		case _, ok := <-tick:
+			return nil
+		case _, ok := <-r.opts.Ticks:
 			if !ok {
-				return
+				return nil
 			}
 			if err := r.Refresh(ctx); err != nil {
-				r.logger().Error("config refresh failed; nothing changed", "dir", r.Dir, "err", err)
+				r.opts.Logger.Error("config refresh failed; nothing changed", "dir", r.dir, "err", err)
 			}
 		}
 	}
-}
-
-func (r *Refresher) logger() *slog.Logger {
-	if r.Logger == nil {
-		return slog.New(slog.DiscardHandler)
-	}
-	return r.Logger
 }
 
 // ConfigProjects lists the projects the refresher has a status for, valid

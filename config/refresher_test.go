@@ -247,7 +247,7 @@ func TestRefreshAfterARestartDisablesProjectsWhoseFilesWentWhileDown(t *testing.
 	e.write("ops.yaml", "jobs:\n  - id: a\n    schedule: \"@hourly\"\n    noop: {}\n")
 	e.refresh()
 	e.remove("ops.yaml")
-	e.fresh = &config.Refresher{Dir: e.dir, Targets: e.tgts, Engine: e.eng, Store: e.st, Now: e.clock} // a new process
+	e.fresh = e.refresher(nil) // a new process
 	e.refresh()
 	e.wantState("ops/a", disabled, "removed from config")
 	e.wantState("billing/report", scheduled, "")
@@ -258,7 +258,9 @@ func TestRefreshOfAnUnreadableDirectoryChangesNothing(t *testing.T) {
 	e := newEnv(t)
 	e.write("billing.yaml", "jobs:\n  - id: report\n    schedule: \"@hourly\"\n    noop: {}\n")
 	e.refresh()
-	e.fresh.Dir = filepath.Join(e.dir, "missing")
+	if err := os.Rename(e.dir, e.dir+"-gone"); err != nil {
+		t.Fatal(err)
+	}
 	if err := e.fresh.Refresh(e.ctx); err == nil || !strings.Contains(err.Error(), "reading the config directory") {
 		t.Errorf("Refresh: %v, want an error about the directory", err)
 	}
@@ -317,9 +319,12 @@ func TestRunRefreshesAtEachTickAndStopsWhenTheTickerCloses(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	tick := make(chan time.Time)
+	r := e.refresher(tick)
 	done := make(chan struct{})
 	go func() {
-		e.fresh.Run(context.Background(), tick)
+		if err := r.Run(context.Background()); err != nil {
+			t.Errorf("Run: %v", err)
+		}
 		close(done)
 	}()
 	e.write("billing.yaml", "jobs:\n  - id: report\n    schedule: \"@hourly\"\n    noop: {}\n")

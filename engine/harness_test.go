@@ -41,7 +41,7 @@ func newHarness(t *testing.T, opts engine.Options) *harness {
 	h := &harness{t: t, ctx: context.Background(), clk: fakeclock.New(t0), path: filepath.Join(t.TempDir(), "sundial.db")}
 	h.tgt = newRecorder()
 	h.st, h.eng, h.disp = h.open("proc-1", opts)
-	h.wd = &watchdog.Watchdog{Store: h.st, Repairer: h.eng, Now: h.clock}
+	h.wd = watchdog.New(h.st, h.eng, watchdog.Options{Now: h.clock})
 	return h
 }
 

@@ -164,7 +164,8 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	eng = engine.New(st, disp, map[string]target.Target{"noop": noop.Target{}}, engine.Options{
 		Now: opts.Now, Observer: obs, Logger: opts.Logger,
 	})
-	wd := &watchdog.Watchdog{Store: st, Repairer: eng, Now: opts.Now, Logger: opts.Logger}
+	tick := time.NewTicker(time.Minute)
+	wd := watchdog.New(st, eng, watchdog.Options{Now: opts.Now, Logger: opts.Logger, Ticks: tick.C})
 
 	rep := Report{Jobs: opts.Jobs, Minutes: opts.Minutes, Sync: syncName(opts.Sync), Workers: opts.Workers}
 	mem := startMemSampler()
@@ -179,8 +180,7 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 			opts.Logger.Error("dispatcher", "err", err)
 		}
 	})
-	tick := time.NewTicker(time.Minute)
-	bg.Go(func() { wd.Run(runCtx, tick.C) })
+	bg.Go(func() { wd.Run(runCtx) })
 	defer func() {
 		stopRun()
 		tick.Stop()

@@ -240,7 +240,7 @@ func (s *sim) build() {
 		Observer:  observer{s},
 		Interrupt: s.interrupt,
 	})
-	s.wd = &watchdog.Watchdog{Store: s.store, Repairer: s.engine, Now: s.clock}
+	s.wd = watchdog.New(s.store, s.engine, watchdog.Options{Now: s.clock})
 }
 
 // deliver hands a task to the engine, and sometimes keeps a copy to deliver

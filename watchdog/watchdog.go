@@ -18,12 +18,15 @@ type Repairer interface {
 	Repair(ctx context.Context, jobID string) (bool, error)
 }
 
-// Watchdog runs repair passes.
-type Watchdog struct {
-	Store    store.Store
-	Repairer Repairer
-	Now      func() time.Time
-	Logger   *slog.Logger // nil discards
+// Options configure a Watchdog.
+type Options struct {
+	// Now is the clock. Required: the watchdog never reads the wall clock.
+	Now    func() time.Time
+	Logger *slog.Logger // nil discards
+	// Ticks asks Run for a pass at each value: every minute in the
+	// embedded shape. The cloud shape calls Pass from App Engine cron or
+	// Cloud Scheduler instead, and has no Ticks.
+	Ticks <-chan time.Time
 	// Batch is how many overdue jobs one query asks for; 0 means 500.
 	Batch int
 	// MaxPerPass bounds the jobs one pass repairs, so a pass always ends;
@@ -37,6 +40,34 @@ type Watchdog struct {
 	Workers int
 }
 
+// Watchdog runs repair passes.
+type Watchdog struct {
+	store    store.Store
+	repairer Repairer
+	opts     Options
+}
+
+// New returns a watchdog that repairs the overdue jobs of st with r. It
+// panics without opts.Now.
+func New(st store.Store, r Repairer, opts Options) *Watchdog {
+	if opts.Now == nil {
+		panic("watchdog.New: Options.Now is required")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Batch <= 0 {
+		opts.Batch = 500
+	}
+	if opts.MaxPerPass <= 0 {
+		opts.MaxPerPass = 100_000
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = 16
+	}
+	return &Watchdog{store: st, repairer: r, opts: opts}
+}
+
 // Result says what a pass did.
 type Result struct {
 	Overdue  int // jobs found overdue
@@ -48,17 +79,8 @@ type Result struct {
 // overdue during it wait for the next one. The jobs of one listing are
 // repaired concurrently, started most overdue first.
 func (w *Watchdog) Pass(ctx context.Context) (Result, error) {
-	batch, most, workers := w.Batch, w.MaxPerPass, w.Workers
-	if batch <= 0 {
-		batch = 500
-	}
-	if most <= 0 {
-		most = 100_000
-	}
-	if workers <= 0 {
-		workers = 16
-	}
-	now := w.Now()
+	batch, most, workers := w.opts.Batch, w.opts.MaxPerPass, w.opts.Workers
+	now := w.opts.Now()
 	var r Result
 	seen := map[string]bool{}
 	// stuck counts the jobs this pass tried that are still listed, the
@@ -67,7 +89,7 @@ func (w *Watchdog) Pass(ctx context.Context) (Result, error) {
 	stuck := 0
 	for r.Overdue < most {
 		limit := stuck + min(batch, most-r.Overdue)
-		ids, err := w.Store.Overdue(ctx, now, limit)
+		ids, err := w.store.Overdue(ctx, now, limit)
 		if err != nil {
 			return r, err
 		}
@@ -88,7 +110,7 @@ func (w *Watchdog) Pass(ctx context.Context) (Result, error) {
 			case o.err != nil:
 				r.Failed++
 				stuck++
-				w.logger().Warn("watchdog: repair failed", "job", o.id, "err", o.err)
+				w.opts.Logger.Warn("watchdog: repair failed", "job", o.id, "err", o.err)
 			case o.changed:
 				r.Repaired++
 			default:
@@ -133,39 +155,32 @@ const repairAttempts = 3
 
 func (w *Watchdog) repair(ctx context.Context, id string) (changed bool, err error) {
 	for range repairAttempts {
-		if changed, err = w.Repairer.Repair(ctx, id); err == nil {
+		if changed, err = w.repairer.Repair(ctx, id); err == nil {
 			return changed, nil
 		}
 	}
 	return false, err
 }
 
-// Run runs a pass at every tick until ctx is done. The embedded shape ticks
-// it every minute in process; the cloud shape calls Pass from App Engine
-// cron instead.
-func (w *Watchdog) Run(ctx context.Context, tick <-chan time.Time) {
+// Run runs a pass at each of Options.Ticks until ctx is done or Ticks is
+// closed. A pass that fails is logged and the next tick tries again, so
+// Run returns nil.
+func (w *Watchdog) Run(ctx context.Context) error {
 	for {
 		select {
 		case <-ctx.Done():
-			return
-		case _, ok := <-tick:
+			return nil
+		case _, ok := <-w.opts.Ticks:
 			if !ok {
-				return // the ticker is gone: nothing will ask for a pass again
+				return nil // the ticker is gone: nothing will ask for a pass again
 			}
 			r, err := w.Pass(ctx)
 			if err != nil {
-				w.logger().Error("watchdog pass failed", "err", err)
+				w.opts.Logger.Error("watchdog pass failed", "err", err)
 			}
 			if r.Overdue > 0 {
-				w.logger().Info("watchdog pass", "overdue", r.Overdue, "repaired", r.Repaired, "failed", r.Failed)
+				w.opts.Logger.Info("watchdog pass", "overdue", r.Overdue, "repaired", r.Repaired, "failed", r.Failed)
 			}
 		}
 	}
-}
-
-func (w *Watchdog) logger() *slog.Logger {
-	if w.Logger == nil {
-		return slog.New(slog.DiscardHandler)
-	}
-	return w.Logger
 }

@@ -155,7 +155,7 @@ func TestPassRepairsExactlyTheOverdueJobsMostOverdueFirst(t *testing.T) {
 		putJob(t, st, id, at)
 	}
 	rep := &repairer{st: st}
-	w := &Watchdog{Store: st, Repairer: rep, Now: fixed, Workers: 1}
+	w := New(st, rep, Options{Now: fixed, Workers: 1})
 
 	r, err := w.Pass(t.Context())
 	if err != nil {
@@ -198,7 +198,7 @@ func TestPassCostFollowsTheOverdueJobs(t *testing.T) {
 		putJob(t, st, fmt.Sprintf("p/broken-%d", i), t0.Add(-time.Duration(i+1)*time.Minute))
 	}
 	rep := &repairer{st: st}
-	w := &Watchdog{Store: st, Repairer: rep, Now: fixed, Workers: 1}
+	w := New(st, rep, Options{Now: fixed, Workers: 1})
 
 	r, err := w.Pass(t.Context())
 	if err != nil {
@@ -234,7 +234,7 @@ func TestPassRetriesAFailingRepairWithinItsBound(t *testing.T) {
 			putJob(t, st, "p/flaky", t0.Add(-time.Hour))
 			putJob(t, st, "p/fine", t0.Add(-time.Minute))
 			rep := &repairer{st: st, failures: map[string]int{"p/flaky": tc.failures}}
-			w := &Watchdog{Store: st, Repairer: rep, Now: fixed, Workers: 1}
+			w := New(st, rep, Options{Now: fixed, Workers: 1})
 
 			r, err := w.Pass(t.Context())
 			if err != nil {
@@ -265,7 +265,7 @@ func TestPassMaxPerPassLeavesTheRestToTheNextPass(t *testing.T) {
 		all = append(all, id)
 	}
 	rep := &repairer{st: st}
-	w := &Watchdog{Store: st, Repairer: rep, Now: fixed, Workers: 1, MaxPerPass: 2}
+	w := New(st, rep, Options{Now: fixed, Workers: 1, MaxPerPass: 2})
 	for pass, want := range [][]string{all[0:2], all[2:4], all[4:5], nil} {
 		rep.reset()
 		r, err := w.Pass(t.Context())
@@ -336,7 +336,7 @@ func TestPassReachesEveryOverdueJobInBatches(t *testing.T) {
 				for _, id := range ids {
 					putJob(t, st, id, timers[id])
 				}
-				w := &Watchdog{Store: st, Repairer: rep, Now: fixed, Batch: tc.batch, MaxPerPass: tc.maxPerPass, Workers: workers}
+				w := New(st, rep, Options{Now: fixed, Batch: tc.batch, MaxPerPass: tc.maxPerPass, Workers: workers})
 				r, err := w.Pass(t.Context())
 				if err != nil {
 					t.Fatal(err)
@@ -369,7 +369,7 @@ func TestPassBoundHoldsWhenTheListingIsStale(t *testing.T) {
 	// The pass expects p/job-0 to be listed again and asks for one more
 	// job than it may still repair; the listing has one more to give.
 	rep := &repairer{st: st, quiet: map[string]bool{"p/job-0": true}}
-	w := &Watchdog{Store: st, Repairer: rep, Now: fixed, Workers: 1, Batch: 2, MaxPerPass: 3}
+	w := New(st, rep, Options{Now: fixed, Workers: 1, Batch: 2, MaxPerPass: 3})
 	r, err := w.Pass(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -395,14 +395,13 @@ func TestPassLeavesJobsThatFallDueDuringItToTheNext(t *testing.T) {
 		return now
 	}
 	rep := &repairer{st: st}
-	w := &Watchdog{Store: st, Repairer: rep, Now: clock, Batch: 1}
 	// The clock passes p/due-soon's timer while the pass repairs p/late.
-	w.Repairer = repairFunc(func(ctx context.Context, id string) (bool, error) {
+	w := New(st, repairFunc(func(ctx context.Context, id string) (bool, error) {
 		mu.Lock()
 		now = t0.Add(time.Minute)
 		mu.Unlock()
 		return rep.Repair(ctx, id)
-	})
+	}), Options{Now: clock, Batch: 1})
 	r, err := w.Pass(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -431,7 +430,7 @@ func TestPassRepairsConcurrentlyUpToItsWorkers(t *testing.T) {
 	running, most := 0, 0
 	full := make(chan struct{}, jobs) // a token each time workers repairs run at once
 	release := make(chan struct{})
-	w := &Watchdog{Store: st, Now: fixed, Workers: workers, Repairer: repairFunc(func(ctx context.Context, id string) (bool, error) {
+	w := New(st, repairFunc(func(ctx context.Context, id string) (bool, error) {
 		mu.Lock()
 		running++
 		most = max(most, running)
@@ -447,7 +446,7 @@ func TestPassRepairsConcurrentlyUpToItsWorkers(t *testing.T) {
 		running--
 		mu.Unlock()
 		return rep.Repair(ctx, id)
-	})}
+	}), Options{Now: fixed, Workers: workers})
 	done := make(chan Result, 1)
 	go func() {
 		r, err := w.Pass(t.Context())
@@ -485,13 +484,15 @@ func TestRunPassesAtEachTickUntilCancelled(t *testing.T) {
 	t.Parallel()
 	st := newStore(t)
 	rep := &repairer{st: st, called: make(chan string)}
-	w := &Watchdog{Store: st, Repairer: rep, Now: fixed}
-	ctx, cancel := context.WithCancel(t.Context())
 	tick := make(chan time.Time) // unbuffered: a send returns once Run is between passes
+	w := New(st, rep, Options{Now: fixed, Ticks: tick})
+	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		w.Run(ctx, tick)
+		if err := w.Run(ctx); err != nil {
+			t.Errorf("Run: %v", err)
+		}
 	}()
 
 	if queries, _ := st.counts(); queries != 0 {
@@ -521,10 +522,12 @@ func TestRunPassesAtEachTickUntilCancelled(t *testing.T) {
 func TestRunStopsWhenCancelledWithoutATick(t *testing.T) {
 	t.Parallel()
 	st := newStore(t)
-	w := &Watchdog{Store: st, Repairer: &repairer{st: st}, Now: fixed}
+	w := New(st, &repairer{st: st}, Options{Now: fixed, Ticks: make(chan time.Time)})
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	w.Run(ctx, make(chan time.Time)) // returns, or the test times out
+	if err := w.Run(ctx); err != nil { // returns, or the test times out
+		t.Errorf("Run: %v", err)
+	}
 	if queries, _ := st.counts(); queries != 0 {
 		t.Errorf("Run made %d queries without a tick", queries)
 	}

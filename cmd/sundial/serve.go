@@ -12,9 +12,10 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/sundial-cron/sundial/app"
 	"github.com/sundial-cron/sundial/config"
@@ -201,7 +202,12 @@ func serveEmbedded(ctx context.Context, f serveFlags, logger *slog.Logger, now f
 		LockDir:   f.db + ".owners",
 		StopGrace: f.stopGrace,
 	})
-	p := assemble(f, st, disp, tgts, embeddedConfig(f), metrics, logger, now)
+	watchdogTicks := time.NewTicker(time.Minute)
+	defer watchdogTicks.Stop()
+	p := assemble(f, st, disp, tgts, embeddedConfig(f), metrics, logger, now, ticks{
+		watchdog: watchdogTicks.C,
+		refresh:  refreshTicks(ctx, f.refresh),
+	})
 	eng = p.eng
 	// A directory that cannot be read at all is the operator's mistake, and
 	// better said now than as an empty server; a project's own errors are
@@ -216,18 +222,13 @@ func serveEmbedded(ctx context.Context, f serveFlags, logger *slog.Logger, now f
 	}
 	srv := &http.Server{Handler: p.api(true), ReadHeaderTimeout: 10 * time.Second}
 	logger.Info("listening", "addr", ln.Addr().String(), "backend", "embedded", "db", f.db, "config_dir", f.configDir, "commands", f.commands)
-	return runServer(ctx, logger, ln, srv, 5*time.Second,
-		disp.Run,
-		func(ctx context.Context) error {
-			tick := time.NewTicker(time.Minute)
-			defer tick.Stop()
-			p.wd.Run(ctx, tick.C)
-			return nil
-		},
-		func(ctx context.Context) error {
-			p.configs.Run(ctx, refreshTicks(ctx, f.refresh))
-			return nil
-		})
+	return runServer(ctx, logger, ln, srv, 5*time.Second, disp, p.wd, p.configs)
+}
+
+// ticks ask the background services for their work in the embedded shape;
+// in the cloud shape cron asks over HTTP, and both are nil.
+type ticks struct {
+	watchdog, refresh <-chan time.Time
 }
 
 // parts are what both shapes run over their own store and task queue.
@@ -240,7 +241,7 @@ type parts struct {
 	api func(loopbackAdmin bool) http.Handler
 }
 
-func assemble(f serveFlags, st store.Store, q task.Queue, tgts map[string]target.Target, cfg statemachine.Config, metrics *app.Metrics, logger *slog.Logger, now func() time.Time) parts {
+func assemble(f serveFlags, st store.Store, q task.Queue, tgts map[string]target.Target, cfg statemachine.Config, metrics *app.Metrics, logger *slog.Logger, now func() time.Time, t ticks) parts {
 	eng := engine.New(st, q, tgts, engine.Options{
 		Now:                now,
 		Config:             cfg,
@@ -248,17 +249,15 @@ func assemble(f serveFlags, st store.Store, q task.Queue, tgts map[string]target
 		Observer:           observers{metrics, logObserver{logger}},
 		MaxCallsPerProject: f.maxCalls,
 	})
-	configs := &config.Refresher{
-		Dir:     f.configDir,
+	configs := config.NewRefresher(f.configDir, eng, st, config.RefresherOptions{
 		Targets: tgts,
-		Engine:  eng,
-		Store:   st,
 		Now:     now,
 		Logger:  logger,
-	}
+		Ticks:   t.refresh,
+	})
 	return parts{
 		eng:     eng,
-		wd:      &watchdog.Watchdog{Store: st, Repairer: eng, Now: now, Logger: logger},
+		wd:      watchdog.New(st, eng, watchdog.Options{Now: now, Logger: logger, Ticks: t.watchdog}),
 		configs: configs,
 		api: func(loopbackAdmin bool) http.Handler {
 			return app.New(app.Options{
@@ -274,40 +273,39 @@ func assemble(f serveFlags, st store.Store, q task.Queue, tgts map[string]target
 	}
 }
 
-// runServer serves srv on ln and runs each of loops until ctx is done or
-// one of them fails. Then it cancels the loops' context, gives requests
-// under way up to shutdownGrace, and waits for the loops to return.
-func runServer(ctx context.Context, logger *slog.Logger, ln net.Listener, srv *http.Server, shutdownGrace time.Duration, loops ...func(context.Context) error) error {
-	runCtx, stopRun := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopRun()
-	var wg sync.WaitGroup
-	errs := make(chan error, len(loops)+1)
-	for _, loop := range loops {
-		wg.Go(func() {
-			if err := loop(runCtx); err != nil {
-				errs <- err
-			}
-		})
-	}
-	wg.Go(func() {
-		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-			errs <- fmt.Errorf("http: %w", err)
-		}
-	})
+// service is a background service of the server: the dispatcher, the
+// watchdog, the config refresher. Run returns when ctx is done.
+type service interface {
+	Run(ctx context.Context) error
+}
 
-	var failed error
-	select {
-	case <-ctx.Done():
-		logger.Info("stopping: no new tasks; running invocations have until the grace ends")
-	case failed = <-errs:
+// runServer serves srv on ln and runs each of services until ctx is done or
+// one of them fails. Then it stops the services, gives requests under way
+// up to shutdownGrace, and waits for the services to return.
+func runServer(ctx context.Context, logger *slog.Logger, ln net.Listener, srv *http.Server, shutdownGrace time.Duration, services ...service) error {
+	g, runCtx := errgroup.WithContext(ctx)
+	for _, s := range services {
+		g.Go(func() error { return s.Run(runCtx) })
 	}
-	stopRun()
-	shutdown, cancel := context.WithTimeout(context.Background(), shutdownGrace)
-	defer cancel()
-	srv.Shutdown(shutdown)
-	wg.Wait()
+	g.Go(func() error {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("http: %w", err)
+		}
+		return nil
+	})
+	g.Go(func() error {
+		<-runCtx.Done()
+		if ctx.Err() != nil {
+			logger.Info("stopping: no new tasks; running invocations have until the grace ends")
+		}
+		shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
+		defer cancel()
+		srv.Shutdown(shutdown)
+		return nil
+	})
+	err := g.Wait()
 	logger.Info("stopped")
-	return failed
+	return err
 }
 
 // refreshTicks ticks every period and at every SIGHUP, until ctx is done.

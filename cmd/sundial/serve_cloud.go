@@ -178,7 +178,7 @@ func serveCloud(ctx context.Context, f serveFlags, logger *slog.Logger, now func
 	}
 
 	// Cloud Tasks cannot count a queue's tasks cheaply: no backlog gauge.
-	p := assemble(f, st, queue, tgts, cloudConfig(f), app.NewMetrics(nil), logger, now)
+	p := assemble(f, st, queue, tgts, cloudConfig(f), app.NewMetrics(nil), logger, now, ticks{})
 
 	mux := http.NewServeMux()
 	mux.Handle(tasksPath, &cloudtasks.Endpoint{Gate: taskGate, Handler: p.eng.HandleTask, Logger: logger})
