@@ -1,22 +1,22 @@
 module github.com/sundial-cron/sundial
 
-go 1.26.0
+go 1.25.0
 
 require (
-	cloud.google.com/go/cloudtasks v1.21.0
-	cloud.google.com/go/datastore v1.28.0
-	cloud.google.com/go/scheduler v1.18.0
+	cloud.google.com/go/cloudtasks v1.19.0
+	cloud.google.com/go/datastore v1.26.0
+	cloud.google.com/go/scheduler v1.16.0
 	github.com/coreos/go-oidc/v3 v3.21.0
-	github.com/googleapis/gax-go/v2 v2.26.2
+	github.com/googleapis/gax-go/v2 v2.24.1
 	github.com/gorhill/cronexpr v0.0.0-20180427100037-88b0669f7d75
 	github.com/prometheus/client_golang v1.23.2
 	github.com/robfig/cron/v3 v3.0.1
 	go.yaml.in/yaml/v3 v3.0.6
-	golang.org/x/sync v0.24.0
+	golang.org/x/sync v0.22.0
 	google.golang.org/api v0.288.0
 	google.golang.org/grpc v1.83.2
 	google.golang.org/protobuf v1.36.11
-	modernc.org/sqlite v1.62.0
+	modernc.org/sqlite v1.59.0
 )
 
 require (
@@ -25,7 +25,6 @@ require (
 	cloud.google.com/go/auth/oauth2adapt v0.2.8 // indirect
 	cloud.google.com/go/compute/metadata v0.9.0 // indirect
 	cloud.google.com/go/iam v1.12.0 // indirect
-	cloud.google.com/go/longrunning v1.2.0 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect
@@ -53,13 +52,13 @@ require (
 	golang.org/x/crypto v0.55.0 // indirect
 	golang.org/x/net v0.58.0 // indirect
 	golang.org/x/oauth2 v0.36.0 // indirect
-	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/sys v0.47.0 // indirect
 	golang.org/x/text v0.41.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 	google.golang.org/genproto v0.0.0-20260715232425-e75dac1f907d // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20260715232425-e75dac1f907d // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260715232425-e75dac1f907d // indirect
-	modernc.org/libc v1.80.1 // indirect
+	modernc.org/libc v1.76.0 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
 )

@@ -39,7 +39,8 @@ func TestCloneKnowsEveryReferenceField(t *testing.T) {
 	var refs []string
 	var walk func(prefix string, typ reflect.Type)
 	walk = func(prefix string, typ reflect.Type) {
-		for f := range typ.Fields() {
+		for i := range typ.NumField() {
+			f := typ.Field(i)
 			elem := f.Type
 			switch f.Type.Kind() {
 			case reflect.Pointer, reflect.Slice:

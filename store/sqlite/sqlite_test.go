@@ -331,93 +331,11 @@ func TestClosed(t *testing.T) {
 	}
 }
 
-func TestTaskRows(t *testing.T) {
-	t.Parallel()
-	ctx := t.Context()
-	s := openAt(t, tempPath(t), Options{}, testHooks{})
-	t0 := time.Date(2026, 3, 8, 9, 0, 0, 0, time.UTC)
-	tk := func(nonce int64, eta time.Time) task.Task {
-		return task.Task{Kind: task.TickLater, JobID: "p/j", Nonce: nonce, ETA: eta}
-	}
-	a, bt, c := tk(1, t0), tk(2, t0.Add(time.Minute)), tk(3, t0.Add(time.Hour))
-	if _, err := s.Update(ctx, "p/j", func(tx store.Tx) error {
-		return errors.Join(tx.Enqueue(a), tx.Enqueue(bt), tx.Enqueue(c))
-	}); err != nil {
-		t.Fatal(err)
-	}
-	claim := func(owner string, now time.Time) []string {
-		t.Helper()
-		got, next, ok, err := s.ClaimTasks(ctx, Claim{Owner: owner, Now: now, Max: 10, Lease: 10 * time.Minute, OrphanAfter: 30 * time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		// Fewer than Max due: the claim says what NextDue says after it.
-		if want, wantOK, err := s.NextDue(ctx, 30*time.Second); len(got) < 10 && (err != nil || ok != wantOK || !next.Equal(want)) {
-			t.Errorf("ClaimTasks at %v: next due %v (%v); NextDue after it says %v (%v, %v)", now, next, ok, want, wantOK, err)
-		}
-		var names []string
-		for _, c := range got {
-			names = append(names, fmt.Sprintf("%s#%d", c.Name(), c.Failures))
-		}
-		return names
-	}
-	nextDue := func(want time.Time) {
-		t.Helper()
-		got, ok, err := s.NextDue(ctx, 30*time.Second)
-		if err != nil || !ok || !got.Equal(want) {
-			t.Errorf("NextDue = %v, %v, %v; want %v", got, ok, err, want)
-		}
-	}
-	eq := func(step string, got []string, want ...string) {
-		t.Helper()
-		if fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Errorf("%s: claimed %q, want %q", step, got, want)
-		}
-	}
+// The task rows' contract (claims, leases, owners, adoption) is checked by
+// task/local/rowstest, run from task/local's tests. What follows is this
+// store's own: the simulator's faults, and what it writes and does not.
 
-	nextDue(t0)
-	eq("A claims what is due", claim("A", t0.Add(time.Minute)), "p/j/tick/1#0", "p/j/tick/2#0")
-	eq("B finds them held", claim("B", t0.Add(time.Minute)))
-	// A's claims become free when A's heartbeat is OrphanAfter old.
-	nextDue(t0.Add(time.Minute + 30*time.Second))
-	eq("B takes over A's orphans", claim("B", t0.Add(time.Minute+30*time.Second)), "p/j/tick/1#0", "p/j/tick/2#0")
-
-	// A, back, can no longer hand back what B holds.
-	if err := s.AckTasks(ctx, "A", nil, []Retry{{Name: a.Name(), ETA: t0.Add(time.Hour)}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.AckTasks(ctx, "B", []string{a.Name()}, []Retry{{Name: bt.Name(), ETA: t0.Add(5 * time.Minute)}}); err != nil {
-		t.Fatal(err)
-	}
-	if n, err := s.CountTasks(ctx); err != nil || n != 2 {
-		t.Errorf("CountTasks = %d, %v; want 2", n, err)
-	}
-	nextDue(t0.Add(5 * time.Minute))
-	eq("a retry waits for its ETA", claim("B", t0.Add(4*time.Minute)))
-	eq("a retry counts its failure", claim("B", t0.Add(5*time.Minute)), "p/j/tick/2#1")
-
-	// While B heartbeats, its claim holds until the lease ends.
-	if err := s.Heartbeat(ctx, "B", t0.Add(15*time.Minute), 30*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	eq("the lease holds a live owner's claim", claim("A", t0.Add(15*time.Minute-time.Nanosecond)))
-	eq("an expired lease frees it", claim("A", t0.Add(15*time.Minute)), "p/j/tick/2#1")
-
-	if err := s.DeleteTask(ctx, c.Name()); err != nil {
-		t.Fatal(err)
-	}
-	if n, err := s.CountTasks(ctx); err != nil || n != 1 {
-		t.Errorf("CountTasks after DeleteTask = %d, %v; want 1", n, err)
-	}
-	if err := s.PurgeTasks(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok, err := s.NextDue(ctx, 30*time.Second); err != nil || ok {
-		t.Errorf("NextDue on an empty queue = %v, %v; want none", ok, err)
-	}
-}
-
-func TestClaimTasksAcknowledgesInItsTransaction(t *testing.T) {
+func TestTaskFaults(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	s := openAt(t, tempPath(t), Options{}, testHooks{})
@@ -427,20 +345,27 @@ func TestClaimTasksAcknowledgesInItsTransaction(t *testing.T) {
 	if _, err := s.Update(ctx, "p/j", func(tx store.Tx) error { return errors.Join(tx.Enqueue(a), tx.Enqueue(b)) }); err != nil {
 		t.Fatal(err)
 	}
-	claim := Claim{Owner: "A", Now: t0, Max: 10, Lease: 10 * time.Minute, OrphanAfter: 30 * time.Second}
-	if got, _, _, err := s.ClaimTasks(ctx, claim); err != nil || len(got) != 2 {
-		t.Fatalf("first claim = %v, %v; want both tasks", got, err)
+	if err := s.DeleteTask(ctx, a.Name()); err != nil {
+		t.Fatal(err)
 	}
-	claim.Done, claim.Retry = []string{a.Name()}, []Retry{{Name: b.Name(), ETA: t0.Add(time.Minute)}}
-	if got, _, _, err := s.ClaimTasks(ctx, claim); err != nil || len(got) != 0 {
-		t.Fatalf("claim that acknowledges both = %v, %v; want nothing due", got, err)
+	if n, err := s.CountTasks(ctx); err != nil || n != 1 {
+		t.Errorf("CountTasks after DeleteTask = %d, %v; want 1", n, err)
 	}
-	tasks, err := s.Tasks(ctx, 10)
-	if err != nil || len(tasks) != 1 || tasks[0].Name() != b.Name() || !tasks[0].ETA.Equal(t0.Add(time.Minute)) {
-		t.Errorf("after the claim: tasks %v, %v; want only %s, due a minute later", tasks, err, b.Name())
+	if err := s.PurgeTasks(ctx); err != nil {
+		t.Fatal(err)
 	}
+	if _, ok, err := s.NextDue(ctx, 30*time.Second); err != nil || ok {
+		t.Errorf("NextDue on a purged queue = %v, %v; want none", ok, err)
+	}
+}
 
-	// An owner that claims nothing has no heartbeat written.
+// A claim that finds nothing writes no heartbeat for its owner: a stepping
+// dispatcher ends every step with one.
+func TestIdleClaimWritesNoHeartbeat(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := openAt(t, tempPath(t), Options{}, testHooks{})
+	t0 := time.Date(2026, 3, 8, 9, 0, 0, 0, time.UTC)
 	if got, _, _, err := s.ClaimTasks(ctx, Claim{Owner: "idle", Now: t0, Max: 10, Lease: time.Minute, OrphanAfter: time.Minute}); err != nil || len(got) != 0 {
 		t.Fatalf("claim with nothing due = %v, %v", got, err)
 	}
@@ -450,88 +375,19 @@ func TestClaimTasksAcknowledgesInItsTransaction(t *testing.T) {
 	}
 }
 
-func TestAdoptedTasksAreWrittenClaimed(t *testing.T) {
+// A task whose transaction did not commit is not adopted.
+func TestFailedCommitAdoptsNothing(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	var failCommit atomic.Bool
-	s := openAt(t, tempPath(t), Options{}, testHooks{commit: func() error {
-		if failCommit.Load() {
-			return errBoom
-		}
-		return nil
-	}})
+	s := openAt(t, tempPath(t), Options{}, testHooks{commit: func() error { return errBoom }})
 	t0 := time.Date(2026, 3, 8, 9, 0, 0, 0, time.UTC)
-	tk := func(nonce int64, eta time.Time) task.Task {
-		return task.Task{Kind: task.TickLater, JobID: "p/j", Nonce: nonce, ETA: eta}
-	}
-	var adopted []string
+	var adopted []task.Task
 	s.Adopt(&Adoption{Owner: "A", Lease: 10 * time.Minute, Now: func() time.Time { return t0 },
-		Adopted: func(tasks []task.Task) {
-			for _, t := range tasks {
-				adopted = append(adopted, t.Name())
-			}
-		}})
-	enqueue := func(tasks ...task.Task) error {
-		_, err := s.Update(ctx, "p/j", func(tx store.Tx) error {
-			for _, t := range tasks {
-				if err := tx.Enqueue(t); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		return err
-	}
-	claim := func(c Claim) []string {
-		t.Helper()
-		c.Lease, c.OrphanAfter = 10*time.Minute, 30*time.Second
-		got, _, _, err := s.ClaimTasks(ctx, c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var names []string
-		for _, c := range got {
-			names = append(names, c.Name())
-		}
-		return names
-	}
-
-	// Already due: adopted; due later: left to be claimed.
-	due, later := tk(1, t0), tk(2, t0.Add(time.Second))
-	if err := enqueue(due, later); err != nil {
-		t.Fatal(err)
-	}
-	if fmt.Sprint(adopted) != fmt.Sprint([]string{due.Name()}) {
-		t.Errorf("adopted %q, want only the due %s", adopted, due.Name())
-	}
-	if got := claim(Claim{Owner: "B", Now: t0.Add(time.Second), Max: 10}); fmt.Sprint(got) != fmt.Sprint([]string{later.Name()}) {
-		t.Errorf("B claimed %q; want only %s: the adopted task is A's", got, later.Name())
-	}
-
-	// A repeat of a queued task is not a new task, and not adopted.
-	adopted = nil
-	if err := enqueue(tk(2, t0)); err != nil || len(adopted) != 0 {
-		t.Errorf("re-enqueue of a queued task: %v, adopted %q; want nothing adopted", err, adopted)
-	}
-	// Nor is a task whose transaction did not commit.
-	failCommit.Store(true)
-	if err := enqueue(tk(3, t0)); !errors.Is(err, errBoom) || len(adopted) != 0 {
-		t.Errorf("failed commit: %v, adopted %q; want %v and nothing adopted", err, adopted, errBoom)
-	}
-	failCommit.Store(false)
-
-	// Handed back, it is free at once, its failures unchanged.
-	if got := claim(Claim{Owner: "A", Now: t0, Release: []string{due.Name()}}); len(got) != 0 {
-		t.Errorf("a claim of nothing that releases: claimed %q", got)
-	}
-	got, _, _, err := s.ClaimTasks(ctx, Claim{Owner: "B", Now: t0, Max: 10, Lease: time.Minute, OrphanAfter: time.Minute})
-	if err != nil || len(got) != 1 || got[0].Name() != due.Name() || got[0].Failures != 0 {
-		t.Errorf("B's claim after the release = %v, %v; want %s with no failures", got, err, due.Name())
-	}
-
-	s.Adopt(nil)
-	adopted = nil
-	if err := enqueue(tk(4, t0)); err != nil || len(adopted) != 0 {
-		t.Errorf("without adoption: %v, adopted %q", err, adopted)
+		Adopted: func(tasks []task.Task) { adopted = append(adopted, tasks...) }})
+	_, err := s.Update(ctx, "p/j", func(tx store.Tx) error {
+		return tx.Enqueue(task.Task{Kind: task.TickLater, JobID: "p/j", Nonce: 1, ETA: t0})
+	})
+	if !errors.Is(err, errBoom) || len(adopted) != 0 {
+		t.Errorf("failed commit: %v, adopted %v; want %v and nothing adopted", err, adopted, errBoom)
 	}
 }

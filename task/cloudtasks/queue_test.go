@@ -4,8 +4,8 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,12 +16,13 @@ import (
 	"github.com/sundial-cron/sundial/task"
 	"github.com/sundial-cron/sundial/task/cloudtasks"
 	"github.com/sundial-cron/sundial/task/cloudtasks/cloudtaskstest"
+	"github.com/sundial-cron/sundial/task/tasktest"
 )
 
 const queuePath = "projects/proj/locations/us-central1/queues/sundial"
 
 // rig is a Queue on the test Cloud Tasks server, delivering to the task
-// endpoint of an app served on loopback, all on a fake clock at t0.
+// endpoint of an app served on loopback, all on a fake clock.
 type rig struct {
 	clock *fakeclock.Clock
 	srv   *cloudtaskstest.Server
@@ -29,7 +30,13 @@ type rig struct {
 		GetTask(context.Context, *cloudtaskspb.GetTaskRequest, ...gax.CallOption) (*cloudtaskspb.Task, error)
 	}
 	queue *cloudtasks.Queue
-	rec   *recorder
+
+	// What restart needs to start the app and its queue again.
+	tg       target
+	gate     cloudtasks.Gate
+	target   cloudtasks.Target
+	handler  task.Handler
+	endpoint atomic.Pointer[cloudtasks.Endpoint]
 }
 
 type target string
@@ -39,54 +46,71 @@ const (
 	cloudRun  target = "Cloud Run"
 )
 
-func newRig(t *testing.T, tg target, retry cloudtaskstest.Retry, answer func(n int) error) *rig {
+func newRig(t *testing.T, clock *fakeclock.Clock, tg target, retry cloudtaskstest.Retry, handler task.Handler) *rig {
 	t.Helper()
-	ctx := t.Context()
-	clock := fakeclock.New(t0)
-	rec := &recorder{err: answer}
-	mux := http.NewServeMux()
-	app := httptest.NewServer(mux)
+	r := &rig{clock: clock, tg: tg, handler: handler}
+	// The app's address outlives its restarts, as a deployment's does.
+	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path != "/internal/tasks" {
+			http.NotFound(w, req)
+			return
+		}
+		r.endpoint.Load().ServeHTTP(w, req)
+	}))
 	t.Cleanup(app.Close)
 
 	opts := cloudtaskstest.Options{Now: clock.Now, Retry: retry}
-	var (
-		gate   cloudtasks.Gate
-		target cloudtasks.Target
-	)
 	switch tg {
 	case appEngine:
-		gate, target = cloudtasks.AppEngineQueue("sundial"), cloudtasks.AppEngine{Path: "/internal/tasks"}
+		r.gate, r.target = cloudtasks.AppEngineQueue("sundial"), cloudtasks.AppEngine{Path: "/internal/tasks"}
 		opts.AppEngineURL = app.URL
 	case cloudRun:
 		is := newIssuer(t)
-		gate = newOIDC(t, is, clock.Now)
-		target = cloudtasks.HTTP{URL: app.URL + "/internal/tasks", ServiceAccount: account, Audience: audience}
+		r.gate = newOIDC(t, is, clock.Now)
+		r.target = cloudtasks.HTTP{URL: app.URL + "/internal/tasks", ServiceAccount: account, Audience: audience}
 		opts.Issuer = is
 	}
-	mux.Handle("/internal/tasks", &cloudtasks.Endpoint{Gate: gate, Handler: rec.handle, Logger: quiet})
-
 	srv, err := cloudtaskstest.Start(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
-	client, err := srv.Client(ctx)
+	r.srv = srv
+	r.start(t)
+	return r
+}
+
+// start starts the app: its endpoint, and its queue on a new client.
+func (r *rig) start(t *testing.T) {
+	t.Helper()
+	r.endpoint.Store(&cloudtasks.Endpoint{Gate: r.gate, Handler: r.handler, Logger: quiet})
+	client, err := r.srv.Client(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { client.Close() })
-	q, err := cloudtasks.New(client, cloudtasks.Options{Queue: queuePath, Target: target, Now: clock.Now})
+	q, err := cloudtasks.New(client, cloudtasks.Options{Queue: queuePath, Target: r.target, Now: r.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &rig{clock: clock, srv: srv, api: client, queue: q, rec: rec}
+	r.api, r.queue = client, q
 }
 
-func (r *rig) post(t *testing.T, tasks ...task.Task) {
-	t.Helper()
-	if err := r.queue.Posted(t.Context(), tasks); err != nil {
-		t.Fatalf("Posted: %v", err)
-	}
+// Post implements tasktest.Queue.
+func (r *rig) Post(ctx context.Context, tasks ...task.Task) error {
+	return r.queue.Posted(ctx, tasks)
+}
+
+// DeliverDue implements tasktest.Queue: the server's own step.
+func (r *rig) DeliverDue(t *testing.T) int {
+	return r.srv.DeliverDue(t.Context())
+}
+
+// Restart implements tasktest.Queue: the app stops (its client and
+// queue are dropped, its endpoint replaced) and starts again; the tasks
+// live in the Cloud Tasks service, which goes on.
+func (r *rig) Restart(t *testing.T) {
+	r.start(t)
 }
 
 // scheduled is when the server will deliver tk.
@@ -99,123 +123,40 @@ func (r *rig) scheduled(t *testing.T, tk task.Task) time.Time {
 	return got.GetScheduleTime().AsTime()
 }
 
-func sameTasks(t *testing.T, got, want []task.Task) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("handler got %v, want %v", got, want)
-	}
-	for i := range got {
-		g := got[i]
-		if !g.ETA.Equal(want[i].ETA) {
-			t.Errorf("task %d: ETA %v, want %v", i, g.ETA, want[i].ETA)
-		}
-		g.ETA = want[i].ETA
-		if g != want[i] {
-			t.Errorf("task %d: %v, want %v", i, g, want[i])
-		}
-	}
-}
-
 var (
 	tick  = task.Task{Kind: task.TickLater, JobID: "proj/job", Nonce: 11, ETA: t0}
 	start = task.Task{Kind: task.StartInvocation, JobID: "proj/job", Nonce: 12, ETA: t0, Invocation: "inv-1", Attempt: 1}
 )
 
-func TestQueueDeliversDecodedTasksToTheHandler(t *testing.T) {
+// suiteRetry backs off 10s, 20s, 40s, then 80s, 120s... (linear after two
+// doublings), so the suite's four failures see both parts of the rule.
+var suiteRetry = cloudtaskstest.Retry{MinBackoff: 10 * time.Second, MaxBackoff: 300 * time.Second, MaxDoublings: 2}
+
+func TestConformance(t *testing.T) {
 	t.Parallel()
 	for _, tg := range []target{appEngine, cloudRun} {
 		t.Run(string(tg), func(t *testing.T) {
 			t.Parallel()
-			r := newRig(t, tg, cloudtaskstest.DefaultRetry, nil)
-			r.post(t, tick)
-			if n := r.srv.DeliverDue(t.Context()); n != 1 {
-				t.Fatalf("DeliverDue = %d, want 1", n)
-			}
-			r.post(t, start)
-			r.srv.DeliverDue(t.Context())
-			sameTasks(t, r.rec.got(), []task.Task{tick, start})
-			if p := r.srv.Pending(); p != 0 {
-				t.Errorf("%d tasks still pending after they were acknowledged", p)
-			}
+			tasktest.Run(t, tasktest.Backend{
+				Open: func(t *testing.T, clock *fakeclock.Clock, handler task.Handler) tasktest.Queue {
+					return newRig(t, clock, tg, suiteRetry, handler)
+				},
+				Backoff: suiteRetry.Backoff,
+				// The stand-in's default, Cloud Tasks' hour for queues
+				// made with its API.
+				NameHeld: time.Hour,
+				// Nothing is held by the app: a restarted one is
+				// delivered everything at once.
+				Recovery: 0,
+			})
 		})
-	}
-}
-
-func TestQueueTreatsARepeatPostAsDone(t *testing.T) {
-	t.Parallel()
-	r := newRig(t, cloudRun, cloudtaskstest.DefaultRetry, nil)
-	r.post(t, tick)
-	r.post(t, tick) // the same task again: AlreadyExists, which is success
-	if p := r.srv.Pending(); p != 1 {
-		t.Fatalf("%d tasks pending after posting one twice, want 1", p)
-	}
-	r.srv.DeliverDue(t.Context())
-	r.post(t, tick) // after delivery: the name was used recently
-	r.srv.DeliverDue(t.Context())
-	sameTasks(t, r.rec.got(), []task.Task{tick})
-}
-
-func TestQueueRespectsETAs(t *testing.T) {
-	t.Parallel()
-	r := newRig(t, appEngine, cloudtaskstest.DefaultRetry, nil)
-	later := tick
-	later.ETA = t0.Add(10 * time.Minute)
-	r.post(t, later)
-	if got := r.scheduled(t, later); !got.Equal(later.ETA) {
-		t.Errorf("scheduled at %v, want the ETA %v", got, later.ETA)
-	}
-	steps := []struct {
-		advance time.Duration
-		want    int
-	}{{0, 0}, {10*time.Minute - time.Second, 0}, {time.Second, 1}}
-	for _, s := range steps {
-		r.clock.Advance(s.advance)
-		if n := r.srv.DeliverDue(t.Context()); n != s.want {
-			t.Fatalf("at %v: DeliverDue = %d, want %d", r.clock.Now(), n, s.want)
-		}
-	}
-	sameTasks(t, r.rec.got(), []task.Task{later})
-}
-
-func TestQueueFailuresAreRetriedWithBackoff(t *testing.T) {
-	t.Parallel()
-	retry := cloudtaskstest.Retry{MinBackoff: 10 * time.Second, MaxBackoff: 300 * time.Second, MaxDoublings: 3}
-	r := newRig(t, cloudRun, retry, func(n int) error {
-		if n <= 3 {
-			return context.DeadlineExceeded
-		}
-		return nil
-	})
-	r.post(t, tick)
-	// Deliveries at t0, then after 10s, 20s and 40s of backoff; nothing
-	// comes a second early.
-	for _, wait := range []time.Duration{0, 10 * time.Second, 20 * time.Second, 40 * time.Second} {
-		if wait > 0 {
-			r.clock.Advance(wait - time.Second)
-			if n := r.srv.DeliverDue(t.Context()); n != 0 {
-				t.Fatalf("at %v: %d deliveries before the backoff ended", r.clock.Now(), n)
-			}
-			r.clock.Advance(time.Second)
-		}
-		if n := r.srv.DeliverDue(t.Context()); n != 1 {
-			t.Fatalf("at %v: DeliverDue = %d, want 1", r.clock.Now(), n)
-		}
-	}
-	var statuses []int
-	for _, d := range r.srv.Deliveries() {
-		statuses = append(statuses, d.Status)
-	}
-	if want := []int{500, 500, 500, 204}; !slices.Equal(statuses, want) {
-		t.Errorf("statuses %v, want %v", statuses, want)
-	}
-	if p := r.srv.Pending(); p != 0 {
-		t.Errorf("%d tasks pending after the retry succeeded", p)
 	}
 }
 
 func TestQueueFarETAs(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, appEngine, cloudtaskstest.DefaultRetry, nil)
+	var rec recorder
+	r := newRig(t, fakeclock.New(t0), appEngine, cloudtaskstest.DefaultRetry, rec.handle)
 	farTick, farStart := tick, start
 	farTick.ETA = t0.Add(40 * 24 * time.Hour)
 	farStart.ETA = farTick.ETA

@@ -85,7 +85,7 @@ const DefaultWorkers = 1024
 // Dispatcher runs the handler for the task rows of one store. Use either
 // Run (a service) or RunDue (a simulator stepping a fake clock), not both.
 type Dispatcher struct {
-	store   *sqlite.Store
+	store   Rows
 	handler task.Handler
 	opts    Options
 	log     *slog.Logger
@@ -97,7 +97,7 @@ type Dispatcher struct {
 	posted    time.Time // while awake: the earliest ETA posted meanwhile
 	hasPosted bool
 	wake      chan struct{} // a token wakes a sleeping Run
-	// The tasks the store wrote claimed by this dispatcher (sqlite.Adoption):
+	// The tasks the store wrote claimed by this dispatcher (Rows.Adopt):
 	// pending until Posted names them, then ready to start. A pending one
 	// that is never posted (its Update failed after committing, or a
 	// simulator lost it) is handed back to be claimed as any other.
@@ -120,7 +120,7 @@ var _ task.Queue = (*Dispatcher)(nil)
 
 // New returns a dispatcher of store's task rows that delivers them to
 // handler. It panics without opts.Now.
-func New(store *sqlite.Store, handler task.Handler, opts Options) *Dispatcher {
+func New(store Rows, handler task.Handler, opts Options) *Dispatcher {
 	if opts.Now == nil {
 		panic("local.New: Options.Now is required")
 	}

@@ -84,50 +84,6 @@ func runSteps(t *testing.T, d *Dispatcher, steps []step) {
 	}
 }
 
-func TestRunDueRunsATaskAtItsETA(t *testing.T) {
-	t.Parallel()
-	s := tempStore(t)
-	enqueue(t, s, tick(1, t0.Add(time.Minute)))
-	var ran []time.Time
-	var now time.Time
-	d := New(s, func(context.Context, task.Task) error { ran = append(ran, now); return nil }, Options{Now: fakeClock(t), Logger: quiet})
-	for _, s := range []step{
-		{at: t0, wantNext: t0.Add(time.Minute)},
-		{at: t0.Add(time.Minute - time.Nanosecond), wantNext: t0.Add(time.Minute)},
-		{at: t0.Add(time.Minute), wantHandled: 1},
-	} {
-		now = s.at
-		runSteps(t, d, []step{s})
-	}
-	if len(ran) != 1 || !ran[0].Equal(t0.Add(time.Minute)) {
-		t.Errorf("handler ran at %v, want once at its ETA", ran)
-	}
-}
-
-func TestRunDueRetriesAFailedTaskWithBackoff(t *testing.T) {
-	t.Parallel()
-	s := tempStore(t)
-	enqueue(t, s, tick(1, t0))
-	calls := 0
-	d := New(s, func(context.Context, task.Task) error {
-		calls++
-		if calls <= 3 {
-			return fmt.Errorf("failure %d", calls)
-		}
-		return nil
-	}, Options{Now: fakeClock(t), BackoffMin: time.Second, BackoffMax: 3 * time.Second, Logger: quiet})
-	runSteps(t, d, []step{
-		{at: t0, wantHandled: 1, wantNext: t0.Add(time.Second)},
-		{at: t0.Add(time.Second - time.Nanosecond), wantNext: t0.Add(time.Second)},
-		{at: t0.Add(time.Second), wantHandled: 1, wantNext: t0.Add(3 * time.Second)},     // doubled
-		{at: t0.Add(3 * time.Second), wantHandled: 1, wantNext: t0.Add(6 * time.Second)}, // capped at BackoffMax
-		{at: t0.Add(6 * time.Second), wantHandled: 1},                                    // succeeded: deleted
-	})
-	if calls != 4 {
-		t.Errorf("handler called %d times, want 4", calls)
-	}
-}
-
 func TestRunDueTakesOverAnOrphanedClaim(t *testing.T) {
 	t.Parallel()
 	s := tempStore(t)

@@ -1,0 +1,59 @@
+package local
+
+import (
+	"context"
+	"time"
+
+	"github.com/sundial-cron/sundial/store/sqlite"
+)
+
+// Rows is what a Dispatcher needs of the store its task rows live in: the
+// rows commit with the store transactions that enqueue them, and several
+// dispatchers (one per process) share them through claims. A claim is held
+// by an owner until its lease ends or the owner is taken for dead (no
+// heartbeat for OrphanAfter, or forgotten), whichever comes first; then
+// the task is free for any owner to claim. Every method takes its times as
+// arguments: an implementation reads no clock.
+//
+// task/local/rowstest is its conformance suite; *sqlite.Store implements
+// it.
+type Rows interface {
+	// ClaimTasks claims for c.Owner, in one transaction, up to c.Max free
+	// tasks whose ETA is at or before c.Now, earliest first, each held
+	// until c.Now+c.Lease. A task is free if no one holds it, its lease
+	// has ended, or its owner has had no heartbeat for c.OrphanAfter. A
+	// claim that takes anything also records c.Owner's heartbeat at c.Now.
+	// Before claiming it settles c.Owner's earlier claims as AckTasks
+	// would (c.Done, c.Retry) and hands back c.Release as never delivered
+	// (free at once, failures unchanged). When it claims fewer than c.Max
+	// it also returns when the next task can be claimed, as NextDue would
+	// right after it (ok false: no task left); a full claim's next and ok
+	// say nothing. Lease and OrphanAfter must be positive.
+	ClaimTasks(ctx context.Context, c sqlite.Claim) (claimed []sqlite.Claimed, next time.Time, ok bool, err error)
+	// AckTasks deletes the tasks done and hands back the tasks of retry,
+	// free again at their new ETA with one more failure counted, in one
+	// transaction. A retry of a task owner no longer holds changes
+	// nothing: another owner took it over.
+	AckTasks(ctx context.Context, owner string, done []string, retry []sqlite.Retry) error
+	// Heartbeat records that owner is alive at now (a later heartbeat is
+	// never overwritten by an older one) and forgets the owners silent for
+	// orphanAfter, which must be positive.
+	Heartbeat(ctx context.Context, owner string, now time.Time, orphanAfter time.Duration) error
+	// NextDue returns the earliest time at which ClaimTasks with this
+	// orphanAfter could claim some task, assuming every owner stops
+	// heartbeating now; it may be in the past. ok is false when there is
+	// no task at all.
+	NextDue(ctx context.Context, orphanAfter time.Duration) (next time.Time, ok bool, err error)
+	// ForgetOwner deletes owner's heartbeat: its claims are free at once.
+	// For an owner known to be dead.
+	ForgetOwner(ctx context.Context, owner string) error
+	// Adopt makes the store write the tasks its transactions enqueue
+	// already due (ETA at or before a.Now()) as claimed by a.Owner for
+	// a.Lease, and hand them to a.Adopted once the transaction committed;
+	// a task that was already queued is not adopted again. nil stops
+	// adopting. The adopter acknowledges adopted tasks as claimed ones and
+	// hands back (Claim.Release) those it will not run.
+	Adopt(a *sqlite.Adoption)
+}
+
+var _ Rows = (*sqlite.Store)(nil)

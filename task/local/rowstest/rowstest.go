@@ -1,0 +1,245 @@
+// Package rowstest is the conformance suite of local.Rows, the task rows
+// task/local's dispatcher works on: claims, leases, owners' heartbeats and
+// adoption, as local.Rows documents them. An implementation runs Run from
+// its tests; *sqlite.Store does, from task/local's.
+package rowstest
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/sundial-cron/sundial/store"
+	"github.com/sundial-cron/sundial/store/sqlite"
+	"github.com/sundial-cron/sundial/task"
+	"github.com/sundial-cron/sundial/task/local"
+)
+
+// Store is what the suite needs: the rows, the store transactions that
+// enqueue them, and a listing of what is queued.
+type Store interface {
+	local.Rows
+	Update(ctx context.Context, jobID string, fn func(store.Tx) error) ([]task.Task, error)
+	// Tasks lists up to limit queued tasks, earliest ETA first, held ones
+	// included, with the ETAs they have now.
+	Tasks(ctx context.Context, limit int) ([]task.Task, error)
+}
+
+// Run runs the suite. open returns a new, empty store and closes it when
+// the test ends. Subtests run in parallel, each on its own store.
+func Run(t *testing.T, open func(t *testing.T) Store) {
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, s Store)
+	}{
+		{"a claim takes due tasks earliest first, up to Max, and says when the next is due", testClaimDue},
+		{"a live owner's claim holds until its lease ends", testLeaseHolds},
+		{"a silent owner's claims are free after OrphanAfter, a forgotten one's at once", testOrphans},
+		{"a retry counts a failure and waits; an owner that lost a task cannot hand it back", testAck},
+		{"a claim acknowledges and hands back in its transaction", testClaimAcknowledges},
+		{"tasks enqueued already due are adopted, claimed by the adopter", testAdoption},
+		{"a zero Lease or OrphanAfter is refused", testRefusesZeroDurations},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tc.fn(t, open(t))
+		})
+	}
+}
+
+var t0 = time.Date(2026, 3, 8, 9, 0, 0, 0, time.UTC)
+
+const (
+	lease  = 10 * time.Minute
+	orphan = 30 * time.Second
+)
+
+func tick(nonce int64, eta time.Time) task.Task {
+	return task.Task{Kind: task.TickLater, JobID: "p/j", Nonce: nonce, ETA: eta}
+}
+
+func enqueue(t *testing.T, s Store, tasks ...task.Task) {
+	t.Helper()
+	if _, err := s.Update(t.Context(), "p/j", func(tx store.Tx) error {
+		for _, tk := range tasks {
+			if err := tx.Enqueue(tk); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// claim makes c (with the suite's Lease and OrphanAfter unless it has its
+// own) and returns what it claimed as "name#failures".
+func claim(t *testing.T, s Store, c sqlite.Claim) []string {
+	t.Helper()
+	if c.Lease == 0 {
+		c.Lease, c.OrphanAfter = lease, orphan
+	}
+	got, next, ok, err := s.ClaimTasks(t.Context(), c)
+	if err != nil {
+		t.Fatalf("ClaimTasks(%+v): %v", c, err)
+	}
+	if len(got) < c.Max {
+		// Fewer than Max: the claim says what NextDue says after it.
+		want, wantOK, err := s.NextDue(t.Context(), c.OrphanAfter)
+		if err != nil || ok != wantOK || !next.Equal(want) {
+			t.Errorf("ClaimTasks at %v: next due %v (%v); NextDue after it says %v (%v, %v)", c.Now, next, ok, want, wantOK, err)
+		}
+	}
+	var names []string
+	for _, c := range got {
+		names = append(names, fmt.Sprintf("%s#%d", c.Name(), c.Failures))
+	}
+	return names
+}
+
+func eq(t *testing.T, step string, got []string, want ...string) {
+	t.Helper()
+	if !slices.Equal(got, want) {
+		t.Errorf("%s: claimed %q, want %q", step, got, want)
+	}
+}
+
+func nextDue(t *testing.T, s Store, want time.Time) {
+	t.Helper()
+	got, ok, err := s.NextDue(t.Context(), orphan)
+	if err != nil || !ok || !got.Equal(want) {
+		t.Errorf("NextDue = %v, %v, %v; want %v", got, ok, err, want)
+	}
+}
+
+func testClaimDue(t *testing.T, s Store) {
+	if _, ok, err := s.NextDue(t.Context(), orphan); err != nil || ok {
+		t.Errorf("NextDue with no task = %v, %v; want none", ok, err)
+	}
+	enqueue(t, s, tick(3, t0.Add(time.Minute)), tick(1, t0), tick(2, t0.Add(time.Second)), tick(4, t0.Add(time.Hour)))
+	nextDue(t, s, t0)
+	eq(t, "nothing is due before its ETA", claim(t, s, sqlite.Claim{Owner: "A", Now: t0.Add(-time.Nanosecond), Max: 10}))
+	eq(t, "Max bounds a claim, earliest first", claim(t, s, sqlite.Claim{Owner: "A", Now: t0.Add(time.Minute), Max: 2}), "p/j/tick/1#0", "p/j/tick/2#0")
+	eq(t, "the rest that is due", claim(t, s, sqlite.Claim{Owner: "A", Now: t0.Add(time.Minute), Max: 10}), "p/j/tick/3#0")
+	nextDue(t, s, t0.Add(time.Minute+orphan)) // A's claims, should A fall silent now
+}
+
+func testLeaseHolds(t *testing.T, s Store) {
+	enqueue(t, s, tick(1, t0))
+	eq(t, "A claims", claim(t, s, sqlite.Claim{Owner: "A", Now: t0, Max: 10}), "p/j/tick/1#0")
+	for at := t0; at.Before(t0.Add(lease)); at = at.Add(orphan / 2) {
+		if err := s.Heartbeat(t.Context(), "A", at, orphan); err != nil {
+			t.Fatal(err)
+		}
+		if got := claim(t, s, sqlite.Claim{Owner: "B", Now: at, Max: 10}); len(got) != 0 {
+			t.Fatalf("at t0+%v B claimed %q from A, alive and within its lease", at.Sub(t0), got)
+		}
+	}
+	if err := s.Heartbeat(t.Context(), "A", t0.Add(lease), orphan); err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "an ended lease frees a live owner's claim", claim(t, s, sqlite.Claim{Owner: "B", Now: t0.Add(lease), Max: 10}), "p/j/tick/1#0")
+}
+
+func testOrphans(t *testing.T, s Store) {
+	enqueue(t, s, tick(1, t0), tick(2, t0))
+	eq(t, "A claims", claim(t, s, sqlite.Claim{Owner: "A", Now: t0, Max: 1}), "p/j/tick/1#0")
+	eq(t, "C claims", claim(t, s, sqlite.Claim{Owner: "C", Now: t0, Max: 1}), "p/j/tick/2#0")
+	nextDue(t, s, t0.Add(orphan))
+	eq(t, "A and C silent for less than OrphanAfter", claim(t, s, sqlite.Claim{Owner: "B", Now: t0.Add(orphan - time.Nanosecond), Max: 10}))
+	if err := s.ForgetOwner(t.Context(), "C"); err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "a forgotten owner's claim is free at once", claim(t, s, sqlite.Claim{Owner: "B", Now: t0.Add(orphan - time.Nanosecond), Max: 10}), "p/j/tick/2#0")
+	eq(t, "a silent owner's claim is free after OrphanAfter", claim(t, s, sqlite.Claim{Owner: "B", Now: t0.Add(orphan), Max: 10}), "p/j/tick/1#0")
+	// A late heartbeat with an older time does not make B look older.
+	if err := s.Heartbeat(t.Context(), "B", t0, orphan); err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "B, alive at t0+OrphanAfter, keeps its claims", claim(t, s, sqlite.Claim{Owner: "D", Now: t0.Add(2*orphan - time.Nanosecond), Max: 10}))
+}
+
+func testAck(t *testing.T, s Store) {
+	a, b := tick(1, t0), tick(2, t0)
+	enqueue(t, s, a, b)
+	eq(t, "A claims", claim(t, s, sqlite.Claim{Owner: "A", Now: t0, Max: 10}), "p/j/tick/1#0", "p/j/tick/2#0")
+	eq(t, "B takes over A's orphans", claim(t, s, sqlite.Claim{Owner: "B", Now: t0.Add(orphan), Max: 10}), "p/j/tick/1#0", "p/j/tick/2#0")
+	// A, back, can no longer hand back what B holds.
+	if err := s.AckTasks(t.Context(), "A", nil, []sqlite.Retry{{Name: a.Name(), ETA: t0.Add(time.Hour)}}); err != nil {
+		t.Fatal(err)
+	}
+	retryAt := t0.Add(5 * time.Minute)
+	if err := s.AckTasks(t.Context(), "B", []string{a.Name()}, []sqlite.Retry{{Name: b.Name(), ETA: retryAt}}); err != nil {
+		t.Fatal(err)
+	}
+	tasks, err := s.Tasks(t.Context(), 10)
+	if err != nil || len(tasks) != 1 || tasks[0].Name() != b.Name() || !tasks[0].ETA.Equal(retryAt) {
+		t.Fatalf("queued after the acks: %v, %v; want only %s, at its retry", tasks, err, b.Name())
+	}
+	nextDue(t, s, retryAt)
+	eq(t, "a retry waits for its ETA", claim(t, s, sqlite.Claim{Owner: "B", Now: retryAt.Add(-time.Nanosecond), Max: 10}))
+	eq(t, "a retry counts its failure", claim(t, s, sqlite.Claim{Owner: "B", Now: retryAt, Max: 10}), "p/j/tick/2#1")
+}
+
+func testClaimAcknowledges(t *testing.T, s Store) {
+	a, b, c := tick(1, t0), tick(2, t0), tick(3, t0)
+	enqueue(t, s, a, b, c)
+	eq(t, "A claims", claim(t, s, sqlite.Claim{Owner: "A", Now: t0, Max: 10}), "p/j/tick/1#0", "p/j/tick/2#0", "p/j/tick/3#0")
+	got := claim(t, s, sqlite.Claim{Owner: "A", Now: t0, Max: 10,
+		Done: []string{a.Name()}, Retry: []sqlite.Retry{{Name: b.Name(), ETA: t0.Add(time.Minute)}}, Release: []string{c.Name()}})
+	eq(t, "the claim that settles them takes the released one again, failures unchanged", got, "p/j/tick/3#0")
+	tasks, err := s.Tasks(t.Context(), 10)
+	if err != nil || len(tasks) != 2 || tasks[0].Name() != c.Name() || tasks[1].Name() != b.Name() || !tasks[1].ETA.Equal(t0.Add(time.Minute)) {
+		t.Errorf("queued after the claim: %v, %v; want %s, then %s a minute later", tasks, err, c.Name(), b.Name())
+	}
+}
+
+func testAdoption(t *testing.T, s Store) {
+	var adopted []string
+	s.Adopt(&sqlite.Adoption{Owner: "A", Lease: lease, Now: func() time.Time { return t0 },
+		Adopted: func(tasks []task.Task) {
+			for _, tk := range tasks {
+				adopted = append(adopted, tk.Name())
+			}
+		}})
+	due, later := tick(1, t0), tick(2, t0.Add(time.Second))
+	enqueue(t, s, due, later)
+	if !slices.Equal(adopted, []string{due.Name()}) {
+		t.Errorf("adopted %q, want only the due %s", adopted, due.Name())
+	}
+	eq(t, "the adopted task is A's", claim(t, s, sqlite.Claim{Owner: "B", Now: t0.Add(time.Second), Max: 10}), "p/j/tick/2#0")
+
+	adopted = nil
+	enqueue(t, s, tick(2, t0))
+	if len(adopted) != 0 {
+		t.Errorf("a repeat of a queued task was adopted: %q", adopted)
+	}
+	eq(t, "A hands it back", claim(t, s, sqlite.Claim{Owner: "A", Now: t0, Release: []string{due.Name()}}))
+	eq(t, "free at once, failures unchanged", claim(t, s, sqlite.Claim{Owner: "B", Now: t0, Max: 10}), "p/j/tick/1#0")
+
+	s.Adopt(nil)
+	enqueue(t, s, tick(3, t0))
+	if len(adopted) != 0 {
+		t.Errorf("adopted %q after Adopt(nil)", adopted)
+	}
+	eq(t, "not adopted, free", claim(t, s, sqlite.Claim{Owner: "C", Now: t0, Max: 10}), "p/j/tick/3#0")
+}
+
+func testRefusesZeroDurations(t *testing.T, s Store) {
+	enqueue(t, s, tick(1, t0))
+	for _, c := range []sqlite.Claim{
+		{Owner: "A", Now: t0, Max: 1, OrphanAfter: orphan},
+		{Owner: "A", Now: t0, Max: 1, Lease: lease},
+	} {
+		if _, _, _, err := s.ClaimTasks(t.Context(), c); err == nil {
+			t.Errorf("ClaimTasks(Lease %v, OrphanAfter %v) succeeded", c.Lease, c.OrphanAfter)
+		}
+	}
+	if err := s.Heartbeat(t.Context(), "A", t0, 0); err == nil {
+		t.Error("Heartbeat with a zero orphanAfter succeeded")
+	}
+	eq(t, "the refused claims took nothing", claim(t, s, sqlite.Claim{Owner: "B", Now: t0, Max: 10}), "p/j/tick/1#0")
+}
