@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/sundial-cron/sundial/statemachine"
+	"github.com/sundial-cron/sundial/task"
 )
 
 // Backlog counts the tasks queued; *sqlite.Store is one. The cloud shape
@@ -28,6 +29,8 @@ type Metrics struct {
 	lateness prometheus.Histogram
 	skipped  *prometheus.CounterVec
 	repairs  prometheus.Counter
+	disabled *prometheus.CounterVec
+	failures *prometheus.CounterVec
 }
 
 // latenessBuckets run from 10 ms (a healthy launch) to 10 minutes (a tick
@@ -56,6 +59,14 @@ func NewMetrics(backlog Backlog) *Metrics {
 			Name: "sundial_watchdog_repairs_total",
 			Help: "Jobs the watchdog repaired: a task re-issued or an overdue invocation ended.",
 		}),
+		disabled: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sundial_jobs_disabled_total",
+			Help: "Jobs that became DISABLED, by the kind of their reason.",
+		}, []string{"reason"}),
+		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sundial_task_failures_total",
+			Help: "Deliveries of tasks that failed, by task kind and class: transient (delivered again) or permanent (the job disabled, the task dropped).",
+		}, []string{"kind", "class"}),
 	}
 	// Series that exist from the start at 0 make rate() and alerts work
 	// before the first event of their kind.
@@ -66,7 +77,17 @@ func NewMetrics(backlog Backlog) *Metrics {
 		statemachine.SkipPaused, statemachine.SkipDisabled, statemachine.SkipDSTGap} {
 		m.skipped.WithLabelValues(string(r))
 	}
-	m.reg.MustRegister(m.launches, m.lateness, m.skipped, m.repairs,
+	for _, k := range statemachine.ReasonKinds {
+		if k != statemachine.ReasonPaused {
+			m.disabled.WithLabelValues(string(k))
+		}
+	}
+	for _, k := range []task.Kind{task.TickLater, task.StartInvocation} {
+		for _, c := range []string{"transient", "permanent"} {
+			m.failures.WithLabelValues(string(k), c)
+		}
+	}
+	m.reg.MustRegister(m.launches, m.lateness, m.skipped, m.repairs, m.disabled, m.failures,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if backlog != nil {
 		m.reg.MustRegister(backlogCollector{backlog})
@@ -96,6 +117,20 @@ func (m *Metrics) Skipped(_ string, reason statemachine.SkipReason, count int) {
 
 // Repaired counts a job the watchdog repaired.
 func (m *Metrics) Repaired(string) { m.repairs.Inc() }
+
+// Disabled counts a job that became DISABLED.
+func (m *Metrics) Disabled(_ string, reason statemachine.Reason) {
+	m.disabled.WithLabelValues(string(reason.Kind)).Inc()
+}
+
+// TaskFailed counts a failed delivery of a task.
+func (m *Metrics) TaskFailed(_ string, kind task.Kind, permanent bool) {
+	class := "transient"
+	if permanent {
+		class = "permanent"
+	}
+	m.failures.WithLabelValues(string(kind), class).Inc()
+}
 
 // Handler serves the metrics in the Prometheus exposition format. A
 // backlog that cannot be counted leaves that one metric out of the scrape

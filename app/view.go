@@ -27,6 +27,16 @@ type jobJSON struct {
 
 	NextFireTime   *time.Time `json:"next_fire_time,omitempty"`
 	LastInvocation *invJSON   `json:"last_invocation,omitempty"`
+	// Health is absent while the job's tasks succeed.
+	Health *healthJSON `json:"health,omitempty"`
+}
+
+// healthJSON is engine.Health: the deliveries of the job's tasks that
+// failed in a row with a transient error, and the last one's error.
+type healthJSON struct {
+	TaskFailures int        `json:"task_failures"`
+	LastError    string     `json:"last_error"`
+	LastErrorAt  *time.Time `json:"last_error_at,omitempty"`
 }
 
 // jobDetail is one job with its definition, its unfinished invocations and
@@ -110,6 +120,9 @@ func toJob(v engine.View, last *store.Invocation) jobJSON {
 	if last != nil {
 		inv := toInv(last)
 		j.LastInvocation = &inv
+	}
+	if h := v.Health; h != (engine.Health{}) {
+		j.Health = &healthJSON{TaskFailures: h.TaskFailures, LastError: h.LastError, LastErrorAt: timePtr(h.LastErrorAt)}
 	}
 	return j
 }

@@ -65,7 +65,10 @@ func (e *Engine) targetRequest(ctx context.Context, jobID, invocation string, at
 	// Usually the job's current definition, decoded and cached already.
 	def, _, err := e.scheds.get(jobID, inv.Definition)
 	if err != nil {
-		return nil, target.Request{}, nil, fmt.Errorf("invocation %s/%s: %w", jobID, invocation, err)
+		// Not permanent for the job (%v, not %w): the job's own definition
+		// was usable, or its step would have failed first. The attempt's
+		// task is delivered again until its hard timeout ends it.
+		return nil, target.Request{}, nil, fmt.Errorf("invocation %s/%s: %v", jobID, invocation, err)
 	}
 	req := target.Request{
 		Key:        jobID + "/" + invocation,
@@ -166,5 +169,14 @@ func (e *Engine) interrupt(p Point, jobID, invocation string) error {
 	if e.opts.Interrupt == nil {
 		return nil
 	}
-	return e.opts.Interrupt(p, jobID, invocation)
+	if err := e.opts.Interrupt(p, jobID, invocation); err != nil {
+		return interrupted{err}
+	}
+	return nil
 }
+
+// interrupted is an error of Options.Interrupt: the handler stops as if
+// its process died, and a dead process records nothing of it.
+type interrupted struct{ error }
+
+func (i interrupted) Unwrap() error { return i.error }

@@ -80,11 +80,11 @@ func (c *schedules) get(jobID string, encoded []byte) (*Definition, *schedule.Sc
 	}
 	def := new(Definition)
 	if err := json.Unmarshal(encoded, def); err != nil {
-		return nil, nil, fmt.Errorf("job %s: stored definition: %w", jobID, err)
+		return nil, nil, permanent(statemachine.ReasonDefinitionUnreadable, err, fmt.Errorf("job %s: stored definition: %w", jobID, err))
 	}
 	s, err := def.Parse(jobID)
 	if err != nil {
-		return nil, nil, fmt.Errorf("job %s: %w", jobID, err)
+		return nil, nil, permanent(statemachine.ReasonScheduleInvalid, err, fmt.Errorf("job %s: %w", jobID, err))
 	}
 	c.m.Store(jobID, cachedSchedule{encoded: string(encoded), def: def, sched: s})
 	return def, s, nil

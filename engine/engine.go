@@ -72,6 +72,14 @@ type Observer interface {
 	Skipped(jobID string, reason statemachine.SkipReason, count int)
 	// Repaired: the watchdog re-issued or ended something of the job.
 	Repaired(jobID string)
+	// Disabled: the job became DISABLED, or DISABLED for another kind of
+	// reason.
+	Disabled(jobID string, reason statemachine.Reason)
+	// TaskFailed: a delivery of one of the job's tasks failed, with a
+	// permanent error (the job is disabled and the task dropped) or a
+	// transient one (the task is delivered again). Expected redeliveries
+	// (ErrBusy, a launch in progress) are not failures.
+	TaskFailed(jobID string, kind task.Kind, permanent bool)
 }
 
 // Engine runs jobs. It is safe for concurrent use.
@@ -144,7 +152,7 @@ func ProjectOf(jobID string) string {
 // returns the id of the occurrence it created.
 func (e *Engine) Trigger(ctx context.Context, jobID string) (string, error) {
 	var id string
-	c, err := e.update(ctx, jobID, func(jt *jobTx) error {
+	c, err := e.updateOrDisable(ctx, jobID, func(jt *jobTx) error {
 		if err := jt.step(statemachine.Triggered{}); err != nil {
 			return err
 		}
@@ -175,9 +183,16 @@ func (e *Engine) Abort(ctx context.Context, jobID, invocation string) error {
 
 // Repair delivers WatchdogExpired to the job: it re-issues what the job
 // waits for past its time and ends attempts past their hard timeout. It
-// reports whether anything was repaired.
+// reports whether anything was repaired. A job that a permanent error
+// stops is disabled instead, which leaves it nothing to wait for.
 func (e *Engine) Repair(ctx context.Context, jobID string) (bool, error) {
 	c, err := e.update(ctx, jobID, stepping(statemachine.WatchdogExpired{}))
+	if pe := asPermanent(err); pe != nil {
+		if err := e.disableBroken(ctx, jobID, pe); err != nil {
+			return false, err
+		}
+		return true, nil
+	}
 	if err != nil {
 		return false, err
 	}
@@ -198,7 +213,9 @@ func (e *Engine) Report(ctx context.Context, jobID, invocation string, attempt i
 }
 
 // HandleTask runs a delivered task. It returns an error when the task
-// should be delivered again.
+// should be delivered again: a transient one, which it counts in the job's
+// Health. A permanent error disables the job (disableBroken) and drops the
+// task; a malformed task, or one of an unknown job, is dropped.
 func (e *Engine) HandleTask(ctx context.Context, t task.Task) error {
 	var ev statemachine.Event
 	switch t.Kind {
@@ -217,15 +234,66 @@ func (e *Engine) HandleTask(ctx context.Context, t task.Task) error {
 		e.opts.Logger.Warn("dropping a malformed task", "task", t.String())
 		return nil
 	}
-	c, err := e.update(ctx, t.JobID, stepping(ev))
+	troubled := false
+	c, err := e.update(ctx, t.JobID, func(jt *jobTx) error {
+		troubled = jt.health != (Health{})
+		return jt.step(ev)
+	})
 	if errors.Is(err, store.ErrNotFound) {
 		e.opts.Logger.Warn("dropping a task of an unknown job", "task", t.String())
 		return nil
 	}
-	if err != nil {
+	if err == nil {
+		err = e.carryOut(ctx, t.JobID, c)
+	}
+	switch {
+	case err == nil:
+		if troubled {
+			e.setHealth(ctx, t.JobID, nil)
+		}
+		return nil
+	case errors.Is(err, ErrBusy), errors.Is(err, statemachine.ErrLaunchInProgress), errors.As(err, new(interrupted)), ctx.Err() != nil:
+		// Expected, or the process stopping: not the job's trouble.
 		return err
 	}
-	return e.carryOut(ctx, t.JobID, c)
+	pe := asPermanent(err)
+	if o := e.opts.Observer; o != nil {
+		o.TaskFailed(t.JobID, t.Kind, pe != nil)
+	}
+	if pe == nil {
+		e.setHealth(ctx, t.JobID, err)
+		return err
+	}
+	if err := e.disableBroken(ctx, t.JobID, pe); err != nil {
+		return fmt.Errorf("job %s cannot run (%v), and disabling it failed: %w", t.JobID, pe, err)
+	}
+	return nil
+}
+
+// maxLastError bounds the error kept in a job's Health: the error of a
+// target or a store may carry a whole response.
+const maxLastError = 1 << 10
+
+// setHealth records a transient failure of the job's task (cause), or
+// clears the record after a success (cause nil), in a transaction of its
+// own. It is best effort: the store that failed the task may fail this
+// too, and the task's redelivery does not wait for it.
+func (e *Engine) setHealth(ctx context.Context, jobID string, cause error) {
+	_, err := e.update(ctx, jobID, func(jt *jobTx) error {
+		if cause == nil {
+			jt.health = Health{}
+			return nil
+		}
+		msg := cause.Error()
+		if len(msg) > maxLastError {
+			msg = strings.ToValidUTF8(msg[:maxLastError], "") + "..."
+		}
+		jt.health = Health{TaskFailures: jt.health.TaskFailures + 1, LastError: msg, LastErrorAt: jt.now}
+		return nil
+	})
+	if err != nil {
+		e.opts.Logger.Warn("recording the job's health failed", "job", jobID, "err", err)
+	}
 }
 
 func (e *Engine) acquire(project string) bool {
@@ -254,11 +322,25 @@ func (e *Engine) release(project string) {
 
 // request applies an admin's or the config's request to the job.
 func (e *Engine) request(ctx context.Context, jobID string, ev statemachine.Event) error {
-	c, err := e.update(ctx, jobID, stepping(ev))
+	c, err := e.updateOrDisable(ctx, jobID, stepping(ev))
 	if err != nil {
 		return err
 	}
 	return e.carryOut(ctx, jobID, c)
+}
+
+// updateOrDisable is update for requests: a job that a permanent error
+// stops is disabled first, and the request is then made of the DISABLED
+// job, which refuses it or takes it as a no-op.
+func (e *Engine) updateOrDisable(ctx context.Context, jobID string, fn func(*jobTx) error) (committed, error) {
+	c, err := e.update(ctx, jobID, fn)
+	if pe := asPermanent(err); pe != nil {
+		if err := e.disableBroken(ctx, jobID, pe); err != nil {
+			return committed{}, err
+		}
+		return e.update(ctx, jobID, fn)
+	}
+	return c, err
 }
 
 func stepping(ev statemachine.Event) func(*jobTx) error {

@@ -115,6 +115,9 @@ type recorder struct {
 	// check, if set, is called at every launch before it is counted.
 	check func(req target.Request)
 	fail  bool
+	// resolveErr, if set, is what Resolve returns: the target cannot be
+	// asked.
+	resolveErr error
 }
 
 type attemptKey struct {
@@ -148,6 +151,9 @@ func (r *recorder) Launch(ctx context.Context, req target.Request) target.Result
 func (r *recorder) Resolve(ctx context.Context, req target.Request) (bool, target.Result, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.resolveErr != nil {
+		return false, target.Result{}, r.resolveErr
+	}
 	res, ok := r.results[attemptKey{req.Key, req.Attempt}]
 	return ok, res, nil
 }

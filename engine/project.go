@@ -83,8 +83,10 @@ func (e *Engine) projectJobs(ctx context.Context, project string) (map[string]bo
 // Define creates the job or changes its definition. A definition equal to
 // the stored one, by value, changes nothing — unless the job is DISABLED
 // by its config (removed, or `disabled: true`), which listing it again
-// undoes. A job disabled for another reason (auto-disabled, a permanent
-// error) stays so until its definition changes.
+// undoes, or because its stored definition could not be used, which a
+// definition this release can run undoes. A job disabled for another
+// reason (auto-disabled, an unreadable state) stays so until its
+// definition changes.
 func (e *Engine) Define(ctx context.Context, jobID string, def Definition) error {
 	if err := e.check(jobID, &def); err != nil {
 		return err
@@ -93,29 +95,43 @@ func (e *Engine) Define(ctx context.Context, jobID string, def Definition) error
 	if err != nil {
 		return err
 	}
-	_, err = e.update(ctx, jobID, func(jt *jobTx) error {
-		if jt.job == nil {
+	c, err := e.updateOrDisable(ctx, jobID, func(jt *jobTx) error {
+		switch {
+		case jt.job == nil:
 			jt.job = &store.Job{ID: jobID, Project: ProjectOf(jobID)}
-		} else if jt.def.Equal(&def) && !(jt.m.State == statemachine.Disabled && jt.m.Reason.FromConfig()) {
+		case jt.stateErr != nil:
+			return jt.stateErr // updateOrDisable resets the state, then asks again
+		case jt.defErr != nil:
+			// Nothing can be settled under a definition that cannot be
+			// used: Broken disables the job without it.
+			if err := jt.run(statemachine.Broken{Reason: asPermanent(jt.defErr).reason}); err != nil {
+				return err
+			}
+		case jt.def.Equal(&def) && !(jt.m.State == statemachine.Disabled && (jt.m.Reason.FromConfig() || jt.m.Reason.FromDefinition())):
 			return nil
-		} else if err := jt.step(statemachine.Redefining{}); err != nil {
+		default:
 			// What fell due under the old definition is settled under it.
-			return err
+			if err := jt.step(statemachine.Redefining{}); err != nil {
+				return err
+			}
 		}
 		if err := jt.setDefinition(encoded); err != nil {
 			return err
 		}
 		return jt.step(statemachine.Defined{})
 	})
-	return err
+	if err != nil {
+		return err
+	}
+	return e.carryOut(ctx, jobID, c)
 }
 
 // Disable makes the job DISABLED for reason, keeping its history. Queued
 // invocations are aborted; running ones finish. A job already DISABLED
 // keeps the reason it has.
 func (e *Engine) Disable(ctx context.Context, jobID string, reason statemachine.Reason) error {
-	c, err := e.update(ctx, jobID, func(jt *jobTx) error {
-		if jt.job != nil && jt.m.State == statemachine.Disabled {
+	c, err := e.updateOrDisable(ctx, jobID, func(jt *jobTx) error {
+		if jt.job != nil && jt.stateErr == nil && jt.m.State == statemachine.Disabled {
 			return nil
 		}
 		return jt.step(statemachine.Removed{Reason: reason})

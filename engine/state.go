@@ -39,7 +39,11 @@ func State(job *store.Job) (statemachine.Job, error) {
 func decodeState(job *store.Job) (jobState, error) {
 	s, err := decodeJobState(job.Machine)
 	if err != nil {
-		return s, fmt.Errorf("job %s: stored state: %w", job.ID, err)
+		wrapped := fmt.Errorf("job %s: stored state: %w", job.ID, err)
+		if writtenByANewerRelease(job.Machine) {
+			return s, wrapped
+		}
+		return s, permanent(statemachine.ReasonStateUnreadable, err, wrapped)
 	}
 	return s, nil
 }

@@ -28,6 +28,14 @@ type jobTx struct {
 	sched  *schedule.Schedule
 	m      statemachine.Job
 	health Health
+	// stateErr and defErr are the permanent errors of a stored state or
+	// definition that could not be used (permanentError). A step fails
+	// with them, except one of a job that is idle; save refuses to write
+	// over a state it could not read.
+	stateErr, defErr error
+	// loaded is the job's state and reason as loaded, to tell when a
+	// transaction disabled it.
+	loaded statemachine.Job
 
 	actions []statemachine.Action
 	// output is what a target returned for an attempt, for its log.
@@ -43,6 +51,9 @@ type jobTx struct {
 type committed struct {
 	acts    []statemachine.Action
 	records map[string]*store.Invocation
+	// disabled is the reason the transaction disabled the job for, if it
+	// did.
+	disabled *statemachine.Reason
 }
 
 // update runs fn in a transaction on the job and commits what its steps
@@ -75,6 +86,9 @@ func (e *Engine) update(ctx context.Context, jobID string, fn func(*jobTx) error
 			return errUnchanged
 		}
 		c = committed{acts: jt.actions, records: jt.records}
+		if r := jt.m.Reason; jt.m.State == statemachine.Disabled && (jt.loaded.State != statemachine.Disabled || jt.loaded.Reason.Kind != r.Kind) {
+			c.disabled = &r
+		}
 		return nil
 	})
 	if errors.Is(err, errUnchanged) {
@@ -90,6 +104,9 @@ func (e *Engine) update(ctx context.Context, jobID string, fn func(*jobTx) error
 		}
 	}
 	e.observe(jobID, c.acts)
+	if o := e.opts.Observer; o != nil && c.disabled != nil {
+		o.Disabled(jobID, *c.disabled)
+	}
 	return c, nil
 }
 
@@ -102,12 +119,21 @@ func (jt *jobTx) load(jobID string) error {
 		return err
 	}
 	jt.job = job
-	s, err := jt.e.states.decode(job)
-	if err != nil {
+	switch s, err := jt.e.states.decode(job); {
+	case asPermanent(err) != nil:
+		jt.stateErr = err
+	case err != nil:
+		return err
+	default:
+		jt.m, jt.health = s.m, s.health
+		jt.loaded = s.m
+	}
+	if err := jt.setDefinition(job.Definition); asPermanent(err) != nil {
+		jt.defErr = err
+	} else if err != nil {
 		return err
 	}
-	jt.m, jt.health = s.m, s.health
-	return jt.setDefinition(job.Definition)
+	return nil
 }
 
 func (jt *jobTx) setDefinition(encoded []byte) error {
@@ -115,7 +141,7 @@ func (jt *jobTx) setDefinition(encoded []byte) error {
 	if err != nil {
 		return err
 	}
-	jt.job.Definition, jt.def, jt.sched = encoded, def, sched
+	jt.job.Definition, jt.def, jt.sched, jt.defErr = encoded, def, sched, nil
 	return nil
 }
 
@@ -124,14 +150,27 @@ func (jt *jobTx) step(ev statemachine.Event) error {
 	if jt.job == nil {
 		return store.ErrNotFound
 	}
+	if jt.stateErr != nil {
+		return jt.stateErr
+	}
+	if jt.defErr != nil && !jt.idle() {
+		return jt.defErr
+	}
+	return jt.run(ev)
+}
+
+// run runs one machine step on a job whose state was read; without a
+// usable definition the machine has no schedule and a zero policy.
+func (jt *jobTx) run(ev statemachine.Event) error {
 	m := statemachine.Machine{
 		JobID:    jt.job.ID,
 		Now:      jt.now,
-		Schedule: jt.sched,
-		Policy:   jt.def.Policy,
 		Config:   jt.e.opts.Config,
 		NewNonce: jt.e.opts.NewNonce,
 		Job:      jt.m,
+	}
+	if jt.defErr == nil {
+		m.Schedule, m.Policy = jt.sched, jt.def.Policy
 	}
 	if err := m.Step(ev); err != nil {
 		return err
@@ -224,6 +263,9 @@ func (jt *jobTx) recordSkipped(a statemachine.RecordSkipped) error {
 
 // save stores the job if anything changed, and reports whether it did.
 func (jt *jobTx) save() (bool, error) {
+	if jt.stateErr != nil {
+		return false, jt.stateErr
+	}
 	s := jobState{m: jt.m, health: jt.health}
 	encoded, err := encodeJobState(s)
 	if err != nil {

@@ -40,6 +40,12 @@ func Decode(job *store.Job) (View, error) {
 	}
 	v := View{Job: job, Machine: s.m, Health: s.health}
 	if err := json.Unmarshal(job.Definition, &v.Definition); err != nil {
+		if s.m.State == statemachine.Disabled && s.m.Reason.Kind == statemachine.ReasonDefinitionUnreadable {
+			// Shown with its reason, which names the error, rather than
+			// failing every listing of its project.
+			v.Definition = Definition{}
+			return v, nil
+		}
 		return View{}, fmt.Errorf("job %s: stored definition: %w", job.ID, err)
 	}
 	return v, nil

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sundial-cron/sundial/statemachine"
+	"github.com/sundial-cron/sundial/task"
 )
 
 // observer is the engine's Observer: it keeps the lateness of the launches
@@ -63,6 +64,10 @@ func (o *observer) Skipped(_ string, r statemachine.SkipReason, n int) {
 	defer o.mu.Unlock()
 	o.skipped[string(r)] += n
 }
+
+func (o *observer) Disabled(string, statemachine.Reason) {}
+
+func (o *observer) TaskFailed(string, task.Kind, bool) {}
 
 func (o *observer) Repaired(string) {
 	o.mu.Lock()

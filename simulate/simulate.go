@@ -398,6 +398,8 @@ func (o observer) Repaired(string) {
 	o.s.rep.WatchdogRepairs++
 }
 func (o observer) Skipped(string, statemachine.SkipReason, int) {}
+func (o observer) Disabled(string, statemachine.Reason)         {}
+func (o observer) TaskFailed(string, task.Kind, bool)           {}
 
 // run defines the jobs, simulates the days with faults, drains without
 // faults, and checks.

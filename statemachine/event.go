@@ -17,6 +17,16 @@ type Redefining struct{}
 // config or was disabled there, or it can no longer run. Reason says which.
 type Removed struct{ Reason Reason }
 
+// Broken: the job can no longer run because its stored definition cannot
+// be decoded or its schedule no longer parses; Reason says which. The
+// machine has no Schedule (nil) and a zero Policy. It disables the job as
+// Removed does, but it cannot list the occurrences due since Cursor
+// without a schedule, so none is recorded as skipped: the job's reason is
+// their record. It also aborts the invocations already launched, which
+// Removed leaves to finish: their outcome could only be recorded by a step
+// of the job, and every one fails until the definition changes.
+type Broken struct{ Reason Reason }
+
 // Tick: a TickLater task was delivered.
 type Tick struct{ Nonce int64 }
 
@@ -75,6 +85,7 @@ type WatchdogExpired struct{}
 func (Defined) event()         {}
 func (Redefining) event()      {}
 func (Removed) event()         {}
+func (Broken) event()          {}
 func (Tick) event()            {}
 func (Triggered) event()       {}
 func (PauseRequested) event()  {}

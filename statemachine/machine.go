@@ -84,6 +84,13 @@ func (m *Machine) step(e Event) error {
 		}
 		m.disable(e.Reason)
 
+	case Broken:
+		m.disable(e.Reason)
+		for i := len(j.Active) - 1; i >= 0; i-- {
+			m.abort(i, "the job was disabled: "+e.Reason.String())
+		}
+		j.Cursor = later(j.Cursor, m.Now)
+
 	case Tick:
 		if e.Nonce == 0 || e.Nonce != j.TickNonce || !m.ticking() {
 			return nil

@@ -24,13 +24,42 @@ const (
 	ReasonDisabledInConfig ReasonKind = "disabled_in_config"
 	// ReasonAutoDisabled: it failed Policy.AutoDisableAfter times in a row.
 	ReasonAutoDisabled ReasonKind = "auto_disabled"
+
+	// The permanent errors: what the job needs in order to run cannot be
+	// used, and no retry can change that. Note is the error.
+
+	// ReasonStateUnreadable: its stored state could not be decoded; the
+	// engine replaced it with a fresh DISABLED one.
+	ReasonStateUnreadable ReasonKind = "state_unreadable"
+	// ReasonDefinitionUnreadable: its stored definition could not be
+	// decoded.
+	ReasonDefinitionUnreadable ReasonKind = "definition_unreadable"
+	// ReasonScheduleInvalid: its stored definition decodes, but its
+	// schedule (time zone, DST policies) no longer parses: a zone removed
+	// from the tz database, a grammar tightened.
+	ReasonScheduleInvalid ReasonKind = "schedule_invalid"
 )
+
+// ReasonKinds lists every kind, for metrics and documentation.
+var ReasonKinds = []ReasonKind{
+	ReasonPaused, ReasonRemovedFromConfig, ReasonDisabledInConfig, ReasonAutoDisabled,
+	ReasonStateUnreadable, ReasonDefinitionUnreadable, ReasonScheduleInvalid,
+}
 
 // FromConfig reports whether the job's config put it in this state, so a
 // config that lists the job enabled again brings it back. A job disabled
 // for any other reason stays so until its definition changes.
 func (r Reason) FromConfig() bool {
 	return r.Kind == ReasonRemovedFromConfig || r.Kind == ReasonDisabledInConfig
+}
+
+// FromDefinition reports whether the job's stored definition put it in
+// this state: it could not be decoded, or its schedule not parsed. A
+// config that lists the job with a definition this release can run brings
+// it back, even one equal to the stored one (the zone may be back in the
+// tz database, or a newer release may read it).
+func (r Reason) FromDefinition() bool {
+	return r.Kind == ReasonDefinitionUnreadable || r.Kind == ReasonScheduleInvalid
 }
 
 // String is the reason in words, as the API and the console show it.
@@ -49,6 +78,12 @@ func (r Reason) String() string {
 		// Note says after how many failures: "after 3 failed invocations
 		// in a row".
 		return "auto-disabled " + r.Note
+	case ReasonStateUnreadable:
+		s = "its stored state could not be read"
+	case ReasonDefinitionUnreadable:
+		s = "its stored definition could not be read"
+	case ReasonScheduleInvalid:
+		s = "its schedule is no longer valid"
 	default:
 		s = string(r.Kind)
 	}

@@ -22,6 +22,9 @@ type transition struct {
 	want    []sm.Action
 	wantJob sm.Job // WatchdogTimerTs is filled in by settled
 	refused bool   // the step must be refused and change nothing
+	// broken: the machine runs without a schedule or a policy, as the
+	// host runs Broken.
+	broken bool
 }
 
 func runTransitions(t *testing.T, cases []transition) {
@@ -35,6 +38,9 @@ func runTransitions(t *testing.T, cases []transition) {
 			}
 			f := newFixture(t, expr, c.policy)
 			f.nonce = 10
+			if c.broken {
+				f.m.Schedule, f.m.Policy = nil, sm.Policy{}
+			}
 			// The cases share their job literals' Active arrays, which a
 			// step changes in place.
 			f.m.Job = settled(cloneJob(c.job))
@@ -211,6 +217,63 @@ func TestRemoved(t *testing.T) {
 		event:   sm.Removed{Reason: removedFromConfig},
 		want:    []sm.Action{skipped(at(1*minute), at(3*minute), 3, sm.SkipPaused)},
 		wantJob: sm.Job{State: sm.Disabled, Reason: removedFromConfig, Cursor: at(3*minute + 10*sec)},
+	}})
+}
+
+func TestBroken(t *testing.T) {
+	t.Parallel()
+	invalid := sm.Reason{Kind: sm.ReasonScheduleInvalid, Note: `unknown time zone "Mars/Olympus"`}
+	aborted := "the job was disabled: its schedule is no longer valid: unknown time zone \"Mars/Olympus\""
+	runTransitions(t, []transition{{
+		name:    "a SCHEDULED job is DISABLED with its reason, its tick dropped, and nothing due is listed without a schedule",
+		broken:  true,
+		job:     scheduledAt0,
+		now:     at(2*minute + 10*sec),
+		event:   sm.Broken{Reason: invalid},
+		wantJob: sm.Job{State: sm.Disabled, Reason: invalid, Cursor: at(2*minute + 10*sec)},
+	}, {
+		name:   "every unfinished invocation is aborted, launched ones at their target too, and the pending one is skipped: disabled",
+		broken: true,
+		job: withJob(func(j *sm.Job) {
+			j.State = sm.Running
+			j.Active = []sm.Invocation{
+				launchingInv(occ(at(-2*minute)), 1, 3, at(-2*minute)),
+				runningInv(occ(at(-1*minute)), 1, 4, at(-1*minute)),
+				backoffInv(occ(t0), 2, 5, at(10*sec), at(2*minute)),
+			}
+			j.Pending = &o1m
+			j.Cursor = at(1 * minute)
+		}),
+		now:   at(70 * sec),
+		event: sm.Broken{Reason: invalid},
+		want: []sm.Action{
+			skippedOne(o1m, sm.SkipDisabled),
+			record(occ(t0), 2, sm.StatusAborted, aborted),
+			abortTarget(occ(at(-1*minute)).ID, 1),
+			record(occ(at(-1*minute)), 1, sm.StatusAborted, aborted),
+			abortTarget(occ(at(-2*minute)).ID, 1),
+			record(occ(at(-2*minute)), 1, sm.StatusAborted, aborted),
+		},
+		wantJob: sm.Job{State: sm.Disabled, Reason: invalid, Cursor: at(70 * sec), LastEnded: at(70 * sec)},
+	}, {
+		name:   "a job already DISABLED takes the new reason and its running invocation is aborted, so nothing waits for the watchdog",
+		broken: true,
+		job: sm.Job{State: sm.Disabled, Reason: removedFromConfig, Cursor: t0,
+			Active: []sm.Invocation{runningInv(occ(t0), 1, 5, t0)}},
+		now:   at(70 * sec),
+		event: sm.Broken{Reason: invalid},
+		want: []sm.Action{
+			abortTarget(occ(t0).ID, 1),
+			record(occ(t0), 1, sm.StatusAborted, aborted),
+		},
+		wantJob: sm.Job{State: sm.Disabled, Reason: invalid, Cursor: at(70 * sec), LastEnded: at(70 * sec)},
+	}, {
+		name:    "a PAUSED job is DISABLED with the reason",
+		broken:  true,
+		job:     sm.Job{State: sm.Paused, Reason: sm.Reason{Kind: sm.ReasonPaused, Note: "maintenance"}, Cursor: t0},
+		now:     at(3 * minute),
+		event:   sm.Broken{Reason: invalid},
+		wantJob: sm.Job{State: sm.Disabled, Reason: invalid, Cursor: at(3 * minute)},
 	}})
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/sundial-cron/sundial/engine"
 	"github.com/sundial-cron/sundial/statemachine"
+	"github.com/sundial-cron/sundial/task"
 )
 
 // logObserver writes what the engine did to the log: launches and normal
@@ -40,6 +41,14 @@ func (o logObserver) Repaired(jobID string) {
 	o.log.Warn("watchdog repaired a job", "job", jobID)
 }
 
+func (o logObserver) Disabled(jobID string, reason statemachine.Reason) {
+	o.log.Info("job disabled", "job", jobID, "reason_kind", reason.Kind, "reason", reason.String())
+}
+
+// TaskFailed logs nothing: the engine logs a permanent error's disable,
+// and the queue each failed delivery with its error.
+func (o logObserver) TaskFailed(string, task.Kind, bool) {}
+
 // observers tells each of its members.
 type observers []engine.Observer
 
@@ -64,5 +73,17 @@ func (obs observers) Skipped(jobID string, reason statemachine.SkipReason, count
 func (obs observers) Repaired(jobID string) {
 	for _, o := range obs {
 		o.Repaired(jobID)
+	}
+}
+
+func (obs observers) Disabled(jobID string, reason statemachine.Reason) {
+	for _, o := range obs {
+		o.Disabled(jobID, reason)
+	}
+}
+
+func (obs observers) TaskFailed(jobID string, kind task.Kind, permanent bool) {
+	for _, o := range obs {
+		o.TaskFailed(jobID, kind, permanent)
 	}
 }
