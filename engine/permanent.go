@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store"
@@ -114,10 +112,8 @@ func (e *Engine) history(ctx context.Context, jobID string) (history, error) {
 			if !statemachine.Status(inv.Status).Ended() {
 				h.unfinished = append(h.unfinished, inv)
 			}
-			if n, ok := strings.CutPrefix(inv.ID, "manual-"); ok && inv.Manual {
-				if n, err := strconv.ParseInt(n, 10, 64); err == nil {
-					h.triggers = max(h.triggers, n)
-				}
+			if n, ok := statemachine.TriggerNumber(inv.ID); ok && inv.Manual {
+				h.triggers = max(h.triggers, n)
 			}
 		}
 		if next == "" {

@@ -83,7 +83,7 @@ func TestAPermanentErrorDisablesTheJobAndDropsItsTask(t *testing.T) {
 			if got := h.job("p/job"); got.State != string(statemachine.Disabled) {
 				t.Errorf("after its tasks ran out the job is %s, want DISABLED", got.State)
 			}
-			wd := &watchdog.Watchdog{Store: h.st, Repairer: h.eng, Now: h.clock}
+			wd := watchdog.New(h.st, h.eng, watchdog.Options{Now: h.clock})
 			if r, err := wd.Pass(h.ctx); err != nil || r != (watchdog.Result{}) {
 				t.Errorf("a watchdog pass did %+v (%v); want nothing", r, err)
 			}

@@ -6,6 +6,8 @@ import (
 	"hash/fnv"
 	"math"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -640,7 +642,19 @@ func OccurrenceID(at time.Time) string {
 
 // TriggerID is the invocation id of the job's n-th manual trigger.
 func TriggerID(n int64) string {
-	return fmt.Sprintf("manual-%d", n)
+	return triggerPrefix + strconv.FormatInt(n, 10)
+}
+
+const triggerPrefix = "manual-"
+
+// TriggerNumber is n for the id TriggerID(n); ok is false for any other id.
+func TriggerNumber(id string) (n int64, ok bool) {
+	digits, ok := strings.CutPrefix(id, triggerPrefix)
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(digits, 10, 64)
+	return n, err == nil && n > 0 && TriggerID(n) == id
 }
 
 // GapID is the id of the record of the fire times a DST gap ending at `at`

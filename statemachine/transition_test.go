@@ -1015,3 +1015,18 @@ func TestRedefining(t *testing.T) {
 	p.step(at(10*sec), sm.PauseRequested{Note: "admin"})
 	p.step(at(3*minute), sm.Redefining{})
 }
+
+// The trigger id is read back only from what TriggerID makes.
+func TestTriggerNumberReadsOnlyTriggerIDs(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int64{1, 9, 10, 1 << 40} {
+		if got, ok := sm.TriggerNumber(sm.TriggerID(n)); !ok || got != n {
+			t.Errorf("TriggerNumber(TriggerID(%d)) = %d, %v", n, got, ok)
+		}
+	}
+	for _, id := range []string{"manual-", "manual-0", "manual-01", "manual--1", "manual-1x", "20260302T100000Z", "x-manual-1"} {
+		if n, ok := sm.TriggerNumber(id); ok {
+			t.Errorf("TriggerNumber(%q) = %d, true; want false", id, n)
+		}
+	}
+}
