@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -119,15 +118,15 @@ func (c *cloudFlags) queueName() string {
 // X-AppEngine-* and X-CloudTasks-* headers from outside requests, so their
 // presence is proof; on Cloud Run any header can come from outside, so each
 // request must carry a token Google signed for the invoker account.
-func (c *cloudFlags) gates(now func() time.Time) (tasks cloudtasks.Gate, cron func(path string) (cloudtasks.Gate, error), target cloudtasks.Target, err error) {
+func (c *cloudFlags) gates(now func() time.Time) (tasks app.Gate, cron func(path string) (app.Gate, error), target cloudtasks.Target, err error) {
 	if c.platform == "appengine" {
-		cronGate := cloudtasks.AppEngineCron()
-		return cloudtasks.AppEngineQueue(c.queue),
-			func(string) (cloudtasks.Gate, error) { return cronGate, nil },
+		cronGate := app.AppEngineCron()
+		return app.AppEngineQueue(c.queue),
+			func(string) (app.Gate, error) { return cronGate, nil },
 			cloudtasks.AppEngine{Service: os.Getenv("GAE_SERVICE"), Path: tasksPath}, nil
 	}
-	oidc := func(path string) (cloudtasks.Gate, error) {
-		return cloudtasks.NewOIDC(cloudtasks.OIDCOptions{Audience: c.publicURL + path, ServiceAccount: c.invoker, Now: now})
+	oidc := func(path string) (app.Gate, error) {
+		return app.NewOIDC(app.OIDCOptions{Audience: c.publicURL + path, ServiceAccount: c.invoker, Now: now})
 	}
 	if tasks, err = oidc(tasksPath); err != nil {
 		return nil, nil, nil, err
@@ -181,7 +180,7 @@ func serveCloud(ctx context.Context, f serveFlags, logger *slog.Logger, now func
 	p := assemble(f, st, queue, tgts, cloudConfig(f), app.NewMetrics(nil), logger, now, ticks{})
 
 	mux := http.NewServeMux()
-	mux.Handle(tasksPath, &cloudtasks.Endpoint{Gate: taskGate, Handler: p.eng.HandleTask, Logger: logger})
+	mux.Handle(tasksPath, &app.TaskEndpoint{Gate: taskGate, Decode: cloudtasks.Decode, Handler: p.eng.HandleTask, Logger: logger})
 	for path, pass := range map[string]func(context.Context) (any, error){
 		watchdogPath: func(ctx context.Context) (any, error) { return p.wd.Pass(ctx) },
 		refreshPath: func(ctx context.Context) (any, error) {
@@ -193,7 +192,7 @@ func serveCloud(ctx context.Context, f serveFlags, logger *slog.Logger, now func
 		if err != nil {
 			return err
 		}
-		mux.Handle(path, cloudtasks.Guard(gate, logger, cronPass(path, pass, logger)))
+		mux.Handle(path, app.Guard(gate, logger, app.CronEndpoint(path, pass, logger)))
 	}
 	mux.Handle("/", p.api(false))
 
@@ -207,25 +206,4 @@ func serveCloud(ctx context.Context, f serveFlags, logger *slog.Logger, now func
 	// Requests under way are tasks running their launches: they get the
 	// stop grace, and what they cannot finish Cloud Tasks delivers again.
 	return runServer(ctx, logger, ln, srv, f.stopGrace)
-}
-
-// cronPass serves one once-a-minute pass: 200 with what it did, or 500 so
-// the caller's retry or next minute runs it again.
-func cronPass(path string, pass func(context.Context) (any, error), logger *slog.Logger) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet && r.Method != http.MethodPost {
-			w.Header().Set("Allow", "GET, POST")
-			http.Error(w, "want GET or POST", http.StatusMethodNotAllowed)
-			return
-		}
-		res, err := pass(r.Context())
-		w.Header().Set("Content-Type", "application/json")
-		if err != nil {
-			logger.Error("cron pass failed", "path", path, "err", err)
-			w.WriteHeader(http.StatusInternalServerError)
-			json.NewEncoder(w).Encode(map[string]string{"error": err.Error()})
-			return
-		}
-		json.NewEncoder(w).Encode(res)
-	})
 }

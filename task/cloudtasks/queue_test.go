@@ -2,6 +2,7 @@ package cloudtasks_test
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"cloud.google.com/go/cloudtasks/apiv2/cloudtaskspb"
 	gax "github.com/googleapis/gax-go/v2"
 
+	"github.com/sundial-cron/sundial/app"
 	"github.com/sundial-cron/sundial/internal/fakeclock"
 	"github.com/sundial-cron/sundial/task"
 	"github.com/sundial-cron/sundial/task/cloudtasks"
@@ -20,6 +22,15 @@ import (
 )
 
 const queuePath = "projects/proj/locations/us-central1/queues/sundial"
+
+// quiet drops the logs of the failed deliveries the tests cause on purpose.
+var quiet = slog.New(slog.DiscardHandler)
+
+// The account Cloud Run's tasks are signed for, and the audience they ask.
+const (
+	account  = "sundial-tasks@proj.iam.gserviceaccount.com"
+	audience = "https://sundial.example.com/internal/tasks"
+)
 
 // rig is a Queue on the test Cloud Tasks server, delivering to the task
 // endpoint of an app served on loopback, all on a fake clock.
@@ -33,10 +44,10 @@ type rig struct {
 
 	// What restart needs to start the app and its queue again.
 	tg       target
-	gate     cloudtasks.Gate
+	gate     app.Gate
 	target   cloudtasks.Target
 	handler  task.Handler
-	endpoint atomic.Pointer[cloudtasks.Endpoint]
+	endpoint atomic.Pointer[app.TaskEndpoint]
 }
 
 type target string
@@ -50,24 +61,32 @@ func newRig(t *testing.T, clock *fakeclock.Clock, tg target, retry cloudtaskstes
 	t.Helper()
 	r := &rig{clock: clock, tg: tg, handler: handler}
 	// The app's address outlives its restarts, as a deployment's does.
-	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if req.URL.Path != "/internal/tasks" {
 			http.NotFound(w, req)
 			return
 		}
 		r.endpoint.Load().ServeHTTP(w, req)
 	}))
-	t.Cleanup(app.Close)
+	t.Cleanup(web.Close)
 
 	opts := cloudtaskstest.Options{Now: clock.Now, Retry: retry}
 	switch tg {
 	case appEngine:
-		r.gate, r.target = cloudtasks.AppEngineQueue("sundial"), cloudtasks.AppEngine{Path: "/internal/tasks"}
-		opts.AppEngineURL = app.URL
+		r.gate, r.target = app.AppEngineQueue("sundial"), cloudtasks.AppEngine{Path: "/internal/tasks"}
+		opts.AppEngineURL = web.URL
 	case cloudRun:
-		is := newIssuer(t)
-		r.gate = newOIDC(t, is, clock.Now)
-		r.target = cloudtasks.HTTP{URL: app.URL + "/internal/tasks", ServiceAccount: account, Audience: audience}
+		is, err := cloudtaskstest.NewIssuer()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(is.Close)
+		gate, err := app.NewOIDC(app.OIDCOptions{Issuer: is.URL(), KeysURL: is.KeysURL(), Audience: audience, ServiceAccount: account, Now: clock.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.gate = gate
+		r.target = cloudtasks.HTTP{URL: web.URL + "/internal/tasks", ServiceAccount: account, Audience: audience}
 		opts.Issuer = is
 	}
 	srv, err := cloudtaskstest.Start(opts)
@@ -83,7 +102,7 @@ func newRig(t *testing.T, clock *fakeclock.Clock, tg target, retry cloudtaskstes
 // start starts the app: its endpoint, and its queue on a new client.
 func (r *rig) start(t *testing.T) {
 	t.Helper()
-	r.endpoint.Store(&cloudtasks.Endpoint{Gate: r.gate, Handler: r.handler, Logger: quiet})
+	r.endpoint.Store(&app.TaskEndpoint{Decode: cloudtasks.Decode, Gate: r.gate, Handler: r.handler, Logger: quiet})
 	client, err := r.srv.Client(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -155,8 +174,7 @@ func TestConformance(t *testing.T) {
 
 func TestQueueFarETAs(t *testing.T) {
 	t.Parallel()
-	var rec recorder
-	r := newRig(t, fakeclock.New(t0), appEngine, cloudtaskstest.DefaultRetry, rec.handle)
+	r := newRig(t, fakeclock.New(t0), appEngine, cloudtaskstest.DefaultRetry, func(context.Context, task.Task) error { return nil })
 	farTick, farStart := tick, start
 	farTick.ETA = t0.Add(40 * 24 * time.Hour)
 	farStart.ETA = farTick.ETA

@@ -1,4 +1,4 @@
-package cloudtasks_test
+package app_test
 
 import (
 	"net/http/httptest"
@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sundial-cron/sundial/task/cloudtasks"
+	"github.com/sundial-cron/sundial/app"
 	"github.com/sundial-cron/sundial/task/cloudtasks/cloudtaskstest"
 )
 
@@ -14,17 +14,17 @@ func TestHeaderGates(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name    string
-		gate    cloudtasks.Header
+		gate    app.Header
 		headers map[string][]string
 		wantErr string
 	}{
-		{"a task from our queue is admitted", cloudtasks.AppEngineQueue("sundial"), map[string][]string{"X-Appengine-Queuename": {"sundial"}}, ""},
-		{"a request without the queue header is refused", cloudtasks.AppEngineQueue("sundial"), nil, "no X-AppEngine-QueueName"},
-		{"a task from another queue is refused", cloudtasks.AppEngineQueue("sundial"), map[string][]string{"X-Appengine-Queuename": {"other"}}, `"other"`},
-		{"a queue header given twice is refused", cloudtasks.AppEngineQueue("sundial"), map[string][]string{"X-Appengine-Queuename": {"sundial", "sundial"}}, "want"},
-		{"App Engine cron is admitted", cloudtasks.AppEngineCron(), map[string][]string{"X-Appengine-Cron": {"true"}}, ""},
-		{"a request without the cron header is refused", cloudtasks.AppEngineCron(), map[string][]string{"X-Cloudtasks-Queuename": {"sundial"}}, "no X-Appengine-Cron"},
-		{"a cron header that is not true is refused", cloudtasks.AppEngineCron(), map[string][]string{"X-Appengine-Cron": {"yes"}}, `"yes"`},
+		{"a task from our queue is admitted", app.AppEngineQueue("sundial"), map[string][]string{"X-Appengine-Queuename": {"sundial"}}, ""},
+		{"a request without the queue header is refused", app.AppEngineQueue("sundial"), nil, "no X-AppEngine-QueueName"},
+		{"a task from another queue is refused", app.AppEngineQueue("sundial"), map[string][]string{"X-Appengine-Queuename": {"other"}}, `"other"`},
+		{"a queue header given twice is refused", app.AppEngineQueue("sundial"), map[string][]string{"X-Appengine-Queuename": {"sundial", "sundial"}}, "want"},
+		{"App Engine cron is admitted", app.AppEngineCron(), map[string][]string{"X-Appengine-Cron": {"true"}}, ""},
+		{"a request without the cron header is refused", app.AppEngineCron(), map[string][]string{"X-Cloudtasks-Queuename": {"sundial"}}, "no X-Appengine-Cron"},
+		{"a cron header that is not true is refused", app.AppEngineCron(), map[string][]string{"X-Appengine-Cron": {"yes"}}, `"yes"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -53,9 +53,9 @@ const (
 
 // newOIDC returns a gate that trusts is, expecting account and audience,
 // on a clock at t0.
-func newOIDC(t *testing.T, is *cloudtaskstest.Issuer, now func() time.Time) *cloudtasks.OIDC {
+func newOIDC(t *testing.T, is *cloudtaskstest.Issuer, now func() time.Time) *app.OIDC {
 	t.Helper()
-	g, err := cloudtasks.NewOIDC(cloudtasks.OIDCOptions{
+	g, err := app.NewOIDC(app.OIDCOptions{
 		Issuer: is.URL(), KeysURL: is.KeysURL(), Audience: audience, ServiceAccount: account, Now: now,
 	})
 	if err != nil {
@@ -126,17 +126,17 @@ func TestNewOIDCRefusesIncompleteOptions(t *testing.T) {
 	now := func() time.Time { return t0 }
 	tests := []struct {
 		name    string
-		opts    cloudtasks.OIDCOptions
+		opts    app.OIDCOptions
 		wantErr string
 	}{
-		{"no audience", cloudtasks.OIDCOptions{ServiceAccount: account, Now: now}, "audience: missing"},
-		{"no service account", cloudtasks.OIDCOptions{Audience: audience, Now: now}, "service account"},
-		{"no clock", cloudtasks.OIDCOptions{Audience: audience, ServiceAccount: account}, "Now: missing"},
-		{"an issuer without its keys", cloudtasks.OIDCOptions{Issuer: "https://issuer.example.com", Audience: audience, ServiceAccount: account, Now: now}, "keys URL"},
+		{"no audience", app.OIDCOptions{ServiceAccount: account, Now: now}, "audience: missing"},
+		{"no service account", app.OIDCOptions{Audience: audience, Now: now}, "service account"},
+		{"no clock", app.OIDCOptions{Audience: audience, ServiceAccount: account}, "Now: missing"},
+		{"an issuer without its keys", app.OIDCOptions{Issuer: "https://issuer.example.com", Audience: audience, ServiceAccount: account, Now: now}, "keys URL"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, err := cloudtasks.NewOIDC(tt.opts); err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+			if _, err := app.NewOIDC(tt.opts); err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("NewOIDC = %v, want an error containing %q", err, tt.wantErr)
 			}
 		})

@@ -1,4 +1,4 @@
-package cloudtasks
+package app
 
 import (
 	"fmt"
