@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/sundial-cron/sundial/task"
-	"github.com/sundial-cron/sundial/task/cloudtasks/cloudtaskstest"
+	"github.com/sundial-cron/sundial/task/cloudtasks"
 )
 
 // cloudQueue stands for Cloud Tasks on the simulated clock, as the cloud
@@ -30,7 +30,7 @@ type cloudQueue struct {
 	now     func() time.Time
 	handle  task.Handler
 	workers int
-	retry   cloudtaskstest.Retry
+	retry   cloudtasks.Retry
 
 	mu    sync.Mutex
 	tasks map[string]*cloudTask
@@ -57,7 +57,7 @@ const dispatchLatency = time.Millisecond
 const dedup = time.Hour
 
 // queueRetry is queue.yaml's retry_parameters.
-var queueRetry = cloudtaskstest.Retry{MinBackoff: time.Second, MaxBackoff: 300 * time.Second, MaxDoublings: 5}
+var queueRetry = cloudtasks.Retry{MinBackoff: time.Second, MaxBackoff: 300 * time.Second, MaxDoublings: 5}
 
 func newCloudQueue(now func() time.Time, handle task.Handler) *cloudQueue {
 	return &cloudQueue{now: now, handle: handle, workers: 16, retry: queueRetry, tasks: map[string]*cloudTask{}, used: map[string]time.Time{}}

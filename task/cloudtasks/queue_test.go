@@ -57,7 +57,7 @@ const (
 	cloudRun  target = "Cloud Run"
 )
 
-func newRig(t *testing.T, clock *fakeclock.Clock, tg target, retry cloudtaskstest.Retry, handler task.Handler) *rig {
+func newRig(t *testing.T, clock *fakeclock.Clock, tg target, retry cloudtasks.Retry, handler task.Handler) *rig {
 	t.Helper()
 	r := &rig{clock: clock, tg: tg, handler: handler}
 	// The app's address outlives its restarts, as a deployment's does.
@@ -149,7 +149,7 @@ var (
 
 // suiteRetry backs off 10s, 20s, 40s, then 80s, 120s... (linear after two
 // doublings), so the suite's four failures see both parts of the rule.
-var suiteRetry = cloudtaskstest.Retry{MinBackoff: 10 * time.Second, MaxBackoff: 300 * time.Second, MaxDoublings: 2}
+var suiteRetry = cloudtasks.Retry{MinBackoff: 10 * time.Second, MaxBackoff: 300 * time.Second, MaxDoublings: 2}
 
 func TestConformance(t *testing.T) {
 	t.Parallel()
@@ -174,7 +174,7 @@ func TestConformance(t *testing.T) {
 
 func TestQueueFarETAs(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, fakeclock.New(t0), appEngine, cloudtaskstest.DefaultRetry, func(context.Context, task.Task) error { return nil })
+	r := newRig(t, fakeclock.New(t0), appEngine, cloudtasks.DefaultRetry, func(context.Context, task.Task) error { return nil })
 	farTick, farStart := tick, start
 	farTick.ETA = t0.Add(40 * 24 * time.Hour)
 	farStart.ETA = farTick.ETA

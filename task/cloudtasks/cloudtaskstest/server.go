@@ -24,9 +24,10 @@ import (
 	"sync"
 	"time"
 
-	cloudtasks "cloud.google.com/go/cloudtasks/apiv2"
+	gcloudtasks "cloud.google.com/go/cloudtasks/apiv2"
 	"cloud.google.com/go/cloudtasks/apiv2/cloudtaskspb"
 	"github.com/sundial-cron/sundial/internal/standin"
+	"github.com/sundial-cron/sundial/task/cloudtasks"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -46,8 +47,8 @@ type Options struct {
 	// Issuer signs the OIDC tokens of HTTP targets. Required to create
 	// tasks with an OIDC token.
 	Issuer *Issuer
-	// Retry applies to every queue. Zero: DefaultRetry.
-	Retry Retry
+	// Retry applies to every queue. Zero: cloudtasks.DefaultRetry.
+	Retry cloudtasks.Retry
 	// Dedup is how long the name of a task that was delivered, deleted or
 	// lost is refused: about an hour for queues made with the Cloud Tasks
 	// API (up to 9 days for queue.yaml ones). Default 1h.
@@ -114,8 +115,8 @@ func Start(opts Options) (*Server, error) {
 	if opts.Now == nil {
 		return nil, errors.New("cloudtaskstest: Now: missing")
 	}
-	if opts.Retry == (Retry{}) {
-		opts.Retry = DefaultRetry
+	if opts.Retry == (cloudtasks.Retry{}) {
+		opts.Retry = cloudtasks.DefaultRetry
 	}
 	if opts.Dedup <= 0 {
 		opts.Dedup = time.Hour
@@ -140,8 +141,8 @@ func Start(opts Options) (*Server, error) {
 func (s *Server) Addr() string { return s.lis.Addr().String() }
 
 // Client returns a Cloud Tasks client connected to the server.
-func (s *Server) Client(ctx context.Context) (*cloudtasks.Client, error) {
-	return cloudtasks.NewClient(ctx, standin.ClientOptions(s.Addr())...)
+func (s *Server) Client(ctx context.Context) (*gcloudtasks.Client, error) {
+	return gcloudtasks.NewClient(ctx, standin.ClientOptions(s.Addr())...)
 }
 
 // Close stops the server.

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/sundial-cron/sundial/internal/fakeclock"
+	"github.com/sundial-cron/sundial/task/cloudtasks"
 	"github.com/sundial-cron/sundial/task/cloudtasks/cloudtaskstest"
 )
 
@@ -127,7 +128,7 @@ func TestDeliverySendsCloudTasksHeaders(t *testing.T) {
 	// The first dispatch of each task fails, the retry succeeds.
 	failed := map[string]bool{}
 	var mu sync.Mutex
-	f := newFixture(t, cloudtaskstest.Options{Retry: cloudtaskstest.Retry{MinBackoff: time.Second, MaxBackoff: time.Second}}, func(r *http.Request) int {
+	f := newFixture(t, cloudtaskstest.Options{Retry: cloudtasks.Retry{MinBackoff: time.Second, MaxBackoff: time.Second}}, func(r *http.Request) int {
 		mu.Lock()
 		defer mu.Unlock()
 		name := r.Header.Get("X-CloudTasks-TaskName") + r.Header.Get("X-AppEngine-TaskName")
@@ -292,7 +293,7 @@ func TestLoseAndTwice(t *testing.T) {
 
 func TestMaxAttemptsEndsATask(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, cloudtaskstest.Options{Retry: cloudtaskstest.Retry{MaxAttempts: 2, MinBackoff: time.Second, MaxBackoff: time.Second}},
+	f := newFixture(t, cloudtaskstest.Options{Retry: cloudtasks.Retry{MaxAttempts: 2, MinBackoff: time.Second, MaxBackoff: time.Second}},
 		func(*http.Request) int { return http.StatusInternalServerError })
 	if _, err := f.create(t, appEngineTask("doomed", "x")); err != nil {
 		t.Fatal(err)
@@ -304,17 +305,6 @@ func TestMaxAttemptsEndsATask(t *testing.T) {
 	}
 	if n != 2 || f.srv.Pending() != 0 {
 		t.Errorf("%d dispatches, %d pending; want 2 and none", n, f.srv.Pending())
-	}
-}
-
-func TestBackoffFollowsCloudTasksDocs(t *testing.T) {
-	t.Parallel()
-	r := cloudtaskstest.Retry{MinBackoff: 10 * time.Second, MaxBackoff: 300 * time.Second, MaxDoublings: 3}
-	want := []time.Duration{10, 20, 40, 80, 160, 240, 300, 300}
-	for i, w := range want {
-		if got := r.Backoff(i + 1); got != w*time.Second {
-			t.Errorf("Backoff(%d) = %v, want %v", i+1, got, w*time.Second)
-		}
 	}
 }
 
