@@ -78,10 +78,11 @@ func (c *schedules) get(jobID string, encoded []byte) (*Definition, *schedule.Sc
 	if v, ok := c.m.Load(jobID); ok && v.(cachedSchedule).encoded == string(encoded) {
 		return v.(cachedSchedule).def, v.(cachedSchedule).sched, nil
 	}
-	def := new(Definition)
-	if err := json.Unmarshal(encoded, def); err != nil {
+	d, err := decodeDefinition(encoded)
+	if err != nil {
 		return nil, nil, fmt.Errorf("job %s: stored definition: %w", jobID, err)
 	}
+	def := &d
 	s, err := def.Parse(jobID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("job %s: %w", jobID, err)
