@@ -156,3 +156,31 @@ func TestEntityGoldens(t *testing.T) {
 		})
 	}
 }
+
+// TestCursorsOfThePreviousReleaseAreRead: a cursor of release 313afd2
+// (the listing's letter and Datastore's cursor, no version mark) reads as
+// the same position as this release's, so someone paging through an
+// upgrade gets the next page; each listing still refuses the other's.
+func TestCursorsOfThePreviousReleaseAreRead(t *testing.T) {
+	t.Parallel()
+	const position = "CkESO2oMc35zdW5kaWFsLWRldnIrCxIDSm9iIghwcm9qL2pvYgwLEgpJbnZvY2F0aW9uIghtYW51YWwtMQwYACAA"
+	want, err := datastore.DecodeCursor(position)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ prefix, v0, v1 string }{
+		{"i", "i" + position, "1i" + position},
+		{"j", "j" + position, "1j" + position},
+	} {
+		for _, c := range []string{tt.v0, tt.v1} {
+			got, err := decodeCursor(tt.prefix, c)
+			if err != nil || got.String() != want.String() {
+				t.Errorf("decodeCursor(%q, %q) = %v, %v; want the position %s", tt.prefix, c, got, err, position)
+			}
+		}
+		other := map[string]string{"i": "j", "j": "i"}[tt.prefix]
+		if _, err := decodeCursor(other, tt.v1); err == nil {
+			t.Errorf("a %s cursor was taken for a %s listing", tt.prefix, other)
+		}
+	}
+}
