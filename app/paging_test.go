@@ -3,7 +3,10 @@ package app_test
 import (
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -73,5 +76,41 @@ func TestPagingVisitsEveryInvocationOnceNewestFirst(t *testing.T) {
 	body = h.ok("GET", "/api/v1/projects/p/jobs/every-minute?limit=2&cursor="+next, "", http.StatusOK)
 	if got := get(body, "last_invocation", "id"); got != want[0] {
 		t.Errorf("second page's last_invocation %v, want %s", got, want[0])
+	}
+}
+
+// TestACursorOfThePreviousReleaseStillPages: testdata/cursor/v0-invocations.txt
+// is a next_cursor release 313afd2 returned for replay/every5's
+// invocations, after its 10:10 occurrence (no version mark); this release
+// pages on from it as from its own cursor for the same row, so someone
+// paging through an upgrade gets the next page, not a 400. This release's
+// own cursor is pinned by its spelling.
+func TestACursorOfThePreviousReleaseStillPages(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.define("replay/every5", engine.Definition{Schedule: "*/5 * * * *", Target: "noop"})
+	h.runUntil(t0.Add(15*time.Minute + 30*time.Second))
+	path := "/api/v1/projects/replay/jobs/every5"
+	ids := func(body any) []string {
+		var out []string
+		for _, x := range get(body, "invocations").([]any) {
+			out = append(out, get(x, "id").(string))
+		}
+		return out
+	}
+	body := h.ok("GET", path+"?limit=2", "", http.StatusOK)
+	cur := get(body, "next_cursor").(string)
+	// "1\x00invocations/replay/every5\x00" and the store's cursor.
+	if want := "MQBpbnZvY2F0aW9ucy9yZXBsYXkvZXZlcnk1AE1Xa3hOemN5TkRRMk1qQXdNREF3TURBd01EQXdPakl3TWpZd016QXlWREV3TVRBd01Gbw"; cur != want {
+		t.Errorf("next_cursor %s, want %s: a changed cursor format needs a new version mark, and the old one still read", cur, want)
+	}
+	old, err := os.ReadFile(filepath.Join("testdata", "cursor", "v0-invocations.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ids(h.ok("GET", path+"?limit=10&cursor="+cur, "", http.StatusOK))
+	got := ids(h.ok("GET", path+"?limit=10&cursor="+strings.TrimSpace(string(old)), "", http.StatusOK))
+	if !slices.Equal(want, []string{"20260302T100500Z"}) || !slices.Equal(got, want) {
+		t.Errorf("after the previous release's cursor %v, after this release's %v; want [20260302T100500Z]", got, want)
 	}
 }

@@ -50,6 +50,12 @@ const (
 	maxLimit     = 1000
 )
 
+// cursorVersion marks the API's cursors, so a later format can tell this
+// one apart: someone paging through an upgrade holds a cursor of the
+// release before. Version 0 (313afd2 and before) has no mark and is still
+// read; it starts with its listing's name, never with the mark.
+const cursorVersion = "1\x00"
+
 // page reads ?limit= and ?cursor= of a listing. A cursor is the store's,
 // wrapped with the listing it belongs to, so a cursor of one job's
 // invocations given for another job's is refused instead of paging
@@ -69,7 +75,7 @@ func page(r *http.Request, listing string) (store.Page, error) {
 	}
 	if s, ok := q["cursor"]; ok {
 		b, err := base64.RawURLEncoding.DecodeString(s[0])
-		inner, found := strings.CutPrefix(string(b), listing+"\x00")
+		inner, found := strings.CutPrefix(strings.TrimPrefix(string(b), cursorVersion), listing+"\x00")
 		if err != nil || !found || inner == "" {
 			return store.Page{}, badRequest("cursor %q is not a cursor of this listing", s[0])
 		}
@@ -83,7 +89,7 @@ func nextCursor(listing, next string) string {
 	if next == "" {
 		return ""
 	}
-	return base64.RawURLEncoding.EncodeToString([]byte(listing + "\x00" + next))
+	return base64.RawURLEncoding.EncodeToString([]byte(cursorVersion + listing + "\x00" + next))
 }
 
 // maxBody bounds a request body; the API's bodies are a few fields.

@@ -154,11 +154,11 @@ func (e *env) job(id string) *store.Job {
 // definition returns the job's stored definition.
 func (e *env) definition(id string) engine.Definition {
 	e.t.Helper()
-	var d engine.Definition
-	if err := json.Unmarshal(e.job(id).Definition, &d); err != nil {
+	v, err := engine.Decode(e.job(id))
+	if err != nil {
 		e.t.Fatal(err)
 	}
-	return d
+	return v.Definition
 }
 
 // state returns the job's state and the reason for it.

@@ -78,10 +78,15 @@ func (c *schedules) get(jobID string, encoded []byte) (*Definition, *schedule.Sc
 	if v, ok := c.m.Load(jobID); ok && v.(cachedSchedule).encoded == string(encoded) {
 		return v.(cachedSchedule).def, v.(cachedSchedule).sched, nil
 	}
-	def := new(Definition)
-	if err := json.Unmarshal(encoded, def); err != nil {
-		return nil, nil, permanent(statemachine.ReasonDefinitionUnreadable, err, fmt.Errorf("job %s: stored definition: %w", jobID, err))
+	d, err := decodeDefinition(encoded)
+	if err != nil {
+		wrapped := fmt.Errorf("job %s: stored definition: %w", jobID, err)
+		if newerVersion(encoded, definitionVersion) {
+			return nil, nil, wrapped
+		}
+		return nil, nil, permanent(statemachine.ReasonDefinitionUnreadable, err, wrapped)
 	}
+	def := &d
 	s, err := def.Parse(jobID)
 	if err != nil {
 		return nil, nil, permanent(statemachine.ReasonScheduleInvalid, err, fmt.Errorf("job %s: %w", jobID, err))

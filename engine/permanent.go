@@ -37,16 +37,16 @@ func asPermanent(err error) *permanentError {
 	return nil
 }
 
-// writtenByANewerRelease reports whether a stored state that did not
-// decode carries a version this release does not know yet. That is not
-// permanent: during a rolling upgrade, or after a rollback, a process of
-// the newer release reads it, and disabling the job here would destroy
+// newerVersion reports whether a stored state or definition that did not
+// decode carries a version newer than current, this release's. That is
+// not permanent: during a rolling upgrade, or after a rollback, a process
+// of the newer release reads it, and disabling the job here would destroy
 // its state.
-func writtenByANewerRelease(encoded []byte) bool {
+func newerVersion(encoded []byte, current int) bool {
 	var v struct {
 		Version int `json:"v"`
 	}
-	return json.Unmarshal(encoded, &v) == nil && v.Version > stateVersion
+	return json.Unmarshal(encoded, &v) == nil && v.Version > current
 }
 
 // idle reports whether the job is DISABLED with nothing unfinished: the

@@ -40,7 +40,7 @@ func decodeState(job *store.Job) (jobState, error) {
 	s, err := decodeJobState(job.Machine)
 	if err != nil {
 		wrapped := fmt.Errorf("job %s: stored state: %w", job.ID, err)
-		if writtenByANewerRelease(job.Machine) {
+		if newerVersion(job.Machine, stateVersion) {
 			return s, wrapped
 		}
 		return s, permanent(statemachine.ReasonStateUnreadable, err, wrapped)

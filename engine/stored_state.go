@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/sundial-cron/sundial/statemachine"
@@ -97,14 +98,21 @@ func (o storedOccurrence) occurrence() statemachine.Occurrence {
 // decodeJobState reads any version of the stored state.
 func decodeJobState(b []byte) (jobState, error) {
 	var v struct {
-		Version int `json:"v"`
+		Version *int `json:"v"`
 	}
 	if err := json.Unmarshal(b, &v); err != nil {
 		return jobState{}, err
 	}
-	if v.Version != stateVersion {
-		return jobState{}, fmt.Errorf("version %d: this release reads version %d", v.Version, stateVersion)
+	switch {
+	case v.Version == nil:
+		return decodeJobStateV0(b)
+	case *v.Version == stateVersion:
+		return decodeJobStateV1(b)
 	}
+	return jobState{}, fmt.Errorf("version %d: this release reads versions 0 to %d", *v.Version, stateVersion)
+}
+
+func decodeJobStateV1(b []byte) (jobState, error) {
 	var in storedState
 	if err := json.Unmarshal(b, &in); err != nil {
 		return jobState{}, err
@@ -132,4 +140,102 @@ func decodeJobState(b []byte) (jobState, error) {
 		s.health = Health{TaskFailures: h.TaskFailures, LastError: h.LastError, LastErrorAt: h.LastErrorAt}
 	}
 	return s, nil
+}
+
+// stateV0 is what releases up to 313afd2 stored: json.Marshal of
+// statemachine.Job, with Go's field names, no version, and the reason in
+// words. Frozen: statemachine.Job may change, this may not.
+type stateV0 struct {
+	State           string
+	Reason          string
+	TickNonce       int64
+	TickAt          time.Time
+	NextAt          time.Time
+	Cursor          time.Time
+	Pending         *occurrenceV0
+	Active          []invocationV0
+	Failures        int
+	Triggers        int64
+	LastEnded       time.Time
+	WatchdogTimerTs time.Time
+}
+
+type occurrenceV0 struct {
+	ID     string
+	At     time.Time
+	Manual bool
+}
+
+type invocationV0 struct {
+	occurrenceV0
+	Attempt  int
+	Phase    string // the same words as statemachine.Phase's
+	Nonce    int64
+	Since    time.Time
+	RetryAt  time.Time
+	Deadline time.Time
+}
+
+func (o occurrenceV0) occurrence() statemachine.Occurrence {
+	return statemachine.Occurrence{ID: o.ID, At: o.At, Manual: o.Manual}
+}
+
+// Version 0's reasons, as 313afd2's config importer and machine wrote them.
+const (
+	reasonV0Removed      = "removed from config"
+	reasonV0Disabled     = "disabled in config"
+	reasonV0AutoDisabled = "auto-disabled " // + "after N failed invocations in a row"
+)
+
+// reasonDisabledV0 is the kind of a version 0 DISABLED job whose reason is
+// none of the words 313afd2 itself wrote: only a caller of its
+// engine.Disable could have written it, saying nothing this release can
+// type. 313afd2 kept such a job disabled until its definition changed (its
+// importer enabled only the two config reasons again), and so does this
+// kind, which is not FromConfig; calling it auto-disabled or config's doing
+// would be a guess. The words are kept as the Note.
+const reasonDisabledV0 statemachine.ReasonKind = "disabled"
+
+func decodeJobStateV0(b []byte) (jobState, error) {
+	var in stateV0
+	if err := json.Unmarshal(b, &in); err != nil {
+		return jobState{}, err
+	}
+	m := statemachine.Job{
+		State:     statemachine.State(in.State),
+		Reason:    reasonFromV0(statemachine.State(in.State), in.Reason),
+		TickNonce: in.TickNonce, TickAt: in.TickAt, NextAt: in.NextAt, Cursor: in.Cursor,
+		Failures: in.Failures, Triggers: in.Triggers, LastEnded: in.LastEnded, WatchdogTimerTs: in.WatchdogTimerTs,
+	}
+	if in.Pending != nil {
+		o := in.Pending.occurrence()
+		m.Pending = &o
+	}
+	for _, inv := range in.Active {
+		m.Active = append(m.Active, statemachine.Invocation{
+			Occurrence: inv.occurrence(), Attempt: inv.Attempt, Phase: statemachine.Phase(inv.Phase), Nonce: inv.Nonce,
+			Since: inv.Since, RetryAt: inv.RetryAt, Deadline: inv.Deadline,
+		})
+	}
+	return jobState{m: m}, nil
+}
+
+// reasonFromV0 types a version 0 reason. Only PAUSED and DISABLED jobs have
+// one: 313afd2 cleared it on leaving them.
+func reasonFromV0(state statemachine.State, words string) statemachine.Reason {
+	switch state {
+	case statemachine.Paused:
+		return statemachine.Reason{Kind: statemachine.ReasonPaused, Note: words}
+	case statemachine.Disabled:
+		switch {
+		case words == reasonV0Removed:
+			return statemachine.Reason{Kind: statemachine.ReasonRemovedFromConfig}
+		case words == reasonV0Disabled:
+			return statemachine.Reason{Kind: statemachine.ReasonDisabledInConfig}
+		case strings.HasPrefix(words, reasonV0AutoDisabled):
+			return statemachine.Reason{Kind: statemachine.ReasonAutoDisabled, Note: strings.TrimPrefix(words, reasonV0AutoDisabled)}
+		}
+		return statemachine.Reason{Kind: reasonDisabledV0, Note: words}
+	}
+	return statemachine.Reason{}
 }

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -279,14 +278,6 @@ func (jt *jobTx) save() (bool, error) {
 	jt.job.State = string(jt.m.State)
 	jt.job.WatchdogTimerTs = jt.m.WatchdogTimerTs
 	return true, jt.tx.PutJob(jt.job)
-}
-
-func encodeDefinition(def Definition) ([]byte, error) {
-	b, err := json.Marshal(def)
-	if err != nil {
-		return nil, fmt.Errorf("encoding the definition: %w", err)
-	}
-	return b, nil
 }
 
 // observe tells the observer what the committed actions did.

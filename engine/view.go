@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -39,7 +38,7 @@ func Decode(job *store.Job) (View, error) {
 		return View{}, err
 	}
 	v := View{Job: job, Machine: s.m, Health: s.health}
-	if err := json.Unmarshal(job.Definition, &v.Definition); err != nil {
+	if v.Definition, err = decodeDefinition(job.Definition); err != nil {
 		if s.m.State == statemachine.Disabled && s.m.Reason.Kind == statemachine.ReasonDefinitionUnreadable {
 			// Shown with its reason, which names the error, rather than
 			// failing every listing of its project.

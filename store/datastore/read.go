@@ -85,10 +85,9 @@ func (s *Store) Invocations(ctx context.Context, jobID string, p store.Page) ([]
 // could start a page anywhere.
 func (s *Store) page(ctx context.Context, q *datastore.Query, prefix string, p store.Page, reset func(), next func(*datastore.Iterator) error) (string, error) {
 	if p.Cursor != "" {
-		enc, ok := strings.CutPrefix(p.Cursor, prefix)
-		cur, err := datastore.DecodeCursor(enc)
-		if !ok || enc == "" || err != nil {
-			return "", fmt.Errorf("datastore: %w %q", store.ErrInvalidCursor, p.Cursor)
+		cur, err := decodeCursor(prefix, p.Cursor)
+		if err != nil {
+			return "", err
 		}
 		q = q.Start(cur)
 	}
@@ -108,7 +107,23 @@ func (s *Store) page(ctx context.Context, q *datastore.Query, prefix string, p s
 	if err != nil || cursor == "" {
 		return "", err
 	}
-	return prefix + cursor, nil
+	return cursorVersion + prefix + cursor, nil
+}
+
+// cursorVersion starts every cursor, so a later format can tell this one
+// apart: someone paging through an upgrade holds a cursor of the release
+// before. Version 0 (313afd2 and before) has no mark and is still read; it
+// starts with its listing's letter, never with the mark's digit.
+const cursorVersion = "1"
+
+// decodeCursor reads a cursor of the listing marked prefix.
+func decodeCursor(prefix, cursor string) (datastore.Cursor, error) {
+	enc, ok := strings.CutPrefix(strings.TrimPrefix(cursor, cursorVersion), prefix)
+	cur, err := datastore.DecodeCursor(enc)
+	if !ok || enc == "" || err != nil {
+		return datastore.Cursor{}, fmt.Errorf("datastore: %w %q", store.ErrInvalidCursor, cursor)
+	}
+	return cur, nil
 }
 
 // onePage reads up to limit entities from it and returns the cursor after

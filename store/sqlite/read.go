@@ -15,17 +15,24 @@ import (
 
 // Cursors are the sort key of the last row of the page, so the next page
 // starts right after it whatever was inserted meanwhile. The kind prefix
-// rejects a cursor of one listing passed to another.
+// rejects a cursor of one listing passed to another. A cursor starts with
+// its format's version, so a later format can tell this one apart: someone
+// paging through an upgrade holds a cursor of the release before. Version 0
+// (313afd2 and before) is version 1 without its mark, and still read; its
+// kinds are letters, never the digit of a mark.
+const cursorVersion = "1"
+
 func encodeCursor(kind string, key string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(kind + key))
+	return base64.RawURLEncoding.EncodeToString([]byte(cursorVersion + kind + key))
 }
 
 func decodeCursor(kind, cursor string) (string, error) {
 	b, err := base64.RawURLEncoding.DecodeString(cursor)
-	if err != nil || !strings.HasPrefix(string(b), kind) {
+	s := strings.TrimPrefix(string(b), cursorVersion) // absent: version 0
+	if err != nil || !strings.HasPrefix(s, kind) {
 		return "", fmt.Errorf("sqlite: %w %q", store.ErrInvalidCursor, cursor)
 	}
-	return string(b[len(kind):]), nil
+	return s[len(kind):], nil
 }
 
 // Job reads a job from the last committed state.

@@ -10,10 +10,17 @@ import (
 	"github.com/sundial-cron/sundial/task"
 )
 
-// payload is a task as it travels in a Cloud Tasks request body. Its field
-// names are the wire format: tasks created by one release are delivered to
-// the next.
+// payloadVersion is the version of the payload's format. Tasks created by
+// one release are delivered to the next (they wait in the queue through an
+// upgrade), so its field names are never renamed or reused, and a change
+// the previous release could not read gets a new version while Decode
+// keeps reading the old ones; testdata/payload pins each version. Version
+// 0, the payloads of releases up to 313afd2, is version 1 without "v".
+const payloadVersion = 1
+
+// payload is a task as it travels in a Cloud Tasks request body.
 type payload struct {
+	Version    *int      `json:"v,omitempty"`
 	Kind       task.Kind `json:"kind"`
 	Job        string    `json:"job"`
 	Nonce      int64     `json:"nonce"`
@@ -24,8 +31,9 @@ type payload struct {
 
 // Encode is the body of the Cloud Tasks task that carries t.
 func Encode(t task.Task) ([]byte, error) {
+	v := payloadVersion
 	return json.Marshal(payload{
-		Kind: t.Kind, Job: t.JobID, Nonce: t.Nonce, ETA: t.ETA.UTC(),
+		Version: &v, Kind: t.Kind, Job: t.JobID, Nonce: t.Nonce, ETA: t.ETA.UTC(),
 		Invocation: t.Invocation, Attempt: t.Attempt,
 	})
 }
@@ -44,6 +52,8 @@ func Decode(body []byte) (task.Task, error) {
 	}
 	t := task.Task{Kind: p.Kind, JobID: p.Job, Nonce: p.Nonce, ETA: p.ETA, Invocation: p.Invocation, Attempt: p.Attempt}
 	switch {
+	case p.Version != nil && *p.Version != payloadVersion:
+		return t, fmt.Errorf("task body: version %d: this release reads versions 0 and %d", *p.Version, payloadVersion)
 	case p.Kind != task.TickLater && p.Kind != task.StartInvocation:
 		return t, fmt.Errorf("task body: kind %q: want %q or %q", p.Kind, task.TickLater, task.StartInvocation)
 	case p.Job == "":

@@ -1,6 +1,8 @@
 package cloudtasks_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -57,5 +59,69 @@ func TestDecodeRefusesMalformedBodies(t *testing.T) {
 				t.Errorf("Decode(%s) = %v, want an error containing %q", tt.body, err, tt.wantErr)
 			}
 		})
+	}
+}
+
+// goldenTasks are the tasks testdata/payload's files carry: v0-* as
+// release 313afd2 encoded them (still queued during an upgrade), v1-* as
+// this release does.
+var goldenTasks = map[string]task.Task{
+	"tick.json":  {Kind: task.TickLater, JobID: "proj/job", Nonce: 1234567890123, ETA: time.Date(2026, 3, 2, 10, 5, 1, 500e6, time.UTC)},
+	"start.json": {Kind: task.StartInvocation, JobID: "proj/job", Nonce: -42, ETA: time.Date(2026, 3, 2, 10, 5, 0, 0, time.UTC), Invocation: "20260302T100500Z", Attempt: 2},
+}
+
+// TestPayloadGoldens: every version's payloads decode to their tasks, and
+// the current version encodes to its goldens byte for byte.
+func TestPayloadGoldens(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob(filepath.Join("testdata", "payload", "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 2*len(goldenTasks) {
+		t.Errorf("%d golden payloads, want v0 and v1 of each of %d tasks", len(files), len(goldenTasks))
+	}
+	for _, f := range files {
+		version, name, _ := strings.Cut(filepath.Base(f), "-")
+		want, ok := goldenTasks[name]
+		if !ok {
+			t.Errorf("%s: no task listed for it", f)
+			continue
+		}
+		body, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := cloudtasks.Decode(body)
+		if err != nil {
+			t.Errorf("%s: %v: a task queued by that release would be dropped", f, err)
+			continue
+		}
+		if !got.ETA.Equal(want.ETA) {
+			t.Errorf("%s: ETA %v, want %v", f, got.ETA, want.ETA)
+		}
+		got.ETA = want.ETA
+		if got != want {
+			t.Errorf("%s decodes to %+v, want %+v", f, got, want)
+		}
+		if version != "v1" {
+			continue
+		}
+		enc, err := cloudtasks.Encode(want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(enc) != string(body) {
+			t.Errorf("the payload format changed:\n got %s\nwant %s\nTasks in the queue hold the old one: "+
+				"bump the version, keep decoding the old one, add goldens for the new one.", enc, body)
+		}
+	}
+}
+
+func TestDecodeRefusesALaterVersion(t *testing.T) {
+	t.Parallel()
+	_, err := cloudtasks.Decode([]byte(`{"v":2,"kind":"tick","job":"p/j","nonce":1}`))
+	if err == nil || !strings.Contains(err.Error(), "version 2") {
+		t.Errorf("a payload of version 2: err %v, want one naming the version", err)
 	}
 }

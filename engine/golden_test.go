@@ -1,0 +1,197 @@
+package engine
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sundial-cron/sundial/statemachine"
+)
+
+// The stored shapes' golden files: testdata/state and testdata/definition
+// hold, for every version, what some release wrote (v0: 313afd2, the last
+// release before the shapes had versions), and each must decode to the
+// value listed for it here. The current version's files must also be what
+// encoding those values writes today, byte for byte.
+
+var createGoldens = flag.Bool("create-goldens", false, "write the current version's golden files that do not exist yet (never overwrites one)")
+
+// g0 is the goldens' reference instant.
+var g0 = time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
+
+func gmin(m int) time.Time { return g0.Add(time.Duration(m) * time.Minute) }
+
+func goldenOccurrence(at time.Time) statemachine.Occurrence {
+	return statemachine.Occurrence{ID: statemachine.OccurrenceID(at), At: at}
+}
+
+// goldenRunning is a job with a pending occurrence and an invocation in
+// each phase, manual and scheduled.
+var goldenRunning = statemachine.Job{
+	State: statemachine.Running, TickNonce: -42, TickAt: gmin(10), NextAt: gmin(10), Cursor: gmin(9),
+	Pending: &statemachine.Occurrence{ID: statemachine.OccurrenceID(gmin(9)), At: gmin(9)},
+	Active: []statemachine.Invocation{
+		{Occurrence: goldenOccurrence(gmin(0)), Attempt: 1, Phase: statemachine.PhaseRunning, Nonce: 11, Since: gmin(0), Deadline: gmin(11)},
+		{Occurrence: statemachine.Occurrence{ID: "manual-2", At: gmin(1), Manual: true}, Attempt: 1, Phase: statemachine.PhaseLaunching, Nonce: 12, Since: gmin(1), Deadline: gmin(12)},
+		{Occurrence: goldenOccurrence(gmin(5)), Attempt: 2, Phase: statemachine.PhaseBackoff, Nonce: 13, Since: gmin(6), RetryAt: gmin(7), Deadline: gmin(7).Add(30 * time.Second)},
+		{Occurrence: goldenOccurrence(gmin(8)), Attempt: 1, Phase: statemachine.PhaseQueued, Nonce: 14, Since: gmin(8), Deadline: gmin(8).Add(30 * time.Second)},
+	},
+	Triggers: 2, LastEnded: gmin(-1), WatchdogTimerTs: gmin(7).Add(30 * time.Second),
+}
+
+var goldenScheduled = statemachine.Job{
+	State: statemachine.Scheduled, TickNonce: 1234567890123, TickAt: gmin(5).Add(1500 * time.Millisecond), NextAt: gmin(5),
+	Cursor: gmin(0), Failures: 1, Triggers: 2, LastEnded: gmin(-3), WatchdogTimerTs: gmin(5).Add(31500 * time.Millisecond),
+}
+
+func disabledGolden(r statemachine.Reason) statemachine.Job {
+	return statemachine.Job{State: statemachine.Disabled, Reason: r, Cursor: gmin(0)}
+}
+
+var goldenAutoDisabled = statemachine.Job{
+	State: statemachine.Disabled, Reason: statemachine.Reason{Kind: statemachine.ReasonAutoDisabled, Note: "after 3 failed invocations in a row"},
+	Failures: 3, Cursor: gmin(0), LastEnded: gmin(-1),
+}
+
+var goldenPaused = statemachine.Job{
+	State: statemachine.Paused, Reason: statemachine.Reason{Kind: statemachine.ReasonPaused, Note: "paused for the migration"},
+	Cursor: gmin(0), LastEnded: gmin(-10),
+}
+
+// stateGoldens lists every file of testdata/state and what it decodes to.
+var stateGoldens = map[string]jobState{
+	"v0-scheduled.json":          {m: goldenScheduled},
+	"v0-running.json":            {m: goldenRunning},
+	"v0-paused.json":             {m: goldenPaused},
+	"v0-removed.json":            {m: disabledGolden(statemachine.Reason{Kind: statemachine.ReasonRemovedFromConfig})},
+	"v0-disabled-in-config.json": {m: disabledGolden(statemachine.Reason{Kind: statemachine.ReasonDisabledInConfig})},
+	"v0-auto-disabled.json":      {m: goldenAutoDisabled},
+	// Words 313afd2 never wrote itself: kept, and the job stays disabled
+	// (reasonDisabledV0).
+	"v0-disabled-other.json": {m: disabledGolden(statemachine.Reason{Kind: reasonDisabledV0, Note: "turned off by hand"})},
+
+	"v1-empty.json":     {},
+	"v1-scheduled.json": {m: goldenScheduled},
+	"v1-running.json": {m: goldenRunning, health: Health{
+		TaskFailures: 3, LastError: "store: conflict", LastErrorAt: gmin(9).Add(250 * time.Millisecond),
+	}},
+	"v1-paused.json":             {m: goldenPaused},
+	"v1-removed.json":            {m: disabledGolden(statemachine.Reason{Kind: statemachine.ReasonRemovedFromConfig})},
+	"v1-disabled-in-config.json": {m: disabledGolden(statemachine.Reason{Kind: statemachine.ReasonDisabledInConfig, Note: "by the owners"})},
+	"v1-auto-disabled.json":      {m: goldenAutoDisabled},
+	"v1-disabled-v0.json":        {m: disabledGolden(statemachine.Reason{Kind: reasonDisabledV0, Note: "turned off by hand"})},
+}
+
+var goldenFullDefinition = Definition{
+	Schedule: "0 9 * * MON-FRI", TimeZone: "Europe/Berlin", Gap: "skip", Repeat: "both",
+	Policy: statemachine.Policy{
+		Overlap: statemachine.OverlapAllow, MaxConcurrent: 3, CatchupWindow: 2 * time.Hour, Timeout: 90 * time.Second,
+		MaxAttempts: 4, MinBackoff: 1500 * time.Millisecond, MaxBackoff: 10 * time.Minute,
+		AutoDisableAfter: 5, Jitter: 45 * time.Second, Idempotent: true,
+	},
+	Target: "url_fetch", Spec: json.RawMessage(`{"url":"https://example.com/run","method":"POST","headers":{"X-A":"b"}}`),
+}
+
+// definitionGoldens lists every file of testdata/definition and what it
+// decodes to.
+var definitionGoldens = map[string]Definition{
+	"v0-minimal.json": {Schedule: "@every 5m", Target: "noop"},
+	"v0-full.json":    goldenFullDefinition,
+
+	"v1-minimal.json": {Schedule: "@every 5m", Target: "noop"},
+	"v1-full.json":    goldenFullDefinition,
+	"v1-nanoseconds.json": {Schedule: "* * * * *", Target: "noop", Policy: statemachine.Policy{
+		Timeout: time.Hour + time.Nanosecond, MinBackoff: time.Microsecond, Overlap: statemachine.OverlapReplace,
+	}},
+}
+
+// TestStoredStateGoldens: every stored version of the job state decodes
+// to what it held, and the current version encodes as its goldens say.
+func TestStoredStateGoldens(t *testing.T) {
+	checkGoldens(t, "state", stateVersion, stateGoldens, decodeJobState, encodeJobState)
+}
+
+// TestStoredDefinitionGoldens: every stored version of the definition
+// decodes to what it held, and the current version encodes as its goldens
+// say. Invocation records hold the same encoding.
+func TestStoredDefinitionGoldens(t *testing.T) {
+	checkGoldens(t, "definition", definitionVersion, definitionGoldens, decodeDefinition, encodeDefinition)
+}
+
+func checkGoldens[T any](t *testing.T, dir string, current int, goldens map[string]T, decode func([]byte) (T, error), encode func(T) ([]byte, error)) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("testdata", dir, "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, f := range files {
+		seen[filepath.Base(f)] = true
+	}
+	prefix := fmt.Sprintf("v%d-", current)
+	for name, want := range goldens {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join("testdata", dir, name)
+			if !seen[name] && strings.HasPrefix(name, prefix) && *createGoldens {
+				b, err := encode(want)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, b, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("created %s", path)
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (a golden listed here must exist; -create-goldens writes the current version's)", err)
+			}
+			got, err := decode(b)
+			if err != nil {
+				t.Fatalf("decoding %s: %v", path, err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s decodes to\n%+v\nwant\n%+v\nA stored %s no longer reads as it was written: every job holding one would change on upgrade.", path, got, want, dir)
+			}
+			if !strings.HasPrefix(name, prefix) {
+				return
+			}
+			enc, err := encode(want)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(enc) != string(b) {
+				t.Errorf("the current %s encoding changed:\n got %s\nwant %s\n"+
+					"Stored jobs hold the old bytes. If the change is compatible (a new field left out while zero), "+
+					"it still must not change these bytes; otherwise bump the version, keep decoding version %d, "+
+					"and add goldens for the new one.", dir, enc, b, current)
+			}
+		})
+	}
+	for name := range seen {
+		if _, ok := goldens[name]; !ok {
+			t.Errorf("testdata/%s/%s: no expected value listed for it", dir, name)
+		}
+	}
+}
+
+// TestStoredShapesOfALaterVersionAreRefused: a state or definition that a
+// later release wrote is an error naming its version, not a job read
+// wrong (a rollback past a format change).
+func TestStoredShapesOfALaterVersionAreRefused(t *testing.T) {
+	if _, err := decodeJobState([]byte(`{"v":99,"state":"SCHEDULED"}`)); err == nil || !strings.Contains(err.Error(), "version 99") {
+		t.Errorf("state of version 99: err %v, want one naming the version", err)
+	}
+	if _, err := decodeDefinition([]byte(`{"v":99,"schedule":"* * * * *","target":"noop"}`)); err == nil || !strings.Contains(err.Error(), "version 99") {
+		t.Errorf("definition of version 99: err %v, want one naming the version", err)
+	}
+	if _, err := decodeDefinition([]byte(`{"v":1,"schedule":"* * * * *","policy":{"timeout":"soon"},"target":"noop"}`)); err == nil || !strings.Contains(err.Error(), "policy.timeout") {
+		t.Errorf("definition with a bad duration: err %v, want one naming policy.timeout", err)
+	}
+}

@@ -1,0 +1,258 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sundial-cron/sundial/engine"
+	"github.com/sundial-cron/sundial/engine/enginetest"
+	"github.com/sundial-cron/sundial/internal/fakeclock"
+	"github.com/sundial-cron/sundial/statemachine"
+	"github.com/sundial-cron/sundial/store"
+	"github.com/sundial-cron/sundial/store/sqlite"
+	"github.com/sundial-cron/sundial/target"
+	"github.com/sundial-cron/sundial/task/local"
+	"github.com/sundial-cron/sundial/watchdog"
+)
+
+// testdata/replay/v0.db is a database file that release 313afd2 (the last
+// before the stored shapes had versions) wrote with its real engine, SQLite
+// store and local dispatcher, from 10:00 to 10:12 UTC on 2 March 2026, on
+// the project "replay" below: every5 ran a manual trigger and three
+// occurrences, paused was paused, removed and disabled were disabled as its
+// config importer did, autodisabled failed twice, running's asynchronous
+// target still runs, and retrying waits an hour for its third attempt,
+// whose StartInvocation row is queued. Every job's state and definition,
+// every invocation record and every task row in it is in version 0.
+
+// replayEnd is where 313afd2's clock stopped.
+var replayEnd = time.Date(2026, 3, 2, 10, 12, 0, 0, time.UTC)
+
+// replayConfig is the config 313afd2 ran, as this release's engine takes
+// it: the same definitions, removed left out, disabled marked so.
+func replayConfig() []engine.ConfiguredJob {
+	def := func(expr, kind string, p statemachine.Policy) engine.Definition {
+		return engine.Definition{Schedule: expr, Target: kind, Policy: p}
+	}
+	every5 := engine.Definition{Schedule: "*/5 * * * *", TimeZone: "Europe/Berlin", Gap: "skip", Repeat: "first",
+		Policy: statemachine.Policy{Overlap: statemachine.OverlapQueueOne, CatchupWindow: time.Hour, Timeout: time.Minute,
+			MaxAttempts: 2, MinBackoff: time.Second, MaxBackoff: time.Minute, Idempotent: true},
+		// Spelled otherwise than 313afd2 stored it: the same value.
+		Target: "ok", Spec: json.RawMessage(`{"a": [true, null], "b": 1.0}`)}
+	return []engine.ConfiguredJob{
+		{ID: "replay/every5", Definition: every5},
+		{ID: "replay/paused", Definition: def("0 * * * *", "ok", statemachine.Policy{})},
+		{ID: "replay/disabled", Definition: def("*/5 * * * *", "ok", statemachine.Policy{}), Disabled: true},
+		{ID: "replay/autodisabled", Definition: def("*/5 * * * *", "fail", statemachine.Policy{AutoDisableAfter: 2})},
+		{ID: "replay/running", Definition: def("*/10 * * * *", "async", statemachine.Policy{Timeout: 2 * time.Hour})},
+		{ID: "replay/retrying", Definition: def("*/10 * * * *", "fail", statemachine.Policy{MaxAttempts: 3, MinBackoff: time.Hour, MaxBackoff: time.Hour})},
+	}
+}
+
+// replayTarget ends each attempt as its kind says, and keeps the specs it
+// was given.
+type replayTarget struct {
+	status target.Status
+	mu     sync.Mutex
+	specs  []string
+}
+
+func (r *replayTarget) Launch(_ context.Context, req target.Request) target.Result {
+	r.mu.Lock()
+	r.specs = append(r.specs, string(req.Spec))
+	r.mu.Unlock()
+	return target.Result{Status: r.status, Message: "as told"}
+}
+
+type replay struct {
+	t    *testing.T
+	ctx  context.Context
+	clk  *fakeclock.Clock
+	st   *sqlite.Store
+	eng  *engine.Engine
+	disp *local.Dispatcher
+	wd   *watchdog.Watchdog
+	ok   *replayTarget
+}
+
+// openReplay opens a copy of the previous release's database file.
+func openReplay(t *testing.T) *replay {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join("testdata", "replay", "v0.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "sundial.db")
+	if err := os.WriteFile(path, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := &replay{t: t, ctx: context.Background(), clk: fakeclock.New(replayEnd), ok: &replayTarget{status: target.Succeeded}}
+	if r.st, err = sqlite.Open(path, sqlite.Options{Synchronous: sqlite.SyncOff}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.st.Close() })
+	q := &enginetest.LateQueue{}
+	targets := map[string]target.Target{"ok": r.ok, "fail": &replayTarget{status: target.Failed}, "async": &replayTarget{status: target.Running}}
+	r.eng = engine.New(r.st, q, targets, engine.Options{Now: r.clk.Now})
+	r.disp = local.New(r.st, r.eng.HandleTask, local.Options{Owner: "new", Workers: 4, Now: r.clk.Now, Logger: slog.New(slog.DiscardHandler)})
+	q.Queue = r.disp
+	r.wd = watchdog.New(r.st, r.eng, watchdog.Options{Now: r.clk.Now})
+	return r
+}
+
+func (r *replay) views() map[string]engine.View {
+	r.t.Helper()
+	jobs, next, err := r.st.Jobs(r.ctx, "replay", store.Page{Limit: 100})
+	if err != nil || next != "" {
+		r.t.Fatalf("listing: next %q, err %v", next, err)
+	}
+	out := map[string]engine.View{}
+	for _, j := range jobs {
+		v, err := engine.Decode(j)
+		if err != nil {
+			r.t.Fatalf("a job 313afd2 stored does not decode: %v", err)
+		}
+		out[j.ID] = v
+	}
+	return out
+}
+
+// records lists every invocation record of the project as "job id status
+// attempt", sorted.
+func (r *replay) records() []string {
+	r.t.Helper()
+	var out []string
+	for id := range r.views() {
+		invs, _, err := r.st.Invocations(r.ctx, id, store.Page{Limit: 100})
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		for _, inv := range invs {
+			out = append(out, fmt.Sprintf("%s %s %s %d", strings.TrimPrefix(id, "replay/"), inv.ID, inv.Status, inv.Attempt))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestReplayOfThePreviousReleasesDatabase: the jobs, invocation records and
+// task rows that 313afd2 stored read as what they were, and the engine runs
+// on them: scheduled jobs fire, the queued retry starts under the
+// definition its record holds, and applying the same config redefines
+// nothing.
+func TestReplayOfThePreviousReleasesDatabase(t *testing.T) {
+	r := openReplay(t)
+	views := r.views()
+	type want struct {
+		state  statemachine.State
+		reason statemachine.Reason
+		active []statemachine.Phase
+	}
+	for id, w := range map[string]want{
+		"replay/every5":       {state: statemachine.Scheduled},
+		"replay/paused":       {state: statemachine.Paused, reason: statemachine.Reason{Kind: statemachine.ReasonPaused, Note: "paused for the migration"}},
+		"replay/removed":      {state: statemachine.Disabled, reason: statemachine.Reason{Kind: statemachine.ReasonRemovedFromConfig}},
+		"replay/disabled":     {state: statemachine.Disabled, reason: statemachine.Reason{Kind: statemachine.ReasonDisabledInConfig}},
+		"replay/autodisabled": {state: statemachine.Disabled, reason: statemachine.Reason{Kind: statemachine.ReasonAutoDisabled, Note: "after 2 failed invocations in a row"}},
+		"replay/running":      {state: statemachine.Running, active: []statemachine.Phase{statemachine.PhaseRunning}},
+		"replay/retrying":     {state: statemachine.Queued, active: []statemachine.Phase{statemachine.PhaseBackoff}},
+	} {
+		v, ok := views[id]
+		if !ok {
+			t.Errorf("%s: missing", id)
+			continue
+		}
+		var phases []statemachine.Phase
+		for _, inv := range v.Machine.Active {
+			phases = append(phases, inv.Phase)
+		}
+		if v.Machine.State != w.state || v.Machine.Reason != w.reason || !slices.Equal(phases, w.active) {
+			t.Errorf("%s: %s %+v active %v; want %s %+v active %v", id, v.Machine.State, v.Machine.Reason, phases, w.state, w.reason, w.active)
+		}
+	}
+	if len(views) != 7 {
+		t.Errorf("%d jobs, want 7", len(views))
+	}
+	for _, j := range replayConfig() {
+		if v := views[j.ID]; !v.Definition.Equal(&j.Definition) {
+			t.Errorf("%s: stored definition reads as %+v, want %+v", j.ID, v.Definition, j.Definition)
+		}
+	}
+	oldRecords := []string{
+		"autodisabled 20260302T100500Z FAILED 1",
+		"autodisabled 20260302T101000Z FAILED 1",
+		"every5 20260302T100500Z SUCCEEDED 1",
+		"every5 20260302T101000Z SUCCEEDED 1",
+		"every5 manual-1 SUCCEEDED 1",
+		"retrying 20260302T101000Z RETRYING 2",
+		"running 20260302T101000Z RUNNING 1",
+	}
+	if got := r.records(); !slices.Equal(got, oldRecords) {
+		t.Errorf("records:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(oldRecords, "\n"))
+	}
+
+	// The first config refresh after the upgrade.
+	if err := r.eng.ApplyProject(r.ctx, "replay", replayConfig()); err != nil {
+		t.Fatal(err)
+	}
+	after := r.views()
+	for id, v := range views {
+		a := after[id]
+		if string(a.Job.Definition) != string(v.Job.Definition) || a.Machine.TickNonce != v.Machine.TickNonce ||
+			!a.Machine.NextAt.Equal(v.Machine.NextAt) || a.Machine.State != v.Machine.State || a.Machine.Reason != v.Machine.Reason ||
+			!slices.EqualFunc(a.Machine.Active, v.Machine.Active, func(x, y statemachine.Invocation) bool { return x.Nonce == y.Nonce && x.Phase == y.Phase }) {
+			t.Errorf("%s: the same config redefined it:\n%+v %s\nbecame\n%+v %s", id, v.Machine, v.Job.Definition, a.Machine, a.Job.Definition)
+		}
+	}
+	if got := r.records(); !slices.Equal(got, oldRecords) {
+		t.Errorf("the same config wrote records:\n%s", strings.Join(got, "\n"))
+	}
+
+	// An hour on: every5 fires every five minutes, retrying's queued start
+	// runs its second attempt, running's target reports its end.
+	if err := enginetest.RunUntil(r.ctx, r.clk, r.st, r.disp, r.wd, replayEnd.Add(64*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.eng.Report(r.ctx, "replay/running", "20260302T101000Z", 1, target.Result{Status: target.Succeeded}); err != nil {
+		t.Fatal(err)
+	}
+	got := r.records()
+	for _, w := range []string{
+		"every5 20260302T101500Z SUCCEEDED 1",
+		"every5 20260302T111500Z SUCCEEDED 1",
+		"retrying 20260302T101000Z RETRYING 3", // its queued second attempt ran and failed
+		"running 20260302T101000Z SUCCEEDED 1",
+	} {
+		if !slices.Contains(got, w) {
+			t.Errorf("no record %q after an hour:\n%s", w, strings.Join(got, "\n"))
+		}
+	}
+	fired := 0
+	for _, g := range got {
+		if strings.HasPrefix(g, "every5 2026") && strings.HasSuffix(g, "SUCCEEDED 1") {
+			fired++
+		}
+	}
+	if fired != 2+13 { // 10:05 and 10:10 before, 10:15 to 11:15 after
+		t.Errorf("every5 ran %d scheduled occurrences, want 15:\n%s", fired, strings.Join(got, "\n"))
+	}
+	for _, spec := range r.ok.specs {
+		if spec != `{"b":1,"a":[true,null]}` {
+			t.Errorf("every5's target got spec %s, want the one 313afd2 stored", spec)
+		}
+	}
+	for id, v := range r.views() {
+		if st := v.Machine.State; (id == "replay/paused") != (st == statemachine.Paused) || (strings.Contains(id, "disabled") || id == "replay/removed") != (st == statemachine.Disabled) {
+			t.Errorf("%s is %s after an hour", id, st)
+		}
+	}
+}

@@ -1,0 +1,164 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/sundial-cron/sundial/statemachine"
+)
+
+// The definition's stored form, in every job and in every invocation record
+// (the definition it ran under). Its JSON names are a format: never rename
+// or reuse one. A field added with its zero value left out keeps every
+// stored definition's bytes as they are; a change that an older release
+// could not read correctly gets a new version, and decodeDefinition keeps
+// reading every older one; testdata/definition pins each version.
+const definitionVersion = 1
+
+// storedDefinition is version 1 of a stored definition. Durations are Go
+// duration strings ("1m30s"): exact, and readable in the database.
+type storedDefinition struct {
+	Version  int             `json:"v"`
+	Schedule string          `json:"schedule"`
+	TimeZone string          `json:"time_zone,omitempty"`
+	Gap      string          `json:"gap,omitempty"`
+	Repeat   string          `json:"repeat,omitempty"`
+	Policy   *storedPolicy   `json:"policy,omitempty"`
+	Target   string          `json:"target"`
+	Spec     json.RawMessage `json:"spec,omitempty"`
+}
+
+type storedPolicy struct {
+	Overlap          string `json:"overlap,omitempty"`
+	MaxConcurrent    int    `json:"max_concurrent,omitempty"`
+	CatchupWindow    string `json:"catchup_window,omitempty"`
+	Timeout          string `json:"timeout,omitempty"`
+	MaxAttempts      int    `json:"max_attempts,omitempty"`
+	MinBackoff       string `json:"min_backoff,omitempty"`
+	MaxBackoff       string `json:"max_backoff,omitempty"`
+	AutoDisableAfter int    `json:"auto_disable_after,omitempty"`
+	Jitter           string `json:"jitter,omitempty"`
+	Idempotent       bool   `json:"idempotent,omitempty"`
+}
+
+// definitionV0 is what releases up to 313afd2 stored: json.Marshal of
+// Definition, whose Policy had no JSON names (Go's field names, durations
+// in nanoseconds). Frozen: statemachine.Policy may change, this may not.
+type definitionV0 struct {
+	Schedule string `json:"schedule"`
+	TimeZone string `json:"time_zone"`
+	Gap      string `json:"gap"`
+	Repeat   string `json:"repeat"`
+	Policy   struct {
+		Overlap          string
+		MaxConcurrent    int
+		CatchupWindow    time.Duration
+		Timeout          time.Duration
+		MaxAttempts      int
+		MinBackoff       time.Duration
+		MaxBackoff       time.Duration
+		AutoDisableAfter int
+		Jitter           time.Duration
+		Idempotent       bool
+	} `json:"policy"`
+	Target string          `json:"target"`
+	Spec   json.RawMessage `json:"spec"`
+}
+
+func encodeDefinition(def Definition) ([]byte, error) {
+	p := def.Policy
+	sp := storedPolicy{
+		Overlap: string(p.Overlap), MaxConcurrent: p.MaxConcurrent,
+		CatchupWindow: durationString(p.CatchupWindow), Timeout: durationString(p.Timeout),
+		MaxAttempts: p.MaxAttempts, MinBackoff: durationString(p.MinBackoff), MaxBackoff: durationString(p.MaxBackoff),
+		AutoDisableAfter: p.AutoDisableAfter, Jitter: durationString(p.Jitter), Idempotent: p.Idempotent,
+	}
+	out := storedDefinition{
+		Version: definitionVersion, Schedule: def.Schedule, TimeZone: def.TimeZone, Gap: def.Gap, Repeat: def.Repeat,
+		Target: def.Target, Spec: def.Spec,
+	}
+	if sp != (storedPolicy{}) {
+		out.Policy = &sp
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the definition: %w", err)
+	}
+	return b, nil
+}
+
+func durationString(d time.Duration) string {
+	if d == 0 {
+		return ""
+	}
+	return d.String()
+}
+
+// decodeDefinition reads any version of a stored definition.
+func decodeDefinition(b []byte) (Definition, error) {
+	var v struct {
+		Version *int `json:"v"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return Definition{}, err
+	}
+	switch {
+	case v.Version == nil:
+		return decodeDefinitionV0(b)
+	case *v.Version == definitionVersion:
+		return decodeDefinitionV1(b)
+	}
+	return Definition{}, fmt.Errorf("version %d: this release reads versions 0 to %d", *v.Version, definitionVersion)
+}
+
+func decodeDefinitionV1(b []byte) (Definition, error) {
+	var in storedDefinition
+	if err := json.Unmarshal(b, &in); err != nil {
+		return Definition{}, err
+	}
+	def := Definition{Schedule: in.Schedule, TimeZone: in.TimeZone, Gap: in.Gap, Repeat: in.Repeat, Target: in.Target, Spec: in.Spec}
+	if p := in.Policy; p != nil {
+		def.Policy = statemachine.Policy{
+			Overlap: statemachine.Overlap(p.Overlap), MaxConcurrent: p.MaxConcurrent,
+			MaxAttempts: p.MaxAttempts, AutoDisableAfter: p.AutoDisableAfter, Idempotent: p.Idempotent,
+		}
+		for _, d := range []struct {
+			name string
+			in   string
+			out  *time.Duration
+		}{
+			{"catchup_window", p.CatchupWindow, &def.Policy.CatchupWindow},
+			{"timeout", p.Timeout, &def.Policy.Timeout},
+			{"min_backoff", p.MinBackoff, &def.Policy.MinBackoff},
+			{"max_backoff", p.MaxBackoff, &def.Policy.MaxBackoff},
+			{"jitter", p.Jitter, &def.Policy.Jitter},
+		} {
+			if d.in == "" {
+				continue
+			}
+			var err error
+			if *d.out, err = time.ParseDuration(d.in); err != nil {
+				return Definition{}, fmt.Errorf("policy.%s: %w", d.name, err)
+			}
+		}
+	}
+	return def, nil
+}
+
+func decodeDefinitionV0(b []byte) (Definition, error) {
+	var in definitionV0
+	if err := json.Unmarshal(b, &in); err != nil {
+		return Definition{}, err
+	}
+	p := in.Policy
+	return Definition{
+		Schedule: in.Schedule, TimeZone: in.TimeZone, Gap: in.Gap, Repeat: in.Repeat,
+		Policy: statemachine.Policy{
+			Overlap: statemachine.Overlap(p.Overlap), MaxConcurrent: p.MaxConcurrent, CatchupWindow: p.CatchupWindow,
+			Timeout: p.Timeout, MaxAttempts: p.MaxAttempts, MinBackoff: p.MinBackoff, MaxBackoff: p.MaxBackoff,
+			AutoDisableAfter: p.AutoDisableAfter, Jitter: p.Jitter, Idempotent: p.Idempotent,
+		},
+		Target: in.Target, Spec: in.Spec,
+	}, nil
+}
