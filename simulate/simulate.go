@@ -77,6 +77,8 @@ type Report struct {
 	// StuckJobs: jobs whose WatchdogTimerTs stayed passed for longer than
 	// one watchdog period plus grace while the process was up.
 	StuckJobs int `json:"stuck_jobs"`
+	// Stuck names the first stuck jobs, each with its timeline.
+	Stuck []StuckJob `json:"stuck,omitempty"`
 	// MaxRepairDelaySeconds: the longest a job waited past its
 	// WatchdogTimerTs (or past a restart) before a watchdog pass saw it.
 	MaxRepairDelaySeconds float64 `json:"max_repair_delay_s"`
@@ -144,6 +146,7 @@ type sim struct {
 	byID         map[string]*simJob
 	launchedKeys map[string]bool // invocation keys that saw a launch
 	stuck        map[string]bool
+	timelines    timelines
 	rep          Report
 }
 
@@ -240,7 +243,7 @@ func (s *sim) build() {
 		Observer:  observer{s},
 		Interrupt: s.interrupt,
 	})
-	s.wd = &watchdog.Watchdog{Store: s.store, Repairer: s.engine, Now: s.clock}
+	s.wd = &watchdog.Watchdog{Store: s.store, Repairer: watchedRepairer{s}, Now: s.clock}
 }
 
 // deliver hands a task to the engine, and sometimes keeps a copy to deliver
@@ -250,6 +253,9 @@ func (s *sim) deliver(ctx context.Context, t task.Task) error {
 	k := string(t.Kind)
 	if err != nil {
 		k += " failed"
+		s.note(t.JobID, "delivered %s: failed: %v", t, err)
+	} else {
+		s.note(t.JobID, "delivered %s: ok", t)
 	}
 	s.mu.Lock()
 	s.rep.Deliveries[k]++
@@ -261,7 +267,11 @@ func (s *sim) deliver1(ctx context.Context, t task.Task) error {
 	if s.injecting && s.rng.Float64() < s.faults.Duplicate {
 		s.count("task_duplicated")
 		late := time.Duration(s.rng.Int64N(int64(2 * time.Hour)))
-		s.at(s.now.Add(late), func() { _ = s.engine.HandleTask(s.ctx, t) })
+		s.note(t.JobID, "injected: %s to be delivered again in %v", t, late.Round(time.Second))
+		s.at(s.now.Add(late), func() {
+			err := s.engine.HandleTask(s.ctx, t)
+			s.note(t.JobID, "delivered %s again: %v", t, errOrOK(err))
+		})
 	}
 	return s.engine.HandleTask(ctx, t)
 }
@@ -271,9 +281,17 @@ var errCrash = errors.New("simulated crash")
 func (s *sim) interrupt(p engine.Point, jobID, inv string) error {
 	if s.injecting && s.rng.Float64() < s.faults.Crash {
 		s.count("crash_" + string(p))
+		s.note(jobID, "injected: crash at %s of %s", p, inv)
 		return errCrash
 	}
 	return nil
+}
+
+func errOrOK(err error) string {
+	if err != nil {
+		return "failed: " + err.Error()
+	}
+	return "ok"
 }
 
 // lockedRand is the run's one source of randomness, shared by the
@@ -431,6 +449,7 @@ func (s *sim) run(jobs, days int) error {
 	s.injecting = false
 	s.skew = 0 // a jump too: the watchdog's period counts from here
 	s.up = later(s.up, s.clock())
+	s.timelines.noteProcess(s.now, s.skew, "draining: no more faults")
 	if err := s.loop(later(s.now, end).Add(30 * time.Minute)); err != nil {
 		return err
 	}
@@ -442,6 +461,7 @@ func (s *sim) plan(end time.Time) {
 	for _, t := range s.spread(s.faults.Purges, start, end) {
 		s.atAlone(t, func() {
 			s.count("queue_purged")
+			s.timelines.noteProcess(s.now, s.skew, "every task purged")
 			_ = s.be.purge(s.ctx)
 		})
 	}
@@ -452,6 +472,7 @@ func (s *sim) plan(end time.Time) {
 			s.now = s.now.Add(5*time.Minute + time.Duration(s.rng.Int64N(int64(115*time.Minute))))
 			s.be.down(from, s.now)
 			s.up = s.clock()
+			s.timelines.noteProcess(from, s.skew, "down until %s", s.now.UTC().Format("15:04:05"))
 		})
 	}
 	for _, t := range s.spread(s.faults.ClockJumps, start, end) {
@@ -459,6 +480,7 @@ func (s *sim) plan(end time.Time) {
 			s.count("clock_jump")
 			most := s.be.maxSkew()
 			s.skew = time.Duration(s.rng.Int64N(int64(2*most))) - most
+			s.timelines.noteProcess(s.now, s.skew, "the clock jumped")
 			// A jump forward makes timers overdue at once; the watchdog's
 			// period counts from the jump, as from a restart.
 			s.up = later(s.up, s.clock())
@@ -468,13 +490,20 @@ func (s *sim) plan(end time.Time) {
 	perDay := max(1, len(s.jobs)/50)
 	for _, t := range s.spread(perDay, start, end) {
 		j := s.jobs[s.rng.IntN(len(s.jobs))].id
-		s.at(t, func() { _, _ = s.engine.Trigger(s.ctx, j) })
+		s.at(t, func() {
+			_, err := s.engine.Trigger(s.ctx, j)
+			s.note(j, "triggered by hand: %s", errOrOK(err))
+		})
 	}
 	for _, t := range s.spread(perDay, start, end) {
 		j := s.jobs[s.rng.IntN(len(s.jobs))].id
-		s.at(t, func() { _ = s.engine.Pause(s.ctx, j, "simulated admin") })
+		s.at(t, func() {
+			err := s.engine.Pause(s.ctx, j, "simulated admin")
+			s.note(j, "paused by hand: %s", errOrOK(err))
+		})
 		s.at(t.Add(10*time.Minute+time.Duration(s.rng.Int64N(int64(3*time.Hour)))), func() {
-			_ = s.engine.Resume(s.ctx, j)
+			err := s.engine.Resume(s.ctx, j)
+			s.note(j, "resumed by hand: %s", errOrOK(err))
 		})
 	}
 }
@@ -544,12 +573,15 @@ func (s *sim) pass() error {
 		}
 		wait := now.Sub(later(j.WatchdogTimerTs, s.up))
 		s.rep.MaxRepairDelaySeconds = max(s.rep.MaxRepairDelaySeconds, wait.Seconds())
+		s.note(id, "watchdog pass: state %s, timer %s passed, waited %.1fs", j.State, j.WatchdogTimerTs.UTC().Format("15:04:05.000"), wait.Seconds())
 		if wait > watchdogPeriod+watchdogGrace && !s.stuck[id] {
 			s.stuck[id] = true
 			s.rep.StuckJobs++
+			s.timelines.stuckNow(id, wait)
 		}
 	}
 	_, err = s.wd.Pass(s.ctx)
+	s.rep.Stuck = s.timelines.report()
 	return err
 }
 
