@@ -2,6 +2,7 @@ package simulate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -175,6 +176,14 @@ type watchedRepairer struct{ s *sim }
 
 func (r watchedRepairer) Repair(ctx context.Context, jobID string) (bool, error) {
 	changed, err := r.s.engine.Repair(ctx, jobID)
+	r.s.mu.Lock()
+	// The watchdog tries again after an error, and stops at the first
+	// success: the last attempt's answer is the pass's.
+	r.s.refused[jobID] = errors.Is(err, errInjected)
+	if !r.s.refused[jobID] {
+		delete(r.s.refused, jobID)
+	}
+	r.s.mu.Unlock()
 	switch {
 	case err != nil:
 		r.s.note(jobID, "watchdog repair failed: %v", err)
