@@ -51,15 +51,28 @@ type jobEvents struct {
 	after []entry // once stuck: the events since
 }
 
+// entry is one event, formatted only if its job turns out stuck: nearly
+// none does, and a run notes hundreds of thousands.
 type entry struct {
-	at   time.Time // the true simulated time
-	line string
+	at      time.Time // the true simulated time
+	skew    time.Duration
+	process bool
+	format  string
+	args    []any
+}
+
+func (e entry) String() string {
+	prefix := " "
+	if e.process {
+		prefix = " process: "
+	}
+	return stamp(e.at, e.skew) + prefix + fmt.Sprintf(e.format, e.args...)
 }
 
 // note records an event of job at the simulated time now (skew: the process
 // clock's error then).
 func (tl *timelines) note(job string, now time.Time, skew time.Duration, format string, args ...any) {
-	e := entry{now, stamp(now, skew) + " " + fmt.Sprintf(format, args...)}
+	e := entry{at: now, skew: skew, format: format, args: args}
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
 	if tl.jobs == nil {
@@ -86,7 +99,7 @@ func (tl *timelines) note(job string, now time.Time, skew time.Duration, format 
 // noteProcess records an event of the whole process: each stuck job's
 // timeline shows the last few before it was found.
 func (tl *timelines) noteProcess(now time.Time, skew time.Duration, format string, args ...any) {
-	e := entry{now, stamp(now, skew) + " process: " + fmt.Sprintf(format, args...)}
+	e := entry{at: now, skew: skew, process: true, format: format, args: args}
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
 	tl.process = append(tl.process, e)
@@ -125,7 +138,7 @@ func (tl *timelines) report() []StuckJob {
 	for _, j := range tl.stuck {
 		var lines []string
 		for _, e := range append(slices.Clone(j.last), j.after...) {
-			lines = append(lines, e.line)
+			lines = append(lines, e.String())
 		}
 		out = append(out, StuckJob{Job: j.id, WaitSeconds: j.wait.Seconds(), Timeline: lines})
 	}
