@@ -46,14 +46,27 @@ func (f faultyStore) Update(ctx context.Context, jobID string, fn func(store.Tx)
 	s := f.sim
 	if s.injecting && s.rng.Float64() < s.faults.CommitBefore {
 		s.count("commit_error_before")
+		s.note(jobID, "injected: a commit failed")
 		return nil, fmt.Errorf("%w: commit failed", errInjected)
 	}
-	tasks, err := f.Store.Update(ctx, jobID, fn)
-	if err == nil && s.injecting && s.rng.Float64() < s.faults.CommitAfter {
+	var wrote *store.Job
+	tasks, err := f.Store.Update(ctx, jobID, func(tx store.Tx) error {
+		wtx := &watchedTx{Tx: tx}
+		err := fn(wtx)
+		wrote = wtx.job
+		return err
+	})
+	if err != nil {
+		s.note(jobID, "commit refused: %v", err)
+		return tasks, err
+	}
+	s.noteCommit(jobID, wrote, len(tasks))
+	if s.injecting && s.rng.Float64() < s.faults.CommitAfter {
 		s.count("commit_error_after")
+		s.note(jobID, "injected: that commit reported failure")
 		return nil, fmt.Errorf("%w: commit outcome lost", errInjected)
 	}
-	return tasks, err
+	return tasks, nil
 }
 
 // lossyQueue loses some tasks right after their transaction committed, as
@@ -70,6 +83,7 @@ func (q lossyQueue) Posted(ctx context.Context, tasks []task.Task) error {
 	for _, t := range tasks {
 		if s.injecting && s.rng.Float64() < s.faults.Drop {
 			s.count("task_dropped")
+			s.note(t.JobID, "injected: %s lost", t)
 			if err := s.be.lose(ctx, t); err != nil {
 				return err
 			}

@@ -77,10 +77,17 @@ type Report struct {
 	// StuckJobs: jobs whose WatchdogTimerTs stayed passed for longer than
 	// one watchdog period plus grace while the process was up.
 	StuckJobs int `json:"stuck_jobs"`
+	// Stuck names the first stuck jobs, each with its timeline.
+	Stuck []StuckJob `json:"stuck,omitempty"`
 	// MaxRepairDelaySeconds: the longest a job waited past its
 	// WatchdogTimerTs (or past a restart) before a watchdog pass saw it.
 	MaxRepairDelaySeconds float64 `json:"max_repair_delay_s"`
 	WatchdogRepairs       int     `json:"watchdog_repairs"`
+	// RepairsRefused: the times a watchdog pass gave up on a job because
+	// the injected store faults refused each of its attempts. For that job
+	// the pass counts as a restart: its wait counts from then, as the
+	// store accepted nothing the watchdog could have done.
+	RepairsRefused int `json:"repairs_refused"`
 
 	FaultsInjected map[string]int `json:"faults_injected"`
 	// Deliveries: tasks the dispatcher delivered, by kind, and how many of
@@ -144,7 +151,13 @@ type sim struct {
 	byID         map[string]*simJob
 	launchedKeys map[string]bool // invocation keys that saw a launch
 	stuck        map[string]bool
-	rep          Report
+	// refused: the jobs whose last repair in the current pass the injected
+	// faults refused; refusedAt: since when, on the process's clock, each
+	// job's wait counts because of such a pass.
+	refused   map[string]bool
+	refusedAt map[string]time.Time
+	timelines timelines
+	rep       Report
 }
 
 type simJob struct {
@@ -188,6 +201,7 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 		ctx: ctx, rng: &lockedRand{r: rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x5eed))},
 		now: start, up: start, faults: f, injecting: true,
 		byID: map[string]*simJob{}, launchedKeys: map[string]bool{}, stuck: map[string]bool{},
+		refused: map[string]bool{}, refusedAt: map[string]time.Time{},
 		rep: Report{
 			Backend: opts.Backend, Jobs: opts.Jobs, Days: opts.Days, Seed: opts.Seed, Faults: opts.Faults,
 			Invocations: map[string]int{}, Skipped: map[string]int{}, FaultsInjected: map[string]int{}, Deliveries: map[string]int{},
@@ -240,7 +254,7 @@ func (s *sim) build() {
 		Observer:  observer{s},
 		Interrupt: s.interrupt,
 	})
-	s.wd = watchdog.New(s.store, s.engine, watchdog.Options{Now: s.clock})
+	s.wd = watchdog.New(s.store, watchedRepairer{s}, watchdog.Options{Now: s.clock})
 }
 
 // deliver hands a task to the engine, and sometimes keeps a copy to deliver
@@ -250,6 +264,9 @@ func (s *sim) deliver(ctx context.Context, t task.Task) error {
 	k := string(t.Kind)
 	if err != nil {
 		k += " failed"
+		s.note(t.JobID, "delivered %s: failed: %v", t, err)
+	} else {
+		s.note(t.JobID, "delivered %s: ok", t)
 	}
 	s.mu.Lock()
 	s.rep.Deliveries[k]++
@@ -261,7 +278,11 @@ func (s *sim) deliver1(ctx context.Context, t task.Task) error {
 	if s.injecting && s.rng.Float64() < s.faults.Duplicate {
 		s.count("task_duplicated")
 		late := time.Duration(s.rng.Int64N(int64(2 * time.Hour)))
-		s.at(s.now.Add(late), func() { _ = s.engine.HandleTask(s.ctx, t) })
+		s.note(t.JobID, "injected: %s to be delivered again in %v", t, late.Round(time.Second))
+		s.at(s.now.Add(late), func() {
+			err := s.engine.HandleTask(s.ctx, t)
+			s.note(t.JobID, "delivered %s again: %v", t, errOrOK(err))
+		})
 	}
 	return s.engine.HandleTask(ctx, t)
 }
@@ -271,9 +292,17 @@ var errCrash = errors.New("simulated crash")
 func (s *sim) interrupt(p engine.Point, jobID, inv string) error {
 	if s.injecting && s.rng.Float64() < s.faults.Crash {
 		s.count("crash_" + string(p))
+		s.note(jobID, "injected: crash at %s of %s", p, inv)
 		return errCrash
 	}
 	return nil
+}
+
+func errOrOK(err error) string {
+	if err != nil {
+		return "failed: " + err.Error()
+	}
+	return "ok"
 }
 
 // lockedRand is the run's one source of randomness, shared by the
@@ -433,6 +462,7 @@ func (s *sim) run(jobs, days int) error {
 	s.injecting = false
 	s.skew = 0 // a jump too: the watchdog's period counts from here
 	s.up = later(s.up, s.clock())
+	s.timelines.noteProcess(s.now, s.skew, "draining: no more faults")
 	if err := s.loop(later(s.now, end).Add(30 * time.Minute)); err != nil {
 		return err
 	}
@@ -444,6 +474,7 @@ func (s *sim) plan(end time.Time) {
 	for _, t := range s.spread(s.faults.Purges, start, end) {
 		s.atAlone(t, func() {
 			s.count("queue_purged")
+			s.timelines.noteProcess(s.now, s.skew, "every task purged")
 			_ = s.be.purge(s.ctx)
 		})
 	}
@@ -454,6 +485,7 @@ func (s *sim) plan(end time.Time) {
 			s.now = s.now.Add(5*time.Minute + time.Duration(s.rng.Int64N(int64(115*time.Minute))))
 			s.be.down(from, s.now)
 			s.up = s.clock()
+			s.timelines.noteProcess(from, s.skew, "down until %s", s.now.UTC().Format("15:04:05"))
 		})
 	}
 	for _, t := range s.spread(s.faults.ClockJumps, start, end) {
@@ -461,6 +493,7 @@ func (s *sim) plan(end time.Time) {
 			s.count("clock_jump")
 			most := s.be.maxSkew()
 			s.skew = time.Duration(s.rng.Int64N(int64(2*most))) - most
+			s.timelines.noteProcess(s.now, s.skew, "the clock jumped")
 			// A jump forward makes timers overdue at once; the watchdog's
 			// period counts from the jump, as from a restart.
 			s.up = later(s.up, s.clock())
@@ -470,13 +503,20 @@ func (s *sim) plan(end time.Time) {
 	perDay := max(1, len(s.jobs)/50)
 	for _, t := range s.spread(perDay, start, end) {
 		j := s.jobs[s.rng.IntN(len(s.jobs))].id
-		s.at(t, func() { _, _ = s.engine.Trigger(s.ctx, j) })
+		s.at(t, func() {
+			_, err := s.engine.Trigger(s.ctx, j)
+			s.note(j, "triggered by hand: %s", errOrOK(err))
+		})
 	}
 	for _, t := range s.spread(perDay, start, end) {
 		j := s.jobs[s.rng.IntN(len(s.jobs))].id
-		s.at(t, func() { _ = s.engine.Pause(s.ctx, j, "simulated admin") })
+		s.at(t, func() {
+			err := s.engine.Pause(s.ctx, j, "simulated admin")
+			s.note(j, "paused by hand: %s", errOrOK(err))
+		})
 		s.at(t.Add(10*time.Minute+time.Duration(s.rng.Int64N(int64(3*time.Hour)))), func() {
-			_ = s.engine.Resume(s.ctx, j)
+			err := s.engine.Resume(s.ctx, j)
+			s.note(j, "resumed by hand: %s", errOrOK(err))
 		})
 	}
 }
@@ -533,6 +573,13 @@ func (s *sim) loop(until time.Time) error {
 
 // pass runs the watchdog, first noting how long the overdue jobs waited and
 // which waited too long, on the process's clock.
+//
+// A job the watchdog could not repair because the injected faults refused
+// each attempt of a pass waits from that pass on: three commits failing in
+// a row (1 in 15,625 at the heavy level's 4%) otherwise made a job that
+// only the watchdog could help, its task lost, wait a second period, and
+// whether a run drew that depended on which concurrent handler drew which
+// number, not on the engine.
 func (s *sim) pass() error {
 	now := s.clock()
 	ids, err := s.store.Overdue(s.ctx, now, 1<<20)
@@ -544,14 +591,25 @@ func (s *sim) pass() error {
 		if err != nil {
 			return err
 		}
-		wait := now.Sub(later(j.WatchdogTimerTs, s.up))
+		wait := now.Sub(later(later(j.WatchdogTimerTs, s.up), s.refusedAt[id]))
 		s.rep.MaxRepairDelaySeconds = max(s.rep.MaxRepairDelaySeconds, wait.Seconds())
+		s.note(id, "watchdog pass: state %s, timer %s passed, waited %.1fs", j.State, j.WatchdogTimerTs.UTC().Format("15:04:05.000"), wait.Seconds())
 		if wait > watchdogPeriod+watchdogGrace && !s.stuck[id] {
 			s.stuck[id] = true
 			s.rep.StuckJobs++
+			s.timelines.stuckNow(id, wait)
 		}
 	}
 	_, err = s.wd.Pass(s.ctx)
+	s.mu.Lock()
+	for id := range s.refused {
+		s.refusedAt[id] = now
+		s.rep.RepairsRefused++
+		s.note(id, "watchdog gave up on it for this pass: the store refused every attempt")
+	}
+	clear(s.refused)
+	s.mu.Unlock()
+	s.rep.Stuck = s.timelines.report()
 	return err
 }
 

@@ -65,11 +65,16 @@ func (t *simTarget) Launch(ctx context.Context, req target.Request) target.Resul
 		t.mu.Lock()
 		t.ended[k] = res
 		t.mu.Unlock()
+		t.sim.note(req.JobID, "target ran %s#%d within the call: %s", req.Invocation, req.Attempt, statusName[res.Status])
 		return res
 	}
+	t.sim.note(req.JobID, "target started %s#%d, to end in %v", req.Invocation, req.Attempt, sp.Duration.Round(time.Second))
 	t.sim.at(t.sim.now.Add(sp.Duration), func() { t.end(req, res) })
 	return target.Result{Status: target.Running, Message: "accepted"}
 }
+
+// statusName names the outcomes in timelines.
+var statusName = map[target.Status]string{target.Failed: "failed", target.Succeeded: "succeeded", target.Running: "running"}
 
 // end reports an attempt's end; a report the store refused is tried again
 // a minute later, as a poller would.
@@ -78,7 +83,9 @@ func (t *simTarget) end(req target.Request, res target.Result) {
 	t.mu.Lock()
 	t.ended[k] = res
 	t.mu.Unlock()
-	if err := t.sim.engine.Report(t.sim.ctx, req.JobID, req.Invocation, req.Attempt, res); err != nil {
+	err := t.sim.engine.Report(t.sim.ctx, req.JobID, req.Invocation, req.Attempt, res)
+	t.sim.note(req.JobID, "target reported %s#%d %s: %s", req.Invocation, req.Attempt, statusName[res.Status], errOrOK(err))
+	if err != nil {
 		t.sim.at(t.sim.now.Add(time.Minute), func() { t.end(req, res) })
 	}
 }
