@@ -163,14 +163,14 @@ func (h *harness) ok(method, path, body string, want int) map[string]any {
 
 // snapshot is everything of the store a request could change.
 type snapshot struct {
-	jobs  []*store.Job
+	jobs  []*store.JobRecord
 	tasks []task.Task
-	invs  map[string][]*store.Invocation
+	invs  map[string][]*store.InvocationRecord
 }
 
 func (h *harness) snapshot() snapshot {
 	h.t.Helper()
-	s := snapshot{invs: map[string][]*store.Invocation{}}
+	s := snapshot{invs: map[string][]*store.InvocationRecord{}}
 	jobs, _, err := h.st.Jobs(h.ctx, "", store.Page{Limit: 1000})
 	if err != nil {
 		h.t.Fatal(err)

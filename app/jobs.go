@@ -51,7 +51,7 @@ type jobList struct {
 }
 
 // lastInvocation is the job's record of its newest occurrence, or nil.
-func (s *server) lastInvocation(r *http.Request, jobID string) (*store.Invocation, error) {
+func (s *server) lastInvocation(r *http.Request, jobID string) (*store.InvocationRecord, error) {
 	invs, _, err := s.st.Invocations(r.Context(), jobID, store.Page{Limit: 1})
 	if err != nil || len(invs) == 0 {
 		return nil, err
@@ -75,7 +75,7 @@ func (s *server) getJob(r *http.Request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	var last *store.Invocation
+	var last *store.InvocationRecord
 	if p.Cursor == "" && len(invs) > 0 {
 		last = invs[0]
 	} else if last, err = s.lastInvocation(r, jobID); err != nil {
@@ -84,8 +84,8 @@ func (s *server) getJob(r *http.Request) (int, any, error) {
 	d := jobDetail{
 		jobJSON:    toJob(v, last),
 		Definition: toDefinition(v.Definition),
-		Failures:   v.Machine.Failures,
-		Active:     toActive(v.Machine.Active),
+		Failures:   v.State.Failures,
+		Active:     toActive(v.State.Active),
 		NextCursor: nextCursor(listing, next),
 	}
 	d.Invocations = make([]invJSON, 0, len(invs))

@@ -104,11 +104,11 @@ type invDetail struct {
 	Log string `json:"log"`
 }
 
-func toJob(v engine.View, last *store.Invocation) jobJSON {
+func toJob(v engine.View, last *store.InvocationRecord) jobJSON {
 	_, name, _ := strings.Cut(v.Job.ID, "/")
 	j := jobJSON{
 		ID: v.Job.ID, Project: v.Job.Project, Job: name,
-		State: string(v.Machine.State), Reason: v.Machine.Reason.String(), Kind: string(v.Machine.Reason.Kind),
+		State: string(v.State.State), Reason: v.State.Reason.String(), Kind: string(v.State.Reason.Kind),
 		Schedule: v.Definition.Schedule, TimeZone: v.Definition.TimeZone, Target: v.Definition.Target,
 	}
 	if j.TimeZone == "" {
@@ -150,7 +150,7 @@ func toActive(as []statemachine.Invocation) []activeJSON {
 	return out
 }
 
-func toInv(inv *store.Invocation) invJSON {
+func toInv(inv *store.InvocationRecord) invJSON {
 	j := invJSON{
 		ID: inv.ID, Status: inv.Status, Occurrence: inv.Occurrence.UTC(), Manual: inv.Manual, Attempt: inv.Attempt,
 		Created: timePtr(inv.Created), Started: timePtr(inv.Started), Ended: timePtr(inv.Ended),

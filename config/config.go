@@ -42,10 +42,10 @@ type Job struct {
 }
 
 // configured is what the engine is told the revision's jobs are.
-func (p *Project) configured() []engine.ConfiguredJob {
-	out := make([]engine.ConfiguredJob, len(p.Jobs))
+func (p *Project) configured() []engine.Job {
+	out := make([]engine.Job, len(p.Jobs))
 	for i, j := range p.Jobs {
-		out[i] = engine.ConfiguredJob{ID: j.ID, Definition: j.Definition, Disabled: j.Disabled}
+		out[i] = engine.Job{ID: j.ID, Definition: j.Definition, Disabled: j.Disabled}
 	}
 	return out
 }

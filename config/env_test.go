@@ -142,7 +142,7 @@ func (e *env) refresh() {
 	}
 }
 
-func (e *env) job(id string) *store.Job {
+func (e *env) job(id string) *store.JobRecord {
 	e.t.Helper()
 	j, err := e.st.Job(e.ctx, id)
 	if err != nil {
@@ -179,7 +179,7 @@ type countingStore struct {
 	listed map[string]int
 }
 
-func (c *countingStore) Jobs(ctx context.Context, project string, p store.Page) ([]*store.Job, string, error) {
+func (c *countingStore) Jobs(ctx context.Context, project string, p store.Page) ([]*store.JobRecord, string, error) {
 	if p.Cursor == "" {
 		c.mu.Lock()
 		c.listed[project]++

@@ -26,7 +26,7 @@ func TestTheEngineRefusesAnActionItDoesNotKnow(t *testing.T) {
 		fn()
 	}
 	wantPanic(t, "writing", func() {
-		jt := &jobTx{job: &store.Job{ID: "p/j"}}
+		jt := &jobTx{job: &store.JobRecord{ID: "p/j"}}
 		_ = jt.write(unknownAction{})
 	})
 	wantPanic(t, "carrying out", func() {

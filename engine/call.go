@@ -41,7 +41,7 @@ func (e *Engine) carryOut(ctx context.Context, jobID string, c committed) error 
 			next.acts = append(next.acts, more.acts...)
 			for id, inv := range more.records {
 				if next.records == nil {
-					next.records = map[string]*store.Invocation{}
+					next.records = map[string]*store.InvocationRecord{}
 				}
 				next.records[id] = inv
 			}
@@ -55,7 +55,7 @@ func (e *Engine) carryOut(ctx context.Context, jobID string, c committed) error 
 // invocation's record: the definition it was created under, not the job's
 // current one. inv is the record as the step that asked for the call
 // committed it, or nil to read it.
-func (e *Engine) targetRequest(ctx context.Context, jobID, invocation string, attempt int, inv *store.Invocation) (target.Target, target.Request, *Definition, error) {
+func (e *Engine) targetRequest(ctx context.Context, jobID, invocation string, attempt int, inv *store.InvocationRecord) (target.Target, target.Request, *Definition, error) {
 	if inv == nil {
 		var err error
 		if inv, err = e.store.Invocation(ctx, jobID, invocation); err != nil {
@@ -83,7 +83,7 @@ func (e *Engine) targetRequest(ctx context.Context, jobID, invocation string, at
 
 // launch calls the target for an attempt whose LAUNCHING has committed, and
 // returns the step that records the outcome.
-func (e *Engine) launch(ctx context.Context, jobID, invocation string, attempt int, inv *store.Invocation) (func(*jobTx) error, error) {
+func (e *Engine) launch(ctx context.Context, jobID, invocation string, attempt int, inv *store.InvocationRecord) (func(*jobTx) error, error) {
 	tgt, req, def, err := e.targetRequest(ctx, jobID, invocation, attempt, inv)
 	if err != nil {
 		return nil, err
@@ -114,7 +114,7 @@ func (e *Engine) launch(ctx context.Context, jobID, invocation string, attempt i
 
 // resolve asks the target whether an attempt whose outcome was not recorded
 // was launched, and returns the step that records the answer.
-func (e *Engine) resolve(ctx context.Context, jobID, invocation string, attempt int, inv *store.Invocation) (func(*jobTx) error, error) {
+func (e *Engine) resolve(ctx context.Context, jobID, invocation string, attempt int, inv *store.InvocationRecord) (func(*jobTx) error, error) {
 	tgt, req, _, err := e.targetRequest(ctx, jobID, invocation, attempt, inv)
 	if err != nil {
 		return nil, err
@@ -151,7 +151,7 @@ func (e *Engine) outcome(invocation string, attempt int, res target.Result) func
 
 // abortTarget asks the target to stop an attempt that is already recorded as
 // ended. It is best effort: a failure is logged, and changes nothing.
-func (e *Engine) abortTarget(ctx context.Context, jobID, invocation string, attempt int, inv *store.Invocation) {
+func (e *Engine) abortTarget(ctx context.Context, jobID, invocation string, attempt int, inv *store.InvocationRecord) {
 	tgt, req, _, err := e.targetRequest(ctx, jobID, invocation, attempt, inv)
 	if err == nil {
 		a, ok := tgt.(target.Aborter)

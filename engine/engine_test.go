@@ -15,14 +15,14 @@ import (
 
 // snapshot is everything of the harness's store a request could change.
 type snapshot struct {
-	jobs  []*store.Job
+	jobs  []*store.JobRecord
 	tasks []task.Task
-	invs  map[string][]*store.Invocation
+	invs  map[string][]*store.InvocationRecord
 }
 
 func (h *harness) snapshot(jobIDs ...string) snapshot {
 	h.t.Helper()
-	s := snapshot{invs: map[string][]*store.Invocation{}}
+	s := snapshot{invs: map[string][]*store.InvocationRecord{}}
 	jobs, _, err := h.st.Jobs(h.ctx, "", store.Page{Limit: 1000})
 	if err != nil {
 		h.t.Fatal(err)
@@ -51,15 +51,15 @@ func (h *harness) unchanged(before snapshot, what string, jobIDs ...string) {
 	}
 }
 
-func describeJobs(jobs []*store.Job) string {
+func describeJobs(jobs []*store.JobRecord) string {
 	var b strings.Builder
 	for _, j := range jobs {
-		b.WriteString(j.ID + " " + j.State + " " + j.WatchdogTimerTs.String() + " " + string(j.Machine) + "\n")
+		b.WriteString(j.ID + " " + j.State + " " + j.WatchdogTimerTs.String() + " " + string(j.EncodedState) + "\n")
 	}
 	return b.String()
 }
 
-func (h *harness) state(id string) statemachine.Job {
+func (h *harness) state(id string) statemachine.JobState {
 	h.t.Helper()
 	m, err := engine.State(h.job(id))
 	if err != nil {
@@ -68,7 +68,7 @@ func (h *harness) state(id string) statemachine.Job {
 	return m
 }
 
-func (h *harness) invocation(jobID, id string) *store.Invocation {
+func (h *harness) invocation(jobID, id string) *store.InvocationRecord {
 	h.t.Helper()
 	inv, err := h.st.Invocation(h.ctx, jobID, id)
 	if err != nil {
@@ -250,7 +250,7 @@ func TestTriggerRecordsAManualInvocationAndRunsIt(t *testing.T) {
 	}
 }
 
-func describeInvs(invs []*store.Invocation) string {
+func describeInvs(invs []*store.InvocationRecord) string {
 	var b strings.Builder
 	b.WriteString("[")
 	for i, inv := range invs {

@@ -33,7 +33,7 @@ func goldenOccurrence(at time.Time) statemachine.Occurrence {
 
 // goldenRunning is a job with a pending occurrence and an invocation in
 // each phase, manual and scheduled.
-var goldenRunning = statemachine.Job{
+var goldenRunning = statemachine.JobState{
 	State: statemachine.Running, TickNonce: -42, TickAt: gmin(10), NextAt: gmin(10), Cursor: gmin(9),
 	Pending: &statemachine.Occurrence{ID: statemachine.OccurrenceID(gmin(9)), At: gmin(9)},
 	Active: []statemachine.Invocation{
@@ -45,21 +45,21 @@ var goldenRunning = statemachine.Job{
 	Triggers: 2, LastEnded: gmin(-1), WatchdogTimerTs: gmin(7).Add(30 * time.Second),
 }
 
-var goldenScheduled = statemachine.Job{
+var goldenScheduled = statemachine.JobState{
 	State: statemachine.Scheduled, TickNonce: 1234567890123, TickAt: gmin(5).Add(1500 * time.Millisecond), NextAt: gmin(5),
 	Cursor: gmin(0), Failures: 1, Triggers: 2, LastEnded: gmin(-3), WatchdogTimerTs: gmin(5).Add(31500 * time.Millisecond),
 }
 
-func disabledGolden(r statemachine.Reason) statemachine.Job {
-	return statemachine.Job{State: statemachine.Disabled, Reason: r, Cursor: gmin(0)}
+func disabledGolden(r statemachine.Reason) statemachine.JobState {
+	return statemachine.JobState{State: statemachine.Disabled, Reason: r, Cursor: gmin(0)}
 }
 
-var goldenAutoDisabled = statemachine.Job{
+var goldenAutoDisabled = statemachine.JobState{
 	State: statemachine.Disabled, Reason: statemachine.Reason{Kind: statemachine.ReasonAutoDisabled, Note: "after 3 failed invocations in a row"},
 	Failures: 3, Cursor: gmin(0), LastEnded: gmin(-1),
 }
 
-var goldenPaused = statemachine.Job{
+var goldenPaused = statemachine.JobState{
 	State: statemachine.Paused, Reason: statemachine.Reason{Kind: statemachine.ReasonPaused, Note: "paused for the migration"},
 	Cursor: gmin(0), LastEnded: gmin(-10),
 }

@@ -80,7 +80,7 @@ func (h *harness) define(id, expr string, p statemachine.Policy, kind string) {
 	}
 }
 
-func (h *harness) job(id string) *store.Job {
+func (h *harness) job(id string) *store.JobRecord {
 	h.t.Helper()
 	j, err := h.st.Job(h.ctx, id)
 	if err != nil {
@@ -89,9 +89,9 @@ func (h *harness) job(id string) *store.Job {
 	return j
 }
 
-func (h *harness) invocations(id string) []*store.Invocation {
+func (h *harness) invocations(id string) []*store.InvocationRecord {
 	h.t.Helper()
-	var all []*store.Invocation
+	var all []*store.InvocationRecord
 	for p := (store.Page{Limit: 100}); ; {
 		invs, next, err := h.st.Invocations(h.ctx, id, p)
 		if err != nil {

@@ -258,8 +258,8 @@ func TestInvariant6_StaleIsHarmless(t *testing.T) {
 		}
 	}
 	after := h.job("p/a")
-	if string(after.Machine) != string(before.Machine) || after.State != before.State || !after.WatchdogTimerTs.Equal(before.WatchdogTimerTs) {
-		t.Errorf("stale tasks changed the job:\nbefore %s\nafter  %s", before.Machine, after.Machine)
+	if string(after.EncodedState) != string(before.EncodedState) || after.State != before.State || !after.WatchdogTimerTs.Equal(before.WatchdogTimerTs) {
+		t.Errorf("stale tasks changed the job:\nbefore %s\nafter  %s", before.EncodedState, after.EncodedState)
 	}
 	if n := len(h.invocations("p/a")); n != invsBefore {
 		t.Errorf("stale tasks changed the invocations: %d -> %d", invsBefore, n)

@@ -94,7 +94,7 @@ func (e *Engine) disableBroken(ctx context.Context, jobID string, cause *permane
 // made under.
 type history struct {
 	read       bool
-	unfinished []*store.Invocation
+	unfinished []*store.InvocationRecord
 	triggers   int64 // the highest manual trigger's number
 }
 
@@ -131,7 +131,7 @@ func (e *Engine) history(ctx context.Context, jobID string) (history, error) {
 func (jt *jobTx) resetState(h history) error {
 	reason := asPermanent(jt.stateErr).reason
 	jt.stateErr = nil
-	jt.m = statemachine.Job{State: statemachine.Disabled, Reason: reason, Cursor: jt.now, Triggers: h.triggers}
+	jt.m = statemachine.JobState{State: statemachine.Disabled, Reason: reason, Cursor: jt.now, Triggers: h.triggers}
 	jt.health = Health{}
 	for _, old := range h.unfinished {
 		inv, err := jt.tx.Invocation(old.ID)

@@ -15,7 +15,7 @@ import (
 
 // corrupt writes the job as fn changes it, behind the engine's back, as a
 // release that wrote another format, or a damaged store, would leave it.
-func (h *harness) corrupt(id string, fn func(j *store.Job)) {
+func (h *harness) corrupt(id string, fn func(j *store.JobRecord)) {
 	h.t.Helper()
 	if _, err := h.st.Update(h.ctx, id, func(tx store.Tx) error {
 		j, err := tx.Job()
@@ -39,14 +39,14 @@ func TestAPermanentErrorDisablesTheJobAndDropsItsTask(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		kind   statemachine.ReasonKind
-		damage func(j *store.Job)
+		damage func(j *store.JobRecord)
 	}{
 		{"corrupt stored state bytes", statemachine.ReasonStateUnreadable,
-			func(j *store.Job) { j.Machine = []byte(`{"v":1,"state":`) }},
+			func(j *store.JobRecord) { j.EncodedState = []byte(`{"v":1,"state":`) }},
 		{"an undecodable stored definition", statemachine.ReasonDefinitionUnreadable,
-			func(j *store.Job) { j.Definition = []byte(`{"schedule":5}`) }},
+			func(j *store.JobRecord) { j.Definition = []byte(`{"schedule":5}`) }},
 		{"a schedule whose time zone left the tz database", statemachine.ReasonScheduleInvalid,
-			func(j *store.Job) {
+			func(j *store.JobRecord) {
 				j.Definition = []byte(`{"schedule":"*/5 * * * *","time_zone":"Mars/Olympus","policy":{},"target":"rec"}`)
 			}},
 	} {
@@ -113,7 +113,7 @@ func TestAPermanentErrorDisablesTheJobAndDropsItsTask(t *testing.T) {
 func TestTheWatchdogDisablesAJobWhoseScheduleNoLongerParses(t *testing.T) {
 	h := newHarness(t, engine.Options{})
 	h.define("p/job", "*/5 * * * *", statemachine.Policy{}, "rec")
-	h.corrupt("p/job", func(j *store.Job) {
+	h.corrupt("p/job", func(j *store.JobRecord) {
 		j.Definition = []byte(`{"schedule":"*/5 * * * *","time_zone":"Mars/Olympus","policy":{},"target":"rec"}`)
 	})
 	h.set(t0.Add(time.Hour))
@@ -135,13 +135,13 @@ func TestAStateOfANewerReleaseIsRetriedNotDisabled(t *testing.T) {
 	h := newHarness(t, engine.Options{})
 	h.define("p/job", "*/5 * * * *", statemachine.Policy{}, "rec")
 	newer := []byte(`{"v":99,"what":"a later format"}`)
-	h.corrupt("p/job", func(j *store.Job) { j.Machine = newer })
+	h.corrupt("p/job", func(j *store.JobRecord) { j.EncodedState = newer })
 	err := h.eng.HandleTask(h.ctx, task.Task{Kind: task.TickLater, JobID: "p/job", Nonce: 1})
 	if err == nil {
 		t.Fatal("the handler dropped the task of a job it cannot read")
 	}
-	if j := h.job("p/job"); string(j.Machine) != string(newer) {
-		t.Errorf("the newer state was overwritten: %s", j.Machine)
+	if j := h.job("p/job"); string(j.EncodedState) != string(newer) {
+		t.Errorf("the newer state was overwritten: %s", j.EncodedState)
 	}
 }
 

@@ -9,8 +9,8 @@ import (
 	"github.com/sundial-cron/sundial/store"
 )
 
-// ConfiguredJob is one job as its project's config lists it.
-type ConfiguredJob struct {
+// Job is one job as its project's config lists it.
+type Job struct {
 	ID         string // "<project>/<job>"
 	Definition Definition
 	// Disabled: the config says `disabled: true`. The job is DISABLED,
@@ -25,7 +25,7 @@ type ConfiguredJob struct {
 // with their history kept. What "changed" means is Define's rule. The
 // error names every job that could not be brought in line; the others are
 // applied all the same.
-func (e *Engine) ApplyProject(ctx context.Context, project string, jobs []ConfiguredJob) error {
+func (e *Engine) ApplyProject(ctx context.Context, project string, jobs []Job) error {
 	if project == "" {
 		// The store lists every job for the empty project.
 		return errors.New("a project needs an id")
@@ -98,7 +98,7 @@ func (e *Engine) Define(ctx context.Context, jobID string, def Definition) error
 	c, err := e.updateOrDisable(ctx, jobID, func(jt *jobTx) error {
 		switch {
 		case jt.job == nil:
-			jt.job = &store.Job{ID: jobID, Project: ProjectOf(jobID)}
+			jt.job = &store.JobRecord{ID: jobID, Project: ProjectOf(jobID)}
 		case jt.stateErr != nil:
 			return jt.stateErr // updateOrDisable resets the state, then asks again
 		case jt.defErr != nil:

@@ -39,7 +39,7 @@ var replayEnd = time.Date(2026, 3, 2, 10, 12, 0, 0, time.UTC)
 
 // replayConfig is the config 313afd2 ran, as this release's engine takes
 // it: the same definitions, removed left out, disabled marked so.
-func replayConfig() []engine.ConfiguredJob {
+func replayConfig() []engine.Job {
 	def := func(expr, kind string, p statemachine.Policy) engine.Definition {
 		return engine.Definition{Schedule: expr, Target: kind, Policy: p}
 	}
@@ -48,7 +48,7 @@ func replayConfig() []engine.ConfiguredJob {
 			MaxAttempts: 2, MinBackoff: time.Second, MaxBackoff: time.Minute, Idempotent: true},
 		// Spelled otherwise than 313afd2 stored it: the same value.
 		Target: "ok", Spec: json.RawMessage(`{"a": [true, null], "b": 1.0}`)}
-	return []engine.ConfiguredJob{
+	return []engine.Job{
 		{ID: "replay/every5", Definition: every5},
 		{ID: "replay/paused", Definition: def("0 * * * *", "ok", statemachine.Policy{})},
 		{ID: "replay/disabled", Definition: def("*/5 * * * *", "ok", statemachine.Policy{}), Disabled: true},
@@ -172,11 +172,11 @@ func TestReplayOfThePreviousReleasesDatabase(t *testing.T) {
 			continue
 		}
 		var phases []statemachine.Phase
-		for _, inv := range v.Machine.Active {
+		for _, inv := range v.State.Active {
 			phases = append(phases, inv.Phase)
 		}
-		if v.Machine.State != w.state || v.Machine.Reason != w.reason || !slices.Equal(phases, w.active) {
-			t.Errorf("%s: %s %+v active %v; want %s %+v active %v", id, v.Machine.State, v.Machine.Reason, phases, w.state, w.reason, w.active)
+		if v.State.State != w.state || v.State.Reason != w.reason || !slices.Equal(phases, w.active) {
+			t.Errorf("%s: %s %+v active %v; want %s %+v active %v", id, v.State.State, v.State.Reason, phases, w.state, w.reason, w.active)
 		}
 	}
 	if len(views) != 7 {
@@ -207,10 +207,10 @@ func TestReplayOfThePreviousReleasesDatabase(t *testing.T) {
 	after := r.views()
 	for id, v := range views {
 		a := after[id]
-		if string(a.Job.Definition) != string(v.Job.Definition) || a.Machine.TickNonce != v.Machine.TickNonce ||
-			!a.Machine.NextAt.Equal(v.Machine.NextAt) || a.Machine.State != v.Machine.State || a.Machine.Reason != v.Machine.Reason ||
-			!slices.EqualFunc(a.Machine.Active, v.Machine.Active, func(x, y statemachine.Invocation) bool { return x.Nonce == y.Nonce && x.Phase == y.Phase }) {
-			t.Errorf("%s: the same config redefined it:\n%+v %s\nbecame\n%+v %s", id, v.Machine, v.Job.Definition, a.Machine, a.Job.Definition)
+		if string(a.Job.Definition) != string(v.Job.Definition) || a.State.TickNonce != v.State.TickNonce ||
+			!a.State.NextAt.Equal(v.State.NextAt) || a.State.State != v.State.State || a.State.Reason != v.State.Reason ||
+			!slices.EqualFunc(a.State.Active, v.State.Active, func(x, y statemachine.Invocation) bool { return x.Nonce == y.Nonce && x.Phase == y.Phase }) {
+			t.Errorf("%s: the same config redefined it:\n%+v %s\nbecame\n%+v %s", id, v.State, v.Job.Definition, a.State, a.Job.Definition)
 		}
 	}
 	if got := r.records(); !slices.Equal(got, oldRecords) {
@@ -251,7 +251,7 @@ func TestReplayOfThePreviousReleasesDatabase(t *testing.T) {
 		}
 	}
 	for id, v := range r.views() {
-		if st := v.Machine.State; (id == "replay/paused") != (st == statemachine.Paused) || (strings.Contains(id, "disabled") || id == "replay/removed") != (st == statemachine.Disabled) {
+		if st := v.State.State; (id == "replay/paused") != (st == statemachine.Paused) || (strings.Contains(id, "disabled") || id == "replay/removed") != (st == statemachine.Disabled) {
 			t.Errorf("%s is %s after an hour", id, st)
 		}
 	}

@@ -18,10 +18,10 @@ type Health struct {
 	LastErrorAt  time.Time
 }
 
-// jobState is what the engine keeps in store.Job.Machine: the machine's
+// jobState is what the engine keeps in store.JobRecord.EncodedState: the machine's
 // state and the job's health.
 type jobState struct {
-	m      statemachine.Job
+	m      statemachine.JobState
 	health Health
 }
 
@@ -31,16 +31,16 @@ func (s jobState) clone() jobState {
 }
 
 // State decodes the state machine's state stored in a job.
-func State(job *store.Job) (statemachine.Job, error) {
+func State(job *store.JobRecord) (statemachine.JobState, error) {
 	s, err := decodeState(job)
 	return s.m, err
 }
 
-func decodeState(job *store.Job) (jobState, error) {
-	s, err := decodeJobState(job.Machine)
+func decodeState(job *store.JobRecord) (jobState, error) {
+	s, err := decodeJobState(job.EncodedState)
 	if err != nil {
 		wrapped := fmt.Errorf("job %s: stored state: %w", job.ID, err)
-		if newerVersion(job.Machine, stateVersion) {
+		if newerVersion(job.EncodedState, stateVersion) {
 			return s, wrapped
 		}
 		return s, permanent(statemachine.ReasonStateUnreadable, err, wrapped)
@@ -62,15 +62,15 @@ type cachedState struct {
 }
 
 // decode returns the job's state, from the cache if it holds these bytes.
-func (c *states) decode(job *store.Job) (jobState, error) {
-	if v, ok := c.m.Load(job.ID); ok && v.(*cachedState).encoded == string(job.Machine) {
+func (c *states) decode(job *store.JobRecord) (jobState, error) {
+	if v, ok := c.m.Load(job.ID); ok && v.(*cachedState).encoded == string(job.EncodedState) {
 		return v.(*cachedState).s.clone(), nil
 	}
 	s, err := decodeState(job)
 	if err != nil {
 		return s, err
 	}
-	c.put(job.ID, job.Machine, s)
+	c.put(job.ID, job.EncodedState, s)
 	return s, nil
 }
 

@@ -16,7 +16,7 @@ import (
 
 type dropQueue struct{}
 
-func (dropQueue) Posted(context.Context, []task.Task) error { return nil }
+func (dropQueue) Post(context.Context, []task.Task) error { return nil }
 
 // The state the engine caches for a job is the one the store holds: keyed
 // by its bytes, encoding to them, and free of the monotonic clock readings
@@ -45,11 +45,11 @@ func TestCachedStateIsTheStoredOne(t *testing.T) {
 		t.Fatal("no state cached for the job")
 	}
 	c := v.(*cachedState)
-	if c.encoded != string(job.Machine) {
-		t.Errorf("the cache holds the state of %s, the store %s", c.encoded, job.Machine)
+	if c.encoded != string(job.EncodedState) {
+		t.Errorf("the cache holds the state of %s, the store %s", c.encoded, job.EncodedState)
 	}
-	if b, err := encodeJobState(c.s); err != nil || string(b) != string(job.Machine) {
-		t.Errorf("the cached state encodes to %s (%v), the store holds %s", b, err, job.Machine)
+	if b, err := encodeJobState(c.s); err != nil || string(b) != string(job.EncodedState) {
+		t.Errorf("the cached state encodes to %s (%v), the store holds %s", b, err, job.EncodedState)
 	}
 	if len(c.s.m.Active) == 0 {
 		t.Fatal("the trigger left no invocation in the state: the test checks nothing")

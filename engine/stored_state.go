@@ -117,7 +117,7 @@ func decodeJobStateV1(b []byte) (jobState, error) {
 	if err := json.Unmarshal(b, &in); err != nil {
 		return jobState{}, err
 	}
-	m := statemachine.Job{
+	m := statemachine.JobState{
 		State:     statemachine.State(in.State),
 		TickNonce: in.TickNonce, TickAt: in.TickAt, NextAt: in.NextAt, Cursor: in.Cursor,
 		Failures: in.Failures, Triggers: in.Triggers, LastEnded: in.LastEnded, WatchdogTimerTs: in.Watchdog,
@@ -143,8 +143,9 @@ func decodeJobStateV1(b []byte) (jobState, error) {
 }
 
 // stateV0 is what releases up to 313afd2 stored: json.Marshal of
-// statemachine.Job, with Go's field names, no version, and the reason in
-// words. Frozen: statemachine.Job may change, this may not.
+// statemachine.JobState (then named Job), with Go's field names, no
+// version, and the reason in words. Frozen: statemachine.JobState may
+// change, this may not.
 type stateV0 struct {
 	State           string
 	Reason          string
@@ -201,7 +202,7 @@ func decodeJobStateV0(b []byte) (jobState, error) {
 	if err := json.Unmarshal(b, &in); err != nil {
 		return jobState{}, err
 	}
-	m := statemachine.Job{
+	m := statemachine.JobState{
 		State:     statemachine.State(in.State),
 		Reason:    reasonFromV0(statemachine.State(in.State), in.Reason),
 		TickNonce: in.TickNonce, TickAt: in.TickAt, NextAt: in.NextAt, Cursor: in.Cursor,

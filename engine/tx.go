@@ -22,10 +22,10 @@ type jobTx struct {
 	tx  store.Tx
 	now time.Time
 
-	job    *store.Job // nil for a job that does not exist yet
+	job    *store.JobRecord // nil for a job that does not exist yet
 	def    *Definition
 	sched  *schedule.Schedule
-	m      statemachine.Job
+	m      statemachine.JobState
 	health Health
 	// stateErr and defErr are the permanent errors of a stored state or
 	// definition that could not be used (permanentError). A step fails
@@ -34,7 +34,7 @@ type jobTx struct {
 	stateErr, defErr error
 	// loaded is the job's state and reason as loaded, to tell when a
 	// transaction disabled it.
-	loaded statemachine.Job
+	loaded statemachine.JobState
 
 	actions []statemachine.Action
 	// output is what a target returned for an attempt, for its log.
@@ -42,14 +42,14 @@ type jobTx struct {
 	// records are the invocation records the steps wrote, by id: the
 	// target calls that follow the commit are built from them instead of
 	// reading them back.
-	records map[string]*store.Invocation
+	records map[string]*store.InvocationRecord
 }
 
 // committed is what a committed transaction's steps did: their actions,
 // and the invocation records they wrote.
 type committed struct {
 	acts    []statemachine.Action
-	records map[string]*store.Invocation
+	records map[string]*store.InvocationRecord
 	// disabled is the reason the transaction disabled the job for, if it
 	// did.
 	disabled *statemachine.Reason
@@ -97,7 +97,7 @@ func (e *Engine) update(ctx context.Context, jobID string, fn func(*jobTx) error
 		return committed{}, err
 	}
 	if len(tasks) > 0 {
-		if err := e.queue.Posted(ctx, tasks); err != nil {
+		if err := e.queue.Post(ctx, tasks); err != nil {
 			// Nothing is lost: the job's WatchdogTimerTs committed with them.
 			e.opts.Logger.Warn("posting tasks failed; the watchdog will re-issue them", "job", jobID, "err", err)
 		}
@@ -210,7 +210,7 @@ func (jt *jobTx) record(a statemachine.Record) error {
 		return fmt.Errorf("job %s: occurrence %s is already recorded (%s); not queuing it again", jt.job.ID, a.ID, inv.Status)
 	}
 	if errors.Is(err, store.ErrNotFound) {
-		inv = &store.Invocation{
+		inv = &store.InvocationRecord{
 			JobID: jt.job.ID, ID: a.ID, Occurrence: a.At, Manual: a.Manual,
 			Created: jt.now, Definition: jt.job.Definition,
 		}
@@ -236,7 +236,7 @@ func (jt *jobTx) record(a statemachine.Record) error {
 		return err
 	}
 	if jt.records == nil {
-		jt.records = map[string]*store.Invocation{}
+		jt.records = map[string]*store.InvocationRecord{}
 	}
 	jt.records[a.ID] = inv
 	return nil
@@ -253,7 +253,7 @@ func (jt *jobTx) recordSkipped(a statemachine.RecordSkipped) error {
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
-	return jt.tx.PutInvocation(&store.Invocation{
+	return jt.tx.PutInvocation(&store.InvocationRecord{
 		JobID: jt.job.ID, ID: a.ID, Occurrence: a.First, Last: a.Last, Count: a.Count,
 		Manual: a.Manual, Status: string(statemachine.StatusSkipped), Message: msg, Reason: string(a.Reason),
 		Created: jt.now, Ended: jt.now,
@@ -270,11 +270,11 @@ func (jt *jobTx) save() (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if len(jt.actions) == 0 && string(encoded) == string(jt.job.Machine) {
+	if len(jt.actions) == 0 && string(encoded) == string(jt.job.EncodedState) {
 		return false, nil
 	}
 	jt.e.states.put(jt.job.ID, encoded, s)
-	jt.job.Machine = encoded
+	jt.job.EncodedState = encoded
 	jt.job.State = string(jt.m.State)
 	jt.job.WatchdogTimerTs = jt.m.WatchdogTimerTs
 	return true, jt.tx.PutJob(jt.job)

@@ -13,9 +13,9 @@ import (
 // its machine's state decoded. It is read outside any transaction, so it
 // may be slightly stale; it is for display, never for deciding anything.
 type View struct {
-	Job        *store.Job
+	Job        *store.JobRecord
 	Definition Definition
-	Machine    statemachine.Job
+	State      statemachine.JobState
 	Health     Health
 }
 
@@ -32,12 +32,12 @@ func (e *Engine) View(ctx context.Context, jobID string) (View, error) {
 // Decode decodes a job read from the store (by a listing, say) into a View.
 // It decodes on its own rather than through the engine's schedule cache,
 // so a listing of many jobs does not churn the cache the engine runs on.
-func Decode(job *store.Job) (View, error) {
+func Decode(job *store.JobRecord) (View, error) {
 	s, err := decodeState(job)
 	if err != nil {
 		return View{}, err
 	}
-	v := View{Job: job, Machine: s.m, Health: s.health}
+	v := View{Job: job, State: s.m, Health: s.health}
 	if v.Definition, err = decodeDefinition(job.Definition); err != nil {
 		if s.m.State == statemachine.Disabled && s.m.Reason.Kind == statemachine.ReasonDefinitionUnreadable {
 			// Shown with its reason, which names the error, rather than
@@ -55,5 +55,5 @@ func Decode(job *store.Job) (View, error) {
 // with no more fire times, or an interval job whose invocation has not
 // ended yet).
 func (v View) NextFire() (time.Time, bool) {
-	return v.Machine.NextAt, !v.Machine.NextAt.IsZero()
+	return v.State.NextAt, !v.State.NextAt.IsZero()
 }

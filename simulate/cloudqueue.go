@@ -13,7 +13,7 @@ import (
 
 // cloudQueue stands for Cloud Tasks on the simulated clock, as the cloud
 // shape uses it (task/cloudtasks):
-//   - A task exists once Posted created it, after its transaction
+//   - A task exists once Post created it, after its transaction
 //     committed; a create that never arrives loses it.
 //   - Tasks are named: creating a name that exists, or that was delivered
 //     or purged within the last hour, is refused as a duplicate, which the
@@ -63,8 +63,8 @@ func newCloudQueue(now func() time.Time, handle task.Handler) *cloudQueue {
 	return &cloudQueue{now: now, handle: handle, workers: 16, retry: queueRetry, tasks: map[string]*cloudTask{}, used: map[string]time.Time{}}
 }
 
-// Posted creates the tasks. It never fails: a duplicate is success.
-func (q *cloudQueue) Posted(_ context.Context, tasks []task.Task) error {
+// Post creates the tasks. It never fails: a duplicate is success.
+func (q *cloudQueue) Post(_ context.Context, tasks []task.Task) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	now := q.now()

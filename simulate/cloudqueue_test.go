@@ -56,30 +56,30 @@ func TestCloudQueue(t *testing.T) {
 		want []string
 	}{
 		{"a task is delivered at its ETA, not before", func(t *testing.T, h *queueHarness) []string {
-			_ = h.q.Posted(t.Context(), []task.Task{tick(1, start.Add(time.Minute))})
+			_ = h.q.Post(t.Context(), []task.Task{tick(1, start.Add(time.Minute))})
 			if got := h.at(t, start.Add(59*time.Second)); len(got) > 0 {
 				t.Errorf("delivered %v before the ETA", got)
 			}
 			return h.at(t, start.Add(time.Minute))
 		}, []string{a}},
 		{"a repeated create is one task", func(t *testing.T, h *queueHarness) []string {
-			_ = h.q.Posted(t.Context(), []task.Task{tick(1, start)})
-			_ = h.q.Posted(t.Context(), []task.Task{tick(1, start), tick(2, start)})
+			_ = h.q.Post(t.Context(), []task.Task{tick(1, start)})
+			_ = h.q.Post(t.Context(), []task.Task{tick(1, start), tick(2, start)})
 			return h.at(t, start.Add(time.Second))
 		}, []string{a, b}},
 		{"a name delivered within the hour is refused", func(t *testing.T, h *queueHarness) []string {
-			_ = h.q.Posted(t.Context(), []task.Task{tick(1, start)})
+			_ = h.q.Post(t.Context(), []task.Task{tick(1, start)})
 			h.at(t, start.Add(time.Second))
-			_ = h.q.Posted(t.Context(), []task.Task{tick(1, h.now)})
+			_ = h.q.Post(t.Context(), []task.Task{tick(1, h.now)})
 			if got := h.at(t, start.Add(30*time.Minute)); len(got) > 0 {
 				t.Errorf("a name used 30 minutes ago was delivered again: %v", got)
 			}
 			h.now = start.Add(61 * time.Minute)
-			_ = h.q.Posted(t.Context(), []task.Task{tick(1, h.now)})
+			_ = h.q.Post(t.Context(), []task.Task{tick(1, h.now)})
 			return h.at(t, start.Add(62*time.Minute))
 		}, []string{a}},
 		{"a task created now is dispatched later, not in the same instant", func(t *testing.T, h *queueHarness) []string {
-			_ = h.q.Posted(t.Context(), []task.Task{tick(1, start)})
+			_ = h.q.Post(t.Context(), []task.Task{tick(1, start)})
 			if got := h.at(t, start); len(got) > 0 {
 				t.Errorf("delivered %v at the instant of its create", got)
 			}
@@ -87,7 +87,7 @@ func TestCloudQueue(t *testing.T) {
 		}, []string{a}},
 		{"a failed delivery is retried with queue.yaml's backoff", func(t *testing.T, h *queueHarness) []string {
 			h.fail[a] = true
-			_ = h.q.Posted(t.Context(), []task.Task{tick(1, start.Add(time.Second))})
+			_ = h.q.Post(t.Context(), []task.Task{tick(1, start.Add(time.Second))})
 			h.at(t, start.Add(time.Second))   // fails: retry after 1s
 			h.at(t, start.Add(2*time.Second)) // fails: retry after 2s
 			if got := h.at(t, start.Add(3*time.Second)); len(got) > 0 {
@@ -97,13 +97,13 @@ func TestCloudQueue(t *testing.T) {
 			return h.at(t, start.Add(4*time.Second))
 		}, []string{a}},
 		{"a purge deletes every task and refuses their names", func(t *testing.T, h *queueHarness) []string {
-			_ = h.q.Posted(t.Context(), []task.Task{tick(1, start.Add(time.Minute))})
+			_ = h.q.Post(t.Context(), []task.Task{tick(1, start.Add(time.Minute))})
 			h.q.purge()
-			_ = h.q.Posted(t.Context(), []task.Task{tick(1, start.Add(time.Minute)), tick(2, start.Add(time.Minute))})
+			_ = h.q.Post(t.Context(), []task.Task{tick(1, start.Add(time.Minute)), tick(2, start.Add(time.Minute))})
 			return h.at(t, start.Add(time.Hour))
 		}, []string{b}},
 		{"tasks due while the service is down come after a backoff past the outage", func(t *testing.T, h *queueHarness) []string {
-			_ = h.q.Posted(t.Context(), []task.Task{tick(1, start.Add(time.Minute)), tick(2, start.Add(time.Hour))})
+			_ = h.q.Post(t.Context(), []task.Task{tick(1, start.Add(time.Minute)), tick(2, start.Add(time.Hour))})
 			h.q.down(start, start.Add(10*time.Minute))
 			if got := h.at(t, start.Add(10*time.Minute)); len(got) > 0 {
 				t.Errorf("delivered %v the instant the outage ended, before the backoff", got)

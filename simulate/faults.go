@@ -49,7 +49,7 @@ func (f faultyStore) Update(ctx context.Context, jobID string, fn func(store.Tx)
 		s.note(jobID, "injected: a commit failed")
 		return nil, fmt.Errorf("%w: commit failed", errInjected)
 	}
-	var wrote *store.Job
+	var wrote *store.JobRecord
 	tasks, err := f.Store.Update(ctx, jobID, func(tx store.Tx) error {
 		wtx := &watchedTx{Tx: tx}
 		err := fn(wtx)
@@ -77,7 +77,7 @@ type lossyQueue struct {
 	sim   *sim
 }
 
-func (q lossyQueue) Posted(ctx context.Context, tasks []task.Task) error {
+func (q lossyQueue) Post(ctx context.Context, tasks []task.Task) error {
 	s := q.sim
 	kept := tasks[:0:0]
 	for _, t := range tasks {
@@ -91,7 +91,7 @@ func (q lossyQueue) Posted(ctx context.Context, tasks []task.Task) error {
 		}
 		kept = append(kept, t)
 	}
-	return q.inner.Posted(ctx, kept)
+	return q.inner.Post(ctx, kept)
 }
 
 // spread returns n instants spread at random over each day of [from, to).

@@ -162,17 +162,17 @@ func (s *sim) note(job, format string, args ...any) {
 // watchedTx is a transaction that remembers the job it last wrote.
 type watchedTx struct {
 	store.Tx
-	job *store.Job
+	job *store.JobRecord
 }
 
-func (t *watchedTx) PutJob(j *store.Job) error {
+func (t *watchedTx) PutJob(j *store.JobRecord) error {
 	t.job = j
 	return t.Tx.PutJob(j)
 }
 
 // noteCommit records what a committed transaction left of the job: its
 // state and timer.
-func (s *sim) noteCommit(jobID string, j *store.Job, tasks int) {
+func (s *sim) noteCommit(jobID string, j *store.JobRecord, tasks int) {
 	if j == nil {
 		s.note(jobID, "commit: job unchanged, %d task(s)", tasks)
 		return

@@ -12,8 +12,8 @@ import (
 // clones of the states it caches.
 func TestCloneSharesNothing(t *testing.T) {
 	t.Parallel()
-	job := func() sm.Job {
-		return sm.Job{
+	job := func() sm.JobState {
+		return sm.JobState{
 			State:   sm.Running,
 			Pending: &sm.Occurrence{ID: "p", At: at(minute)},
 			Active:  []sm.Invocation{{Occurrence: sm.Occurrence{ID: "a", At: t0}, Attempt: 1, Phase: sm.PhaseRunning}},
@@ -56,8 +56,8 @@ func TestCloneKnowsEveryReferenceField(t *testing.T) {
 			}
 		}
 	}
-	walk("", reflect.TypeFor[sm.Job]())
+	walk("", reflect.TypeFor[sm.JobState]())
 	if want := []string{"Pending", "Active"}; !slices.Equal(refs, want) {
-		t.Errorf("statemachine.Job's reference fields are %q; Clone copies %q", refs, want)
+		t.Errorf("statemachine.JobState's reference fields are %q; Clone copies %q", refs, want)
 	}
 }

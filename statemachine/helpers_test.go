@@ -73,7 +73,7 @@ func newFixture(t testing.TB, expr string, p sm.Policy) *fixture {
 }
 
 // job is a shortcut to the machine's job state.
-func (f *fixture) job() *sm.Job { return &f.m.Job }
+func (f *fixture) job() *sm.JobState { return &f.m.Job }
 
 // step applies e at now and fails unless it emits exactly want. The
 // actions are cleared afterwards, as a host does once it has carried them
@@ -207,7 +207,7 @@ func writeBeforeCallErr(actions []sm.Action) error {
 
 func isRefused(err error) bool { return errors.Is(err, sm.ErrRefused) }
 
-func cloneJob(j sm.Job) sm.Job {
+func cloneJob(j sm.JobState) sm.JobState {
 	if j.Active != nil {
 		j.Active = append([]sm.Invocation(nil), j.Active...)
 	}
@@ -315,7 +315,7 @@ func runningInv(o sm.Occurrence, attempt int, nonce int64, since time.Time) sm.I
 
 // settled fills in WatchdogTimerTs by the watchdog rule, so that the job
 // literals of the tables need not repeat it.
-func settled(j sm.Job) sm.Job {
+func settled(j sm.JobState) sm.JobState {
 	j.WatchdogTimerTs = time.Time{}
 	if j.TickNonce != 0 {
 		j.WatchdogTimerTs = j.TickAt.Add(cfg.TaskGrace)
@@ -329,7 +329,7 @@ func settled(j sm.Job) sm.Job {
 }
 
 // sameJob compares jobs, an empty Active being the same as none.
-func sameJob(a, b sm.Job) bool {
+func sameJob(a, b sm.JobState) bool {
 	if len(a.Active) == 0 {
 		a.Active = nil
 	}
@@ -339,7 +339,7 @@ func sameJob(a, b sm.Job) bool {
 	return reflect.DeepEqual(a, b)
 }
 
-func formatJob(j sm.Job) string {
+func formatJob(j sm.JobState) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "{State: %s, Reason: %v, TickNonce: %d, TickAt: %s, NextAt: %s, Cursor: %s, Failures: %d, Triggers: %d, LastEnded: %s, WatchdogTimerTs: %s",
 		j.State, j.Reason, j.TickNonce, off(j.TickAt), off(j.NextAt), off(j.Cursor), j.Failures, j.Triggers, off(j.LastEnded), off(j.WatchdogTimerTs))

@@ -21,8 +21,8 @@ const (
 // States lists every state, for tests and documentation.
 var States = []State{Disabled, Scheduled, Queued, Running, Paused}
 
-// Job is the persisted state of one job's machine.
-type Job struct {
+// JobState is the persisted state of one job's machine.
+type JobState struct {
 	State  State
 	Reason Reason // why the job is DISABLED or PAUSED
 
@@ -174,7 +174,7 @@ var DefaultConfig = Config{
 
 // Clone returns a copy of j that shares nothing with it: a step on the copy
 // leaves j as it was.
-func (j Job) Clone() Job {
+func (j JobState) Clone() JobState {
 	if j.Pending != nil {
 		p := *j.Pending
 		j.Pending = &p

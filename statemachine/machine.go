@@ -36,7 +36,7 @@ type Machine struct {
 
 	// State: the job's state, changed by Step, and the actions Step emitted.
 
-	Job     Job
+	Job     JobState
 	Actions []Action
 }
 
@@ -624,7 +624,7 @@ func later(a, b time.Time) time.Time {
 	return b
 }
 
-func cloneJob(j Job) Job {
+func cloneJob(j JobState) JobState {
 	j.Active = slices.Clone(j.Active)
 	if j.Pending != nil {
 		p := *j.Pending

@@ -129,7 +129,7 @@ func (s *sim) step(e sm.Event, stale bool) error {
 }
 
 // checkStep checks what holds after every step, whatever the event.
-func checkStep(where string, m *sm.Machine, before sm.Job) error {
+func checkStep(where string, m *sm.Machine, before sm.JobState) error {
 	j := m.Job
 	if !slices.Contains(sm.States, j.State) {
 		return fmt.Errorf("%s: state %q is not one of States", where, j.State)
@@ -223,7 +223,7 @@ func laterOf(a, b time.Time) time.Time {
 
 // absorb records a successful step's actions for later deliveries and for
 // the oracle.
-func (s *sim) absorb(where string, before sm.Job, e sm.Event) {
+func (s *sim) absorb(where string, before sm.JobState, e sm.Event) {
 	m := s.m
 	for _, a := range m.Actions {
 		switch a := a.(type) {

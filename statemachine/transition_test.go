@@ -16,12 +16,12 @@ type transition struct {
 	name    string
 	expr    string // the schedule; "* * * * *" when empty
 	policy  sm.Policy
-	job     sm.Job // WatchdogTimerTs is filled in by settled
+	job     sm.JobState // WatchdogTimerTs is filled in by settled
 	now     time.Time
 	event   sm.Event
 	want    []sm.Action
-	wantJob sm.Job // WatchdogTimerTs is filled in by settled
-	refused bool   // the step must be refused and change nothing
+	wantJob sm.JobState // WatchdogTimerTs is filled in by settled
+	refused bool        // the step must be refused and change nothing
 	// broken: the machine runs without a schedule or a policy, as the
 	// host runs Broken.
 	broken bool
@@ -65,10 +65,10 @@ var (
 
 // scheduledAt0 is an every-minute job that ticked at t0 and waits for the
 // tick of t0+1m (nonce 7).
-var scheduledAt0 = sm.Job{State: sm.Scheduled, TickNonce: 7, TickAt: at(1 * minute), NextAt: at(1 * minute), Cursor: t0}
+var scheduledAt0 = sm.JobState{State: sm.Scheduled, TickNonce: 7, TickAt: at(1 * minute), NextAt: at(1 * minute), Cursor: t0}
 
 // withJob returns scheduledAt0 changed by fn.
-func withJob(fn func(j *sm.Job)) sm.Job {
+func withJob(fn func(j *sm.JobState)) sm.JobState {
 	j := cloneJob(scheduledAt0)
 	fn(&j)
 	return j
@@ -81,34 +81,34 @@ func TestDefined(t *testing.T) {
 		now:     at(10 * sec),
 		event:   sm.Defined{},
 		want:    []sm.Action{tickLater(at(1*minute), 11)},
-		wantJob: sm.Job{State: sm.Scheduled, TickNonce: 11, TickAt: at(1 * minute), NextAt: at(1 * minute), Cursor: at(10 * sec)},
+		wantJob: sm.JobState{State: sm.Scheduled, TickNonce: 11, TickAt: at(1 * minute), NextAt: at(1 * minute), Cursor: at(10 * sec)},
 	}, {
 		name:    "a new job exactly on an occurrence waits for the next one",
 		now:     t0,
 		event:   sm.Defined{},
 		want:    []sm.Action{tickLater(at(1*minute), 11)},
-		wantJob: sm.Job{State: sm.Scheduled, TickNonce: 11, TickAt: at(1 * minute), NextAt: at(1 * minute), Cursor: t0},
+		wantJob: sm.JobState{State: sm.Scheduled, TickNonce: 11, TickAt: at(1 * minute), NextAt: at(1 * minute), Cursor: t0},
 	}, {
 		name:  "a new job whose next occurrence is far hops toward it",
 		expr:  "0 0 1 1 *", // 2027-01-01, 305 days after t0
 		now:   t0,
 		event: sm.Defined{},
 		want:  []sm.Action{tickLater(at(29*day), 11)},
-		wantJob: sm.Job{State: sm.Scheduled, TickNonce: 11, TickAt: at(29 * day),
+		wantJob: sm.JobState{State: sm.Scheduled, TickNonce: 11, TickAt: at(29 * day),
 			NextAt: time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC), Cursor: t0},
 	}, {
 		name:    "a new triggered-only job waits for no tick",
 		expr:    "triggered",
 		now:     t0,
 		event:   sm.Defined{},
-		wantJob: sm.Job{State: sm.Scheduled, Cursor: t0},
+		wantJob: sm.JobState{State: sm.Scheduled, Cursor: t0},
 	}, {
 		name:    "a new interval job ticks one interval from now",
 		expr:    "@every 90s",
 		now:     t0,
 		event:   sm.Defined{},
 		want:    []sm.Action{tickLater(at(90*sec), 11)},
-		wantJob: sm.Job{State: sm.Scheduled, TickNonce: 11, TickAt: at(90 * sec), NextAt: at(90 * sec), Cursor: t0},
+		wantJob: sm.JobState{State: sm.Scheduled, TickNonce: 11, TickAt: at(90 * sec), NextAt: at(90 * sec), Cursor: t0},
 	}, {
 		name:  "a change while SCHEDULED re-plans the tick under a new nonce",
 		expr:  "*/5 * * * *",
@@ -116,46 +116,46 @@ func TestDefined(t *testing.T) {
 		now:   at(20 * sec),
 		event: sm.Defined{},
 		want:  []sm.Action{tickLater(at(5*minute), 11)},
-		wantJob: withJob(func(j *sm.Job) {
+		wantJob: withJob(func(j *sm.JobState) {
 			j.TickNonce, j.TickAt, j.NextAt, j.Cursor = 11, at(5*minute), at(5*minute), at(20*sec)
 		}),
 	}, {
 		name: "a change while RUNNING keeps the invocation and re-plans the tick",
-		job: withJob(func(j *sm.Job) {
+		job: withJob(func(j *sm.JobState) {
 			j.State, j.Active = sm.Running, []sm.Invocation{runningInv(occ(t0), 1, 5, at(1*sec))}
 		}),
 		now:   at(30 * sec),
 		event: sm.Defined{},
 		want:  []sm.Action{tickLater(at(1*minute), 11)},
-		wantJob: withJob(func(j *sm.Job) {
+		wantJob: withJob(func(j *sm.JobState) {
 			j.State, j.Active = sm.Running, []sm.Invocation{runningInv(occ(t0), 1, 5, at(1*sec))}
 			j.TickNonce, j.Cursor = 11, at(30*sec)
 		}),
 	}, {
 		name: "a change while QUEUED keeps the invocation and re-plans the tick",
-		job: withJob(func(j *sm.Job) {
+		job: withJob(func(j *sm.JobState) {
 			j.State, j.Active = sm.Queued, []sm.Invocation{queuedInv(occ(t0), 1, 5, t0)}
 		}),
 		now:   at(10 * sec),
 		event: sm.Defined{},
 		want:  []sm.Action{tickLater(at(1*minute), 11)},
-		wantJob: withJob(func(j *sm.Job) {
+		wantJob: withJob(func(j *sm.JobState) {
 			j.State, j.Active = sm.Queued, []sm.Invocation{queuedInv(occ(t0), 1, 5, t0)}
 			j.TickNonce, j.Cursor = 11, at(10*sec)
 		}),
 	}, {
 		name:    "a change while PAUSED waits for the resume to plan anything",
-		job:     sm.Job{State: sm.Paused, Reason: sm.Reason{Kind: sm.ReasonPaused, Note: "maintenance"}, Cursor: t0},
+		job:     sm.JobState{State: sm.Paused, Reason: sm.Reason{Kind: sm.ReasonPaused, Note: "maintenance"}, Cursor: t0},
 		now:     at(10 * minute),
 		event:   sm.Defined{},
-		wantJob: sm.Job{State: sm.Paused, Reason: sm.Reason{Kind: sm.ReasonPaused, Note: "maintenance"}, Cursor: t0},
+		wantJob: sm.JobState{State: sm.Paused, Reason: sm.Reason{Kind: sm.ReasonPaused, Note: "maintenance"}, Cursor: t0},
 	}, {
 		name:    "a DISABLED job defined again is SCHEDULED with Failures reset, and what fell while disabled is not replayed",
-		job:     sm.Job{State: sm.Disabled, Reason: sm.Reason{Kind: sm.ReasonAutoDisabled, Note: "after 3 failed invocations in a row"}, Failures: 3, Cursor: at(-1 * hour), LastEnded: at(-1 * hour)},
+		job:     sm.JobState{State: sm.Disabled, Reason: sm.Reason{Kind: sm.ReasonAutoDisabled, Note: "after 3 failed invocations in a row"}, Failures: 3, Cursor: at(-1 * hour), LastEnded: at(-1 * hour)},
 		now:     at(10 * sec),
 		event:   sm.Defined{},
 		want:    []sm.Action{tickLater(at(1*minute), 11)},
-		wantJob: sm.Job{State: sm.Scheduled, TickNonce: 11, TickAt: at(1 * minute), NextAt: at(1 * minute), Cursor: at(10 * sec), LastEnded: at(-1 * hour)},
+		wantJob: sm.JobState{State: sm.Scheduled, TickNonce: 11, TickAt: at(1 * minute), NextAt: at(1 * minute), Cursor: at(10 * sec), LastEnded: at(-1 * hour)},
 	}})
 }
 
@@ -167,29 +167,29 @@ func TestRemoved(t *testing.T) {
 		job:     scheduledAt0,
 		now:     at(10 * sec),
 		event:   sm.Removed{Reason: removedFromConfig},
-		wantJob: sm.Job{State: sm.Disabled, Reason: removedFromConfig, Cursor: at(10 * sec)},
+		wantJob: sm.JobState{State: sm.Disabled, Reason: removedFromConfig, Cursor: at(10 * sec)},
 	}, {
 		name:    "occurrences due but not yet ticked are recorded as skipped: disabled",
 		job:     scheduledAt0,
 		now:     at(2*minute + 10*sec),
 		event:   sm.Removed{Reason: removedFromConfig},
 		want:    []sm.Action{skipped(at(1*minute), at(2*minute), 2, sm.SkipDisabled)},
-		wantJob: sm.Job{State: sm.Disabled, Reason: removedFromConfig, Cursor: at(2*minute + 10*sec)},
+		wantJob: sm.JobState{State: sm.Disabled, Reason: removedFromConfig, Cursor: at(2*minute + 10*sec)},
 	}, {
 		name:   "the pending occurrence is dropped as skipped: disabled",
 		policy: sm.Policy{Overlap: sm.OverlapQueueOne},
-		job: withJob(func(j *sm.Job) {
+		job: withJob(func(j *sm.JobState) {
 			j.State, j.Active, j.Pending, j.Cursor = sm.Running, []sm.Invocation{runningInv(occ(t0), 1, 5, t0)}, &o1m, at(1*minute)
 		}),
 		now:   at(70 * sec),
 		event: sm.Removed{Reason: removedFromConfig},
 		want:  []sm.Action{skippedOne(o1m, sm.SkipDisabled)},
-		wantJob: sm.Job{State: sm.Disabled, Reason: removedFromConfig, Cursor: at(70 * sec),
+		wantJob: sm.JobState{State: sm.Disabled, Reason: removedFromConfig, Cursor: at(70 * sec),
 			Active: []sm.Invocation{runningInv(occ(t0), 1, 5, t0)}},
 	}, {
 		name:   "queued and backing-off invocations are aborted, launching and running ones are left to finish",
 		policy: allow,
-		job: withJob(func(j *sm.Job) {
+		job: withJob(func(j *sm.JobState) {
 			j.State = sm.Running
 			j.Active = []sm.Invocation{
 				launchingInv(occ(at(-2*minute)), 1, 3, at(-2*minute)),
@@ -205,18 +205,18 @@ func TestRemoved(t *testing.T) {
 			record(o1m, 1, sm.StatusAborted, "the job was disabled: disabled in config"),
 			record(occ(t0), 2, sm.StatusAborted, "the job was disabled: disabled in config"),
 		},
-		wantJob: sm.Job{State: sm.Disabled, Reason: sm.Reason{Kind: sm.ReasonDisabledInConfig}, Cursor: at(70 * sec), LastEnded: at(70 * sec),
+		wantJob: sm.JobState{State: sm.Disabled, Reason: sm.Reason{Kind: sm.ReasonDisabledInConfig}, Cursor: at(70 * sec), LastEnded: at(70 * sec),
 			Active: []sm.Invocation{
 				launchingInv(occ(at(-2*minute)), 1, 3, at(-2*minute)),
 				runningInv(occ(at(-1*minute)), 1, 4, at(-1*minute)),
 			}},
 	}, {
 		name:    "a PAUSED job is DISABLED; what fell in the pause is recorded as skipped: paused",
-		job:     sm.Job{State: sm.Paused, Reason: sm.Reason{Kind: sm.ReasonPaused, Note: "maintenance"}, Cursor: t0},
+		job:     sm.JobState{State: sm.Paused, Reason: sm.Reason{Kind: sm.ReasonPaused, Note: "maintenance"}, Cursor: t0},
 		now:     at(3*minute + 10*sec),
 		event:   sm.Removed{Reason: removedFromConfig},
 		want:    []sm.Action{skipped(at(1*minute), at(3*minute), 3, sm.SkipPaused)},
-		wantJob: sm.Job{State: sm.Disabled, Reason: removedFromConfig, Cursor: at(3*minute + 10*sec)},
+		wantJob: sm.JobState{State: sm.Disabled, Reason: removedFromConfig, Cursor: at(3*minute + 10*sec)},
 	}})
 }
 
@@ -230,11 +230,11 @@ func TestBroken(t *testing.T) {
 		job:     scheduledAt0,
 		now:     at(2*minute + 10*sec),
 		event:   sm.Broken{Reason: invalid},
-		wantJob: sm.Job{State: sm.Disabled, Reason: invalid, Cursor: at(2*minute + 10*sec)},
+		wantJob: sm.JobState{State: sm.Disabled, Reason: invalid, Cursor: at(2*minute + 10*sec)},
 	}, {
 		name:   "every unfinished invocation is aborted, launched ones at their target too, and the pending one is skipped: disabled",
 		broken: true,
-		job: withJob(func(j *sm.Job) {
+		job: withJob(func(j *sm.JobState) {
 			j.State = sm.Running
 			j.Active = []sm.Invocation{
 				launchingInv(occ(at(-2*minute)), 1, 3, at(-2*minute)),
@@ -254,11 +254,11 @@ func TestBroken(t *testing.T) {
 			abortTarget(occ(at(-2*minute)).ID, 1),
 			record(occ(at(-2*minute)), 1, sm.StatusAborted, aborted),
 		},
-		wantJob: sm.Job{State: sm.Disabled, Reason: invalid, Cursor: at(70 * sec), LastEnded: at(70 * sec)},
+		wantJob: sm.JobState{State: sm.Disabled, Reason: invalid, Cursor: at(70 * sec), LastEnded: at(70 * sec)},
 	}, {
 		name:   "a job already DISABLED takes the new reason and its running invocation is aborted, so nothing waits for the watchdog",
 		broken: true,
-		job: sm.Job{State: sm.Disabled, Reason: removedFromConfig, Cursor: t0,
+		job: sm.JobState{State: sm.Disabled, Reason: removedFromConfig, Cursor: t0,
 			Active: []sm.Invocation{runningInv(occ(t0), 1, 5, t0)}},
 		now:   at(70 * sec),
 		event: sm.Broken{Reason: invalid},
@@ -266,21 +266,21 @@ func TestBroken(t *testing.T) {
 			abortTarget(occ(t0).ID, 1),
 			record(occ(t0), 1, sm.StatusAborted, aborted),
 		},
-		wantJob: sm.Job{State: sm.Disabled, Reason: invalid, Cursor: at(70 * sec), LastEnded: at(70 * sec)},
+		wantJob: sm.JobState{State: sm.Disabled, Reason: invalid, Cursor: at(70 * sec), LastEnded: at(70 * sec)},
 	}, {
 		name:    "a PAUSED job is DISABLED with the reason",
 		broken:  true,
-		job:     sm.Job{State: sm.Paused, Reason: sm.Reason{Kind: sm.ReasonPaused, Note: "maintenance"}, Cursor: t0},
+		job:     sm.JobState{State: sm.Paused, Reason: sm.Reason{Kind: sm.ReasonPaused, Note: "maintenance"}, Cursor: t0},
 		now:     at(3 * minute),
 		event:   sm.Broken{Reason: invalid},
-		wantJob: sm.Job{State: sm.Disabled, Reason: invalid, Cursor: at(3 * minute)},
+		wantJob: sm.JobState{State: sm.Disabled, Reason: invalid, Cursor: at(3 * minute)},
 	}})
 }
 
 func TestTick(t *testing.T) {
 	t.Parallel()
 	jan1 := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
-	hopping := sm.Job{State: sm.Scheduled, TickNonce: 7, TickAt: at(29 * day), NextAt: jan1, Cursor: t0}
+	hopping := sm.JobState{State: sm.Scheduled, TickNonce: 7, TickAt: at(29 * day), NextAt: jan1, Cursor: t0}
 	runTransitions(t, []transition{{
 		name:    "a tick with a stale nonce does nothing",
 		job:     scheduledAt0,
@@ -289,23 +289,23 @@ func TestTick(t *testing.T) {
 		wantJob: scheduledAt0,
 	}, {
 		name:    "a tick with nonce 0 does nothing",
-		job:     withJob(func(j *sm.Job) { j.TickNonce, j.TickAt, j.NextAt = 0, time.Time{}, time.Time{} }),
+		job:     withJob(func(j *sm.JobState) { j.TickNonce, j.TickAt, j.NextAt = 0, time.Time{}, time.Time{} }),
 		now:     at(1 * minute),
 		event:   sm.Tick{},
-		wantJob: withJob(func(j *sm.Job) { j.TickNonce, j.TickAt, j.NextAt = 0, time.Time{}, time.Time{} }),
+		wantJob: withJob(func(j *sm.JobState) { j.TickNonce, j.TickAt, j.NextAt = 0, time.Time{}, time.Time{} }),
 	}, {
 		name:    "a tick of a DISABLED job does nothing, even with the nonce it last had",
-		job:     sm.Job{State: sm.Disabled, Reason: removedFromConfig, TickNonce: 7, TickAt: at(1 * minute), NextAt: at(1 * minute), Cursor: t0},
+		job:     sm.JobState{State: sm.Disabled, Reason: removedFromConfig, TickNonce: 7, TickAt: at(1 * minute), NextAt: at(1 * minute), Cursor: t0},
 		now:     at(1 * minute),
 		event:   sm.Tick{Nonce: 7},
-		wantJob: sm.Job{State: sm.Disabled, Reason: removedFromConfig, TickNonce: 7, TickAt: at(1 * minute), NextAt: at(1 * minute), Cursor: t0},
+		wantJob: sm.JobState{State: sm.Disabled, Reason: removedFromConfig, TickNonce: 7, TickAt: at(1 * minute), NextAt: at(1 * minute), Cursor: t0},
 	}, {
 		name:    "an early tick re-schedules itself under a new nonce",
 		job:     scheduledAt0,
 		now:     at(50 * sec),
 		event:   sm.Tick{Nonce: 7},
 		want:    []sm.Action{tickLater(at(1*minute), 11)},
-		wantJob: withJob(func(j *sm.Job) { j.TickNonce = 11 }),
+		wantJob: withJob(func(j *sm.JobState) { j.TickNonce = 11 }),
 	}, {
 		name:  "a tick on time queues the occurrence, starts it and plans the next tick",
 		job:   scheduledAt0,
@@ -316,7 +316,7 @@ func TestTick(t *testing.T) {
 			start(o1m.ID, 1, 11, at(1*minute)),
 			tickLater(at(2*minute), 12),
 		},
-		wantJob: sm.Job{State: sm.Queued, TickNonce: 12, TickAt: at(2 * minute), NextAt: at(2 * minute), Cursor: at(1 * minute),
+		wantJob: sm.JobState{State: sm.Queued, TickNonce: 12, TickAt: at(2 * minute), NextAt: at(2 * minute), Cursor: at(1 * minute),
 			Active: []sm.Invocation{queuedInv(o1m, 1, 11, at(1*minute))}},
 	}, {
 		name:  "a tick late by less than LateTolerance still runs the occurrence",
@@ -328,19 +328,19 @@ func TestTick(t *testing.T) {
 			start(o1m.ID, 1, 11, at(1*minute+45*sec)),
 			tickLater(at(2*minute), 12),
 		},
-		wantJob: sm.Job{State: sm.Queued, TickNonce: 12, TickAt: at(2 * minute), NextAt: at(2 * minute), Cursor: at(1*minute + 45*sec),
+		wantJob: sm.JobState{State: sm.Queued, TickNonce: 12, TickAt: at(2 * minute), NextAt: at(2 * minute), Cursor: at(1*minute + 45*sec),
 			Active: []sm.Invocation{queuedInv(o1m, 1, 11, at(1*minute+45*sec))}},
 	}, {
 		name:  "a tick later than LateTolerance records the occurrence as missed",
 		expr:  "*/5 * * * *",
-		job:   sm.Job{State: sm.Scheduled, TickNonce: 7, TickAt: at(5 * minute), NextAt: at(5 * minute), Cursor: t0},
+		job:   sm.JobState{State: sm.Scheduled, TickNonce: 7, TickAt: at(5 * minute), NextAt: at(5 * minute), Cursor: t0},
 		now:   at(6*minute + 31*sec),
 		event: sm.Tick{Nonce: 7},
 		want: []sm.Action{
 			skipped(at(5*minute), at(5*minute), 1, sm.SkipMissed),
 			tickLater(at(10*minute), 11),
 		},
-		wantJob: sm.Job{State: sm.Scheduled, TickNonce: 11, TickAt: at(10 * minute), NextAt: at(10 * minute), Cursor: at(6*minute + 31*sec)},
+		wantJob: sm.JobState{State: sm.Scheduled, TickNonce: 11, TickAt: at(10 * minute), NextAt: at(10 * minute), Cursor: at(6*minute + 31*sec)},
 	}, {
 		name:    "a hop toward a far occurrence hops again",
 		expr:    "0 0 1 1 *",
@@ -348,7 +348,7 @@ func TestTick(t *testing.T) {
 		now:     at(29 * day),
 		event:   sm.Tick{Nonce: 7},
 		want:    []sm.Action{tickLater(at(58*day), 11)},
-		wantJob: sm.Job{State: sm.Scheduled, TickNonce: 11, TickAt: at(58 * day), NextAt: jan1, Cursor: t0},
+		wantJob: sm.JobState{State: sm.Scheduled, TickNonce: 11, TickAt: at(58 * day), NextAt: jan1, Cursor: t0},
 	}, {
 		name:    "the last hop lands on the occurrence",
 		expr:    "0 0 1 1 *",
@@ -356,25 +356,25 @@ func TestTick(t *testing.T) {
 		now:     jan1.Add(-10 * day),
 		event:   sm.Tick{Nonce: 7},
 		want:    []sm.Action{tickLater(jan1, 11)},
-		wantJob: sm.Job{State: sm.Scheduled, TickNonce: 11, TickAt: jan1, NextAt: jan1, Cursor: t0},
+		wantJob: sm.JobState{State: sm.Scheduled, TickNonce: 11, TickAt: jan1, NextAt: jan1, Cursor: t0},
 	}, {
 		name:  "an interval tick queues its occurrence and plans nothing while it runs",
 		expr:  "@every 90s",
-		job:   sm.Job{State: sm.Scheduled, TickNonce: 7, TickAt: at(90 * sec), NextAt: at(90 * sec), Cursor: t0},
+		job:   sm.JobState{State: sm.Scheduled, TickNonce: 7, TickAt: at(90 * sec), NextAt: at(90 * sec), Cursor: t0},
 		now:   at(90 * sec),
 		event: sm.Tick{Nonce: 7},
 		want: []sm.Action{
 			record(occ(at(90*sec)), 1, sm.StatusQueued, ""),
 			start(occ(at(90*sec)).ID, 1, 11, at(90*sec)),
 		},
-		wantJob: sm.Job{State: sm.Queued, Cursor: at(90 * sec),
+		wantJob: sm.JobState{State: sm.Queued, Cursor: at(90 * sec),
 			Active: []sm.Invocation{queuedInv(occ(at(90*sec)), 1, 11, at(90*sec))}},
 	}})
 }
 
 func TestTriggered(t *testing.T) {
 	t.Parallel()
-	running := withJob(func(j *sm.Job) {
+	running := withJob(func(j *sm.JobState) {
 		j.State, j.Active = sm.Running, []sm.Invocation{runningInv(occ(t0), 1, 5, t0)}
 	})
 	runTransitions(t, []transition{{
@@ -386,7 +386,7 @@ func TestTriggered(t *testing.T) {
 			record(manual(1, at(10*sec)), 1, sm.StatusQueued, ""),
 			start("manual-1", 1, 11, at(10*sec)),
 		},
-		wantJob: withJob(func(j *sm.Job) {
+		wantJob: withJob(func(j *sm.JobState) {
 			j.State, j.Triggers = sm.Queued, 1
 			j.Active = []sm.Invocation{queuedInv(manual(1, at(10*sec)), 1, 11, at(10*sec))}
 		}),
@@ -396,7 +396,7 @@ func TestTriggered(t *testing.T) {
 		now:   at(10 * sec),
 		event: sm.Triggered{},
 		want:  []sm.Action{skippedOne(manual(1, at(10*sec)), sm.SkipOverrun)},
-		wantJob: withJob(func(j *sm.Job) {
+		wantJob: withJob(func(j *sm.JobState) {
 			j.State, j.Triggers, j.Active = sm.Running, 1, []sm.Invocation{runningInv(occ(t0), 1, 5, t0)}
 		}),
 	}, {
@@ -409,24 +409,24 @@ func TestTriggered(t *testing.T) {
 			record(manual(1, at(10*sec)), 1, sm.StatusQueued, ""),
 			start("manual-1", 1, 11, at(10*sec)),
 		},
-		wantJob: withJob(func(j *sm.Job) {
+		wantJob: withJob(func(j *sm.JobState) {
 			j.State, j.Triggers = sm.Running, 1
 			j.Active = []sm.Invocation{runningInv(occ(t0), 1, 5, t0), queuedInv(manual(1, at(10*sec)), 1, 11, at(10*sec))}
 		}),
 	}, {
 		name:  "a trigger of a PAUSED job runs it and keeps it paused",
-		job:   sm.Job{State: sm.Paused, Reason: sm.Reason{Kind: sm.ReasonPaused, Note: "maintenance"}, Cursor: t0, Triggers: 4},
+		job:   sm.JobState{State: sm.Paused, Reason: sm.Reason{Kind: sm.ReasonPaused, Note: "maintenance"}, Cursor: t0, Triggers: 4},
 		now:   at(10 * sec),
 		event: sm.Triggered{},
 		want: []sm.Action{
 			record(manual(5, at(10*sec)), 1, sm.StatusQueued, ""),
 			start("manual-5", 1, 11, at(10*sec)),
 		},
-		wantJob: sm.Job{State: sm.Paused, Reason: sm.Reason{Kind: sm.ReasonPaused, Note: "maintenance"}, Cursor: t0, Triggers: 5,
+		wantJob: sm.JobState{State: sm.Paused, Reason: sm.Reason{Kind: sm.ReasonPaused, Note: "maintenance"}, Cursor: t0, Triggers: 5,
 			Active: []sm.Invocation{queuedInv(manual(5, at(10*sec)), 1, 11, at(10*sec))}},
 	}, {
 		name:    "a trigger of a DISABLED job is refused and changes nothing",
-		job:     sm.Job{State: sm.Disabled, Reason: removedFromConfig, Cursor: t0, Triggers: 2},
+		job:     sm.JobState{State: sm.Disabled, Reason: removedFromConfig, Cursor: t0, Triggers: 2},
 		now:     at(10 * sec),
 		event:   sm.Triggered{},
 		refused: true,
@@ -435,7 +435,7 @@ func TestTriggered(t *testing.T) {
 
 func TestPauseResume(t *testing.T) {
 	t.Parallel()
-	paused := sm.Job{State: sm.Paused, Reason: sm.Reason{Kind: sm.ReasonPaused, Note: "maintenance"}, Cursor: t0}
+	paused := sm.JobState{State: sm.Paused, Reason: sm.Reason{Kind: sm.ReasonPaused, Note: "maintenance"}, Cursor: t0}
 	runTransitions(t, []transition{{
 		name:    "a pause drops the tick",
 		job:     scheduledAt0,
@@ -445,13 +445,13 @@ func TestPauseResume(t *testing.T) {
 	}, {
 		name:   "a pause drops the pending occurrence as skipped: paused, and lets the running one finish",
 		policy: sm.Policy{Overlap: sm.OverlapQueueOne},
-		job: withJob(func(j *sm.Job) {
+		job: withJob(func(j *sm.JobState) {
 			j.State, j.Active, j.Pending = sm.Running, []sm.Invocation{runningInv(occ(t0), 1, 5, t0)}, &o1m
 		}),
 		now:   at(70 * sec),
 		event: sm.PauseRequested{Note: "maintenance"},
 		want:  []sm.Action{skippedOne(o1m, sm.SkipPaused)},
-		wantJob: sm.Job{State: sm.Paused, Reason: sm.Reason{Kind: sm.ReasonPaused, Note: "maintenance"}, Cursor: t0,
+		wantJob: sm.JobState{State: sm.Paused, Reason: sm.Reason{Kind: sm.ReasonPaused, Note: "maintenance"}, Cursor: t0,
 			Active: []sm.Invocation{runningInv(occ(t0), 1, 5, t0)}},
 	}, {
 		name:    "a pause of a PAUSED job does nothing",
@@ -461,7 +461,7 @@ func TestPauseResume(t *testing.T) {
 		wantJob: paused,
 	}, {
 		name:    "a pause of a DISABLED job is refused and changes nothing",
-		job:     sm.Job{State: sm.Disabled, Reason: removedFromConfig, Cursor: t0},
+		job:     sm.JobState{State: sm.Disabled, Reason: removedFromConfig, Cursor: t0},
 		now:     at(10 * sec),
 		event:   sm.PauseRequested{Note: "maintenance"},
 		refused: true,
@@ -474,7 +474,7 @@ func TestPauseResume(t *testing.T) {
 			skipped(at(1*minute), at(10*minute), 10, sm.SkipPaused),
 			tickLater(at(11*minute), 11),
 		},
-		wantJob: sm.Job{State: sm.Scheduled, TickNonce: 11, TickAt: at(11 * minute), NextAt: at(11 * minute), Cursor: at(10*minute + 30*sec)},
+		wantJob: sm.JobState{State: sm.Scheduled, TickNonce: 11, TickAt: at(11 * minute), NextAt: at(11 * minute), Cursor: at(10*minute + 30*sec)},
 	}, {
 		name:  "a resume with catch-up window 0 exactly on an occurrence runs that one",
 		job:   paused,
@@ -486,7 +486,7 @@ func TestPauseResume(t *testing.T) {
 			start(occ(at(10*minute)).ID, 1, 11, at(10*minute)),
 			tickLater(at(11*minute), 12),
 		},
-		wantJob: sm.Job{State: sm.Queued, TickNonce: 12, TickAt: at(11 * minute), NextAt: at(11 * minute), Cursor: at(10 * minute),
+		wantJob: sm.JobState{State: sm.Queued, TickNonce: 12, TickAt: at(11 * minute), NextAt: at(11 * minute), Cursor: at(10 * minute),
 			Active: []sm.Invocation{queuedInv(occ(at(10*minute)), 1, 11, at(10*minute))}},
 	}, {
 		name:   "a resume with a catch-up window runs only the latest occurrence inside it",
@@ -501,18 +501,18 @@ func TestPauseResume(t *testing.T) {
 			start(occ(at(10*minute)).ID, 1, 11, at(10*minute+30*sec)),
 			tickLater(at(11*minute), 12),
 		},
-		wantJob: sm.Job{State: sm.Queued, TickNonce: 12, TickAt: at(11 * minute), NextAt: at(11 * minute), Cursor: at(10*minute + 30*sec),
+		wantJob: sm.JobState{State: sm.Queued, TickNonce: 12, TickAt: at(11 * minute), NextAt: at(11 * minute), Cursor: at(10*minute + 30*sec),
 			Active: []sm.Invocation{queuedInv(occ(at(10*minute)), 1, 11, at(10*minute+30*sec))}},
 	}, {
 		name:  "a resume of an interval job counts the interval from the resume: the pause leaves no run owed",
 		expr:  "@every 90s",
-		job:   sm.Job{State: sm.Paused, Cursor: t0, LastEnded: at(30 * sec)},
+		job:   sm.JobState{State: sm.Paused, Cursor: t0, LastEnded: at(30 * sec)},
 		now:   at(10 * minute),
 		event: sm.ResumeRequested{},
 		want:  []sm.Action{tickLater(at(11*minute+30*sec), 11)},
 		// Before, the tick was planned at t0+2m, already past: its watchdog
 		// timer had passed before the tick was posted.
-		wantJob: sm.Job{State: sm.Scheduled, TickNonce: 11, TickAt: at(11*minute + 30*sec), NextAt: at(11*minute + 30*sec), Cursor: at(10 * minute), LastEnded: at(30 * sec)},
+		wantJob: sm.JobState{State: sm.Scheduled, TickNonce: 11, TickAt: at(11*minute + 30*sec), NextAt: at(11*minute + 30*sec), Cursor: at(10 * minute), LastEnded: at(30 * sec)},
 	}, {
 		name:    "a resume of a job that is not paused does nothing",
 		job:     scheduledAt0,
@@ -525,20 +525,20 @@ func TestPauseResume(t *testing.T) {
 func TestAbortRequested(t *testing.T) {
 	t.Parallel()
 	allow := sm.Policy{Overlap: sm.OverlapAllow, MaxConcurrent: 3}
-	two := func(j *sm.Job) {
+	two := func(j *sm.JobState) {
 		j.State = sm.Running
 		j.Active = []sm.Invocation{runningInv(occ(at(-1*minute)), 1, 4, at(-1*minute)), queuedInv(occ(t0), 1, 5, t0)}
 	}
 	runTransitions(t, []transition{{
 		name:  "an abort of one running invocation stops the target and records ABORTED",
-		job:   withJob(func(j *sm.Job) { j.State, j.Active = sm.Running, []sm.Invocation{runningInv(occ(t0), 1, 5, t0)} }),
+		job:   withJob(func(j *sm.JobState) { j.State, j.Active = sm.Running, []sm.Invocation{runningInv(occ(t0), 1, 5, t0)} }),
 		now:   at(10 * sec),
 		event: sm.AbortRequested{Invocation: occ(t0).ID},
 		want: []sm.Action{
 			abortTarget(occ(t0).ID, 1),
 			record(occ(t0), 1, sm.StatusAborted, "aborted by an admin"),
 		},
-		wantJob: withJob(func(j *sm.Job) { j.LastEnded = at(10 * sec) }),
+		wantJob: withJob(func(j *sm.JobState) { j.LastEnded = at(10 * sec) }),
 	}, {
 		name:   "an abort of one leaves the others",
 		policy: allow,
@@ -546,7 +546,7 @@ func TestAbortRequested(t *testing.T) {
 		now:    at(10 * sec),
 		event:  sm.AbortRequested{Invocation: occ(t0).ID},
 		want:   []sm.Action{record(occ(t0), 1, sm.StatusAborted, "aborted by an admin")},
-		wantJob: withJob(func(j *sm.Job) {
+		wantJob: withJob(func(j *sm.JobState) {
 			j.State, j.LastEnded = sm.Running, at(10*sec)
 			j.Active = []sm.Invocation{runningInv(occ(at(-1*minute)), 1, 4, at(-1*minute))}
 		}),
@@ -561,11 +561,11 @@ func TestAbortRequested(t *testing.T) {
 			abortTarget(occ(at(-1*minute)).ID, 1),
 			record(occ(at(-1*minute)), 1, sm.StatusAborted, "aborted by an admin"),
 		},
-		wantJob: withJob(func(j *sm.Job) { j.LastEnded = at(10 * sec) }),
+		wantJob: withJob(func(j *sm.JobState) { j.LastEnded = at(10 * sec) }),
 	}, {
 		name:   "an abort starts the pending occurrence",
 		policy: sm.Policy{Overlap: sm.OverlapQueueOne},
-		job: withJob(func(j *sm.Job) {
+		job: withJob(func(j *sm.JobState) {
 			j.State, j.Active, j.Pending = sm.Running, []sm.Invocation{runningInv(occ(t0), 1, 5, t0)}, &o1m
 		}),
 		now:   at(70 * sec),
@@ -576,7 +576,7 @@ func TestAbortRequested(t *testing.T) {
 			record(o1m, 1, sm.StatusQueued, ""),
 			start(o1m.ID, 1, 11, at(70*sec)),
 		},
-		wantJob: withJob(func(j *sm.Job) {
+		wantJob: withJob(func(j *sm.JobState) {
 			j.State, j.LastEnded = sm.Queued, at(70*sec)
 			j.Active = []sm.Invocation{queuedInv(o1m, 1, 11, at(70*sec))}
 		}),
@@ -588,7 +588,7 @@ func TestAbortRequested(t *testing.T) {
 		wantJob: scheduledAt0,
 	}, {
 		name:    "an abort of an unknown invocation is refused and changes nothing",
-		job:     withJob(func(j *sm.Job) { j.State, j.Active = sm.Running, []sm.Invocation{runningInv(occ(t0), 1, 5, t0)} }),
+		job:     withJob(func(j *sm.JobState) { j.State, j.Active = sm.Running, []sm.Invocation{runningInv(occ(t0), 1, 5, t0)} }),
 		now:     at(10 * sec),
 		event:   sm.AbortRequested{Invocation: o1m.ID},
 		refused: true,
@@ -597,12 +597,14 @@ func TestAbortRequested(t *testing.T) {
 
 func TestStartingAndLaunched(t *testing.T) {
 	t.Parallel()
-	queued := withJob(func(j *sm.Job) { j.State, j.Active = sm.Queued, []sm.Invocation{queuedInv(occ(t0), 1, 5, t0)} })
-	launching := withJob(func(j *sm.Job) {
+	queued := withJob(func(j *sm.JobState) { j.State, j.Active = sm.Queued, []sm.Invocation{queuedInv(occ(t0), 1, 5, t0)} })
+	launching := withJob(func(j *sm.JobState) {
 		j.State, j.Active = sm.Running, []sm.Invocation{launchingInv(occ(t0), 1, 5, at(2*sec))}
 	})
-	running := withJob(func(j *sm.Job) { j.State, j.Active = sm.Running, []sm.Invocation{runningInv(occ(t0), 1, 5, at(2*sec))} })
-	backoff := withJob(func(j *sm.Job) {
+	running := withJob(func(j *sm.JobState) {
+		j.State, j.Active = sm.Running, []sm.Invocation{runningInv(occ(t0), 1, 5, at(2*sec))}
+	})
+	backoff := withJob(func(j *sm.JobState) {
 		j.State, j.Active = sm.Queued, []sm.Invocation{backoffInv(occ(t0), 2, 5, at(20*sec), at(40*sec))}
 	})
 	id := occ(t0).ID
@@ -650,7 +652,7 @@ func TestStartingAndLaunched(t *testing.T) {
 		now:   at(30 * sec),
 		event: sm.Starting{Invocation: id, Attempt: 2, Nonce: 5},
 		want:  []sm.Action{start(id, 2, 11, at(40*sec))},
-		wantJob: withJob(func(j *sm.Job) {
+		wantJob: withJob(func(j *sm.JobState) {
 			j.State, j.Active = sm.Queued, []sm.Invocation{backoffInv(occ(t0), 2, 11, at(30*sec), at(40*sec))}
 		}),
 	}, {
@@ -659,7 +661,7 @@ func TestStartingAndLaunched(t *testing.T) {
 		now:   at(40 * sec),
 		event: sm.Starting{Invocation: id, Attempt: 2, Nonce: 5},
 		want:  []sm.Action{record(occ(t0), 2, sm.StatusLaunching, ""), launch(id, 2)},
-		wantJob: withJob(func(j *sm.Job) {
+		wantJob: withJob(func(j *sm.JobState) {
 			j.State, j.Active = sm.Running, []sm.Invocation{launchingInv(occ(t0), 2, 5, at(40*sec))}
 		}),
 	}, {
@@ -692,7 +694,7 @@ func TestStartingWithinLaunchGrace(t *testing.T) {
 	t.Parallel()
 	id := occ(t0).ID
 	f := newFixture(t, "* * * * *", sm.Policy{})
-	f.m.Job = settled(withJob(func(j *sm.Job) {
+	f.m.Job = settled(withJob(func(j *sm.JobState) {
 		j.State, j.Active = sm.Running, []sm.Invocation{launchingInv(occ(t0), 1, 5, at(2*sec))}
 	}))
 	f.inProgress(at(2*sec), sm.Starting{Invocation: id, Attempt: 1, Nonce: 5})
@@ -705,8 +707,8 @@ func TestStartingWithinLaunchGrace(t *testing.T) {
 func TestEnded(t *testing.T) {
 	t.Parallel()
 	id := occ(t0).ID
-	running := func(attempt, failures int) sm.Job {
-		return withJob(func(j *sm.Job) {
+	running := func(attempt, failures int) sm.JobState {
+		return withJob(func(j *sm.JobState) {
 			j.State, j.Failures = sm.Running, failures
 			j.Active = []sm.Invocation{runningInv(occ(t0), attempt, 5, at(2*sec))}
 		})
@@ -718,23 +720,23 @@ func TestEnded(t *testing.T) {
 		now:     at(30 * sec),
 		event:   sm.Ended{Invocation: id, Attempt: 1, Succeeded: true, Message: "ok"},
 		want:    []sm.Action{record(occ(t0), 1, sm.StatusSucceeded, "ok")},
-		wantJob: withJob(func(j *sm.Job) { j.LastEnded = at(30 * sec) }),
+		wantJob: withJob(func(j *sm.JobState) { j.LastEnded = at(30 * sec) }),
 	}, {
 		name: "a success of a still LAUNCHING attempt ends it too",
-		job: withJob(func(j *sm.Job) {
+		job: withJob(func(j *sm.JobState) {
 			j.State, j.Active = sm.Running, []sm.Invocation{launchingInv(occ(t0), 1, 5, at(2*sec))}
 		}),
 		now:     at(30 * sec),
 		event:   sm.Ended{Invocation: id, Attempt: 1, Succeeded: true},
 		want:    []sm.Action{record(occ(t0), 1, sm.StatusSucceeded, "")},
-		wantJob: withJob(func(j *sm.Job) { j.LastEnded = at(30 * sec) }),
+		wantJob: withJob(func(j *sm.JobState) { j.LastEnded = at(30 * sec) }),
 	}, {
 		name:    "a failure without attempts left is FAILED and counted",
 		job:     running(1, 2),
 		now:     at(30 * sec),
 		event:   sm.Ended{Invocation: id, Attempt: 1, Message: "exit 1"},
 		want:    []sm.Action{record(occ(t0), 1, sm.StatusFailed, "exit 1")},
-		wantJob: withJob(func(j *sm.Job) { j.LastEnded, j.Failures = at(30*sec), 3 }),
+		wantJob: withJob(func(j *sm.JobState) { j.LastEnded, j.Failures = at(30*sec), 3 }),
 	}, {
 		name:   "a failure with attempts left is RETRYING after MinBackoff: same invocation, next attempt",
 		policy: retries,
@@ -745,7 +747,7 @@ func TestEnded(t *testing.T) {
 			record(occ(t0), 2, sm.StatusRetrying, "attempt 1 failed: exit 1; attempt 2 in 10s"),
 			start(id, 2, 11, at(40*sec)),
 		},
-		wantJob: withJob(func(j *sm.Job) {
+		wantJob: withJob(func(j *sm.JobState) {
 			j.State, j.Failures = sm.Queued, 2
 			j.Active = []sm.Invocation{backoffInv(occ(t0), 2, 11, at(30*sec), at(40*sec))}
 		}),
@@ -759,7 +761,7 @@ func TestEnded(t *testing.T) {
 			record(occ(t0), 3, sm.StatusRetrying, "attempt 2 failed: exit 1; attempt 3 in 15s"),
 			start(id, 3, 11, at(45*sec)),
 		},
-		wantJob: withJob(func(j *sm.Job) {
+		wantJob: withJob(func(j *sm.JobState) {
 			j.State = sm.Queued
 			j.Active = []sm.Invocation{backoffInv(occ(t0), 3, 11, at(30*sec), at(45*sec))}
 		}),
@@ -770,7 +772,7 @@ func TestEnded(t *testing.T) {
 		now:     at(30 * sec),
 		event:   sm.Ended{Invocation: id, Attempt: 3, Message: "exit 1"},
 		want:    []sm.Action{record(occ(t0), 3, sm.StatusFailed, "exit 1")},
-		wantJob: withJob(func(j *sm.Job) { j.LastEnded, j.Failures = at(30*sec), 1 }),
+		wantJob: withJob(func(j *sm.JobState) { j.LastEnded, j.Failures = at(30*sec), 1 }),
 	}, {
 		name:    "an end of another attempt does nothing",
 		job:     running(2, 0),
@@ -779,10 +781,10 @@ func TestEnded(t *testing.T) {
 		wantJob: running(2, 0),
 	}, {
 		name:    "an end of an attempt that was never launched does nothing",
-		job:     withJob(func(j *sm.Job) { j.State, j.Active = sm.Queued, []sm.Invocation{queuedInv(occ(t0), 1, 5, t0)} }),
+		job:     withJob(func(j *sm.JobState) { j.State, j.Active = sm.Queued, []sm.Invocation{queuedInv(occ(t0), 1, 5, t0)} }),
 		now:     at(30 * sec),
 		event:   sm.Ended{Invocation: id, Attempt: 1, Succeeded: true},
-		wantJob: withJob(func(j *sm.Job) { j.State, j.Active = sm.Queued, []sm.Invocation{queuedInv(occ(t0), 1, 5, t0)} }),
+		wantJob: withJob(func(j *sm.JobState) { j.State, j.Active = sm.Queued, []sm.Invocation{queuedInv(occ(t0), 1, 5, t0)} }),
 	}, {
 		name:    "an end of an invocation that has ended does nothing",
 		job:     scheduledAt0,
@@ -812,7 +814,7 @@ func TestBackoff(t *testing.T) {
 				attempt := i + 1
 				f := newFixture(t, "* * * * *", sm.Policy{MaxAttempts: 100, MinBackoff: c.min, MaxBackoff: c.max})
 				f.nonce = 10
-				f.m.Job = settled(withJob(func(j *sm.Job) {
+				f.m.Job = settled(withJob(func(j *sm.JobState) {
 					j.State, j.Active = sm.Running, []sm.Invocation{runningInv(occ(t0), attempt, 5, at(2*sec))}
 				}))
 				f.step(at(30*sec), sm.Ended{Invocation: occ(t0).ID, Attempt: attempt, Message: "x"},
@@ -826,11 +828,13 @@ func TestBackoff(t *testing.T) {
 func TestNotLaunchedAndOutcomeUnknown(t *testing.T) {
 	t.Parallel()
 	id := occ(t0).ID
-	launching := withJob(func(j *sm.Job) {
+	launching := withJob(func(j *sm.JobState) {
 		j.State, j.Active = sm.Running, []sm.Invocation{launchingInv(occ(t0), 1, 5, at(2*sec))}
 	})
-	running := withJob(func(j *sm.Job) { j.State, j.Active = sm.Running, []sm.Invocation{runningInv(occ(t0), 1, 5, at(2*sec))} })
-	relaunched := withJob(func(j *sm.Job) {
+	running := withJob(func(j *sm.JobState) {
+		j.State, j.Active = sm.Running, []sm.Invocation{runningInv(occ(t0), 1, 5, at(2*sec))}
+	})
+	relaunched := withJob(func(j *sm.JobState) {
 		j.State, j.Active = sm.Running, []sm.Invocation{launchingInv(occ(t0), 1, 5, at(50*sec))}
 	})
 	runTransitions(t, []transition{{
@@ -856,7 +860,7 @@ func TestNotLaunchedAndOutcomeUnknown(t *testing.T) {
 		now:     at(50 * sec),
 		event:   sm.OutcomeUnknown{Invocation: id, Attempt: 1},
 		want:    []sm.Action{record(occ(t0), 1, sm.StatusFailed, "launch outcome unknown")},
-		wantJob: withJob(func(j *sm.Job) { j.LastEnded, j.Failures = at(50*sec), 1 }),
+		wantJob: withJob(func(j *sm.JobState) { j.LastEnded, j.Failures = at(50*sec), 1 }),
 	}, {
 		name:   "OutcomeUnknown of an idempotent target launches again with the same key",
 		policy: sm.Policy{Idempotent: true},
@@ -881,14 +885,14 @@ func TestWatchdogExpired(t *testing.T) {
 	t.Parallel()
 	id := occ(t0).ID
 	timedOut := "timed out: no outcome 10m30s after the launch"
-	running := func(phase sm.Phase) sm.Job {
-		return withJob(func(j *sm.Job) {
+	running := func(phase sm.Phase) sm.JobState {
+		return withJob(func(j *sm.JobState) {
 			inv := runningInv(occ(t0), 1, 5, at(2*sec))
 			inv.Phase = phase
 			j.State, j.Active, j.TickNonce, j.TickAt, j.NextAt, j.Cursor = sm.Running, []sm.Invocation{inv}, 7, at(20*minute), at(20*minute), at(19*minute)
 		})
 	}
-	after := func(fn func(j *sm.Job)) sm.Job {
+	after := func(fn func(j *sm.JobState)) sm.JobState {
 		j := running(sm.PhaseRunning)
 		fn(&j)
 		return j
@@ -900,7 +904,7 @@ func TestWatchdogExpired(t *testing.T) {
 		now:     at(1*minute + 30*sec),
 		event:   sm.WatchdogExpired{},
 		want:    []sm.Action{tickLater(at(1*minute+30*sec), 11)},
-		wantJob: withJob(func(j *sm.Job) { j.TickNonce, j.TickAt = 11, at(1*minute+30*sec) }),
+		wantJob: withJob(func(j *sm.JobState) { j.TickNonce, j.TickAt = 11, at(1*minute+30*sec) }),
 	}, {
 		name:    "a tick still inside its grace is left alone",
 		job:     scheduledAt0,
@@ -909,33 +913,33 @@ func TestWatchdogExpired(t *testing.T) {
 		wantJob: scheduledAt0,
 	}, {
 		name:  "a lost StartInvocation is re-issued now under a new nonce",
-		job:   withJob(func(j *sm.Job) { j.State, j.Active = sm.Queued, []sm.Invocation{queuedInv(occ(t0), 1, 5, t0)} }),
+		job:   withJob(func(j *sm.JobState) { j.State, j.Active = sm.Queued, []sm.Invocation{queuedInv(occ(t0), 1, 5, t0)} }),
 		now:   at(30 * sec),
 		event: sm.WatchdogExpired{},
 		want:  []sm.Action{start(id, 1, 11, at(30*sec))},
-		wantJob: withJob(func(j *sm.Job) {
+		wantJob: withJob(func(j *sm.JobState) {
 			j.State, j.Active = sm.Queued, []sm.Invocation{queuedInv(occ(t0), 1, 11, at(30*sec))}
 		}),
 	}, {
 		name: "a lost retry StartInvocation is re-issued now",
-		job: withJob(func(j *sm.Job) {
+		job: withJob(func(j *sm.JobState) {
 			j.State, j.Active = sm.Queued, []sm.Invocation{backoffInv(occ(t0), 2, 5, at(10*sec), at(40*sec))}
 		}),
 		now:   at(70 * sec),
 		event: sm.WatchdogExpired{},
 		want:  []sm.Action{start(id, 2, 11, at(70*sec))},
-		wantJob: withJob(func(j *sm.Job) {
+		wantJob: withJob(func(j *sm.JobState) {
 			inv := backoffInv(occ(t0), 2, 11, at(70*sec), at(40*sec))
 			inv.Deadline = at(100 * sec)
 			j.State, j.Active = sm.Queued, []sm.Invocation{inv}
 		}),
 	}, {
 		name:  "a lost tick and a lost StartInvocation are both re-issued in one step",
-		job:   withJob(func(j *sm.Job) { j.State, j.Active = sm.Queued, []sm.Invocation{queuedInv(occ(t0), 1, 5, t0)} }),
+		job:   withJob(func(j *sm.JobState) { j.State, j.Active = sm.Queued, []sm.Invocation{queuedInv(occ(t0), 1, 5, t0)} }),
 		now:   at(90 * sec),
 		event: sm.WatchdogExpired{},
 		want:  []sm.Action{tickLater(at(90*sec), 11), start(id, 1, 12, at(90*sec))},
-		wantJob: withJob(func(j *sm.Job) {
+		wantJob: withJob(func(j *sm.JobState) {
 			j.State, j.Active, j.TickNonce, j.TickAt = sm.Queued, []sm.Invocation{queuedInv(occ(t0), 1, 12, at(90*sec))}, 11, at(90*sec)
 		}),
 	}, {
@@ -950,7 +954,7 @@ func TestWatchdogExpired(t *testing.T) {
 		now:     hardTimeout,
 		event:   sm.WatchdogExpired{},
 		want:    []sm.Action{abortTarget(id, 1), record(occ(t0), 1, sm.StatusFailed, timedOut)},
-		wantJob: after(func(j *sm.Job) { j.State, j.Active, j.Failures, j.LastEnded = sm.Scheduled, nil, 1, hardTimeout }),
+		wantJob: after(func(j *sm.JobState) { j.State, j.Active, j.Failures, j.LastEnded = sm.Scheduled, nil, 1, hardTimeout }),
 	}, {
 		name:   "a RUNNING attempt past its hard timeout is retried when attempts are left",
 		policy: sm.Policy{MaxAttempts: 2, MinBackoff: 1 * minute},
@@ -962,7 +966,7 @@ func TestWatchdogExpired(t *testing.T) {
 			record(occ(t0), 2, sm.StatusRetrying, "attempt 1 failed: "+timedOut+"; attempt 2 in 1m0s"),
 			start(id, 2, 11, hardTimeout.Add(1*minute)),
 		},
-		wantJob: after(func(j *sm.Job) {
+		wantJob: after(func(j *sm.JobState) {
 			j.State, j.Active = sm.Queued, []sm.Invocation{backoffInv(occ(t0), 2, 11, hardTimeout, hardTimeout.Add(1*minute))}
 		}),
 	}, {
@@ -972,7 +976,7 @@ func TestWatchdogExpired(t *testing.T) {
 		now:     hardTimeout,
 		event:   sm.WatchdogExpired{},
 		want:    []sm.Action{abortTarget(id, 1), record(occ(t0), 1, sm.StatusFailed, timedOut)},
-		wantJob: after(func(j *sm.Job) { j.State, j.Active, j.Failures, j.LastEnded = sm.Scheduled, nil, 1, hardTimeout }),
+		wantJob: after(func(j *sm.JobState) { j.State, j.Active, j.Failures, j.LastEnded = sm.Scheduled, nil, 1, hardTimeout }),
 	}, {
 		name:   "a LAUNCHING attempt past its hard timeout is retried when the target is idempotent",
 		policy: sm.Policy{MaxAttempts: 2, MinBackoff: 1 * minute, Idempotent: true},
@@ -984,7 +988,7 @@ func TestWatchdogExpired(t *testing.T) {
 			record(occ(t0), 2, sm.StatusRetrying, "attempt 1 failed: "+timedOut+"; attempt 2 in 1m0s"),
 			start(id, 2, 11, hardTimeout.Add(1*minute)),
 		},
-		wantJob: after(func(j *sm.Job) {
+		wantJob: after(func(j *sm.JobState) {
 			j.State, j.Active = sm.Queued, []sm.Invocation{backoffInv(occ(t0), 2, 11, hardTimeout, hardTimeout.Add(1*minute))}
 		}),
 	}, {

@@ -17,7 +17,7 @@ type snapshot struct {
 	expr   string
 	policy sm.Policy
 	now    time.Time
-	job    sm.Job
+	job    sm.JobState
 }
 
 // walkSnapshots collects, for every schedule of the property test and a
@@ -71,7 +71,7 @@ type variant struct {
 
 // variants lists every event type for job j, with a matching and a stale
 // variant for those that carry a nonce or an invocation.
-func variants(j sm.Job) []variant {
+func variants(j sm.JobState) []variant {
 	vs := []variant{
 		{"Defined", sm.Defined{}, false},
 		{"Removed", sm.Removed{Reason: removedFromConfig}, false},

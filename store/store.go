@@ -29,9 +29,9 @@ var ErrInvalidCursor = errors.New("invalid page cursor")
 // concurrent ones and the backend gave up retrying it.
 var ErrConflict = errors.New("transaction conflict")
 
-// Job is the root entity of a job's group. The store reads and writes the
+// JobRecord is the root entity of a job's group. The store reads and writes the
 // fields; the blobs are the engine's and opaque here.
-type Job struct {
+type JobRecord struct {
 	ID      string // "<project>/<job>"
 	Project string
 	State   string // the state machine's state, for listings
@@ -40,13 +40,13 @@ type Job struct {
 	// zero time means the job waits for nothing (PAUSED, DISABLED). Indexed.
 	WatchdogTimerTs time.Time
 
-	Definition []byte // the job's definition, as the engine encodes it
-	Machine    []byte // the state machine's state, as the engine encodes it
+	Definition   []byte // the job's definition, as the engine encodes it
+	EncodedState []byte // the state machine's state, as the engine encodes it
 }
 
-// Invocation is a child of its job: one occurrence and the attempts to run
+// InvocationRecord is a child of its job: one occurrence and the attempts to run
 // it, or a record of occurrences that were skipped and why.
-type Invocation struct {
+type InvocationRecord struct {
 	JobID      string
 	ID         string    // derived from the occurrence; unique in the job
 	Occurrence time.Time // the scheduled time (for a manual trigger: when it was asked)
@@ -95,11 +95,11 @@ func (p Page) Size() int {
 // Tx is a transaction on one job's entity group.
 type Tx interface {
 	// Job returns the job, or ErrNotFound.
-	Job() (*Job, error)
-	PutJob(*Job) error
+	Job() (*JobRecord, error)
+	PutJob(*JobRecord) error
 	// Invocation returns one of the job's invocations, or ErrNotFound.
-	Invocation(id string) (*Invocation, error)
-	PutInvocation(*Invocation) error
+	Invocation(id string) (*InvocationRecord, error)
+	PutInvocation(*InvocationRecord) error
 	// Enqueue schedules a task; it commits with the transaction.
 	Enqueue(task.Task) error
 }
@@ -109,18 +109,18 @@ type Store interface {
 	// Update runs fn in a transaction on the entity group of jobID and
 	// commits it if fn returns nil. fn may run more than once (on a
 	// conflict), so it must not have effects outside tx. It returns the
-	// tasks the committed transaction enqueued, for task.Queue.Posted.
+	// tasks the committed transaction enqueued, for task.Queue.Post.
 	// If fn returns an error nothing is written and Update returns it.
 	Update(ctx context.Context, jobID string, fn func(Tx) error) ([]task.Task, error)
 
 	// Job reads a job outside any transaction.
-	Job(ctx context.Context, id string) (*Job, error)
+	Job(ctx context.Context, id string) (*JobRecord, error)
 	// Jobs lists a project's jobs (all jobs for project ""), by id.
-	Jobs(ctx context.Context, project string, p Page) (jobs []*Job, next string, err error)
+	Jobs(ctx context.Context, project string, p Page) (jobs []*JobRecord, next string, err error)
 	// Invocation reads one invocation outside any transaction.
-	Invocation(ctx context.Context, jobID, id string) (*Invocation, error)
+	Invocation(ctx context.Context, jobID, id string) (*InvocationRecord, error)
 	// Invocations lists a job's invocations, newest occurrence first.
-	Invocations(ctx context.Context, jobID string, p Page) (invs []*Invocation, next string, err error)
+	Invocations(ctx context.Context, jobID string, p Page) (invs []*InvocationRecord, next string, err error)
 	// Overdue lists up to limit jobs whose WatchdogTimerTs is set and at or
 	// before now, the most overdue first. Its cost follows the number of
 	// such jobs, not the number of jobs. The answer may be stale.

@@ -56,11 +56,11 @@ type Handler func(ctx context.Context, t Task) error
 
 // Queue is the part of a task-queue backend the engine talks to.
 type Queue interface {
-	// Posted is told about tasks right after the store transaction that
+	// Post is told about tasks right after the store transaction that
 	// enqueued them committed. A backend whose tasks live in the store
 	// (task/local) only wakes its dispatcher; one that cannot join the
 	// transaction (Cloud Tasks) creates them now, by Name. An error here
 	// loses nothing: the job's WatchdogTimerTs was committed with the
 	// tasks, and the watchdog enqueues them again.
-	Posted(ctx context.Context, tasks []Task) error
+	Post(ctx context.Context, tasks []Task) error
 }

@@ -59,7 +59,7 @@ func newStore(t *testing.T) *countingStore {
 func putJob(t *testing.T, st store.Store, id string, at time.Time) {
 	t.Helper()
 	_, err := st.Update(t.Context(), id, func(tx store.Tx) error {
-		return tx.PutJob(&store.Job{ID: id, Project: "p", State: "SCHEDULED", WatchdogTimerTs: at, Definition: []byte("{}"), Machine: []byte("{}")})
+		return tx.PutJob(&store.JobRecord{ID: id, Project: "p", State: "SCHEDULED", WatchdogTimerTs: at, Definition: []byte("{}"), EncodedState: []byte("{}")})
 	})
 	if err != nil {
 		t.Fatal(err)

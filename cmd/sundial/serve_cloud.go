@@ -118,7 +118,7 @@ func (c *cloudFlags) queueName() string {
 // X-AppEngine-* and X-CloudTasks-* headers from outside requests, so their
 // presence is proof; on Cloud Run any header can come from outside, so each
 // request must carry a token Google signed for the invoker account.
-func (c *cloudFlags) gates(now func() time.Time) (tasks app.Gate, cron func(path string) (app.Gate, error), target cloudtasks.Target, err error) {
+func (c *cloudFlags) gates(now func() time.Time) (tasks app.Gate, cron func(path string) (app.Gate, error), target cloudtasks.Destination, err error) {
 	if c.platform == "appengine" {
 		cronGate := app.AppEngineCron()
 		return app.AppEngineQueue(c.queue),

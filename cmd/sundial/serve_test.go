@@ -85,7 +85,7 @@ func TestServeSurvivesKill9(t *testing.T) {
 		checkAccounted(t, jobID, invs, seen)
 		// Catch-up runs the latest missed occurrence if it is late by less
 		// than the engine's tolerance, and records the others.
-		if !slices.ContainsFunc(invs, func(inv *store.Invocation) bool { return inv.Reason == "missed" || inv.Reason == "superseded" }) {
+		if !slices.ContainsFunc(invs, func(inv *store.InvocationRecord) bool { return inv.Reason == "missed" || inv.Reason == "superseded" }) {
 			t.Errorf("%s: no occurrence recorded as missed or superseded across 3 s of downtime", jobID)
 		}
 	}
@@ -128,9 +128,9 @@ func firstAfter(hits []hit, since time.Time) map[string]time.Time {
 	return first
 }
 
-func allInvocations(t *testing.T, ctx context.Context, st store.Store, jobID string) []*store.Invocation {
+func allInvocations(t *testing.T, ctx context.Context, st store.Store, jobID string) []*store.InvocationRecord {
 	t.Helper()
-	var all []*store.Invocation
+	var all []*store.InvocationRecord
 	for cursor := ""; ; {
 		page, next, err := st.Invocations(ctx, jobID, store.Page{Cursor: cursor, Limit: 500})
 		if err != nil {
@@ -148,7 +148,7 @@ func allInvocations(t *testing.T, ctx context.Context, st store.Store, jobID str
 // to its last is an invocation or inside a skipped record, that every
 // skipped record has a reason, and that every occurrence the receiver saw
 // has an invocation that is not SKIPPED.
-func checkAccounted(t *testing.T, jobID string, invs []*store.Invocation, seen map[string]hit) {
+func checkAccounted(t *testing.T, jobID string, invs []*store.InvocationRecord, seen map[string]hit) {
 	t.Helper()
 	covered := map[int64]string{}
 	var lo, hi int64

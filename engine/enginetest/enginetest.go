@@ -18,9 +18,9 @@ import (
 // set Queue before the first post.
 type LateQueue struct{ Queue task.Queue }
 
-// Posted hands the tasks to Queue.
-func (l *LateQueue) Posted(ctx context.Context, ts []task.Task) error {
-	return l.Queue.Posted(ctx, ts)
+// Post hands the tasks to Queue.
+func (l *LateQueue) Post(ctx context.Context, ts []task.Task) error {
+	return l.Queue.Post(ctx, ts)
 }
 
 // RunUntil runs every task due up to until, in time order, moving c to each

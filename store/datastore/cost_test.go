@@ -22,7 +22,7 @@ type queue struct {
 	tasks []task.Task
 }
 
-func (q *queue) Posted(_ context.Context, tasks []task.Task) error {
+func (q *queue) Post(_ context.Context, tasks []task.Task) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.tasks = append(q.tasks, tasks...)

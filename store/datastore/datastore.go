@@ -4,7 +4,7 @@
 // A Job entity is the root of its entity group and its Invocations are its
 // children, so a transaction never spans two jobs. Cloud Tasks cannot join a
 // Datastore transaction: Tx.Enqueue collects the tasks and Update returns
-// them once the commit succeeded, for task.Queue.Posted to create. Only the
+// them once the commit succeeded, for task.Queue.Post to create. Only the
 // properties queries need are indexed; the composite index the invocation
 // listing needs is declared in the repository's index.yaml.
 package datastore

@@ -37,18 +37,18 @@ func (s *Store) invocationKey(jobID, id string) *datastore.Key {
 // queries filter or sort on are indexed: every indexed property costs index
 // writes on each put. WatchdogTimerTs is left out while it is zero, so the
 // watchdog's index holds only jobs that wait for something.
-type jobEntity struct{ store.Job }
+type jobEntity struct{ store.JobRecord }
 
 func (e *jobEntity) Save() ([]datastore.Property, error) {
-	j := &e.Job
-	if n := len(j.Definition) + len(j.Machine); n > maxBlobs {
+	j := &e.JobRecord
+	if n := len(j.Definition) + len(j.EncodedState); n > maxBlobs {
 		return nil, fmt.Errorf("datastore: job %s: Definition and Machine hold %d bytes, more than the %d an entity may", j.ID, n, maxBlobs)
 	}
 	props := []datastore.Property{
 		{Name: "Project", Value: j.Project},
 		{Name: "State", Value: j.State, NoIndex: true},
 		{Name: "Definition", Value: j.Definition, NoIndex: true},
-		{Name: "Machine", Value: j.Machine, NoIndex: true},
+		{Name: "Machine", Value: j.EncodedState, NoIndex: true},
 	}
 	if !j.WatchdogTimerTs.IsZero() {
 		props = append(props, datastore.Property{Name: "WatchdogTimerTs", Value: j.WatchdogTimerTs})
@@ -57,7 +57,7 @@ func (e *jobEntity) Save() ([]datastore.Property, error) {
 }
 
 func (e *jobEntity) Load(props []datastore.Property) error {
-	j := &e.Job
+	j := &e.JobRecord
 	for _, p := range props {
 		var ok bool
 		switch p.Name {
@@ -68,7 +68,7 @@ func (e *jobEntity) Load(props []datastore.Property) error {
 		case "Definition":
 			j.Definition, ok = bytesOf(p.Value)
 		case "Machine":
-			j.Machine, ok = bytesOf(p.Value)
+			j.EncodedState, ok = bytesOf(p.Value)
 		case "WatchdogTimerTs":
 			j.WatchdogTimerTs, ok = p.Value.(time.Time)
 		default:
@@ -89,10 +89,10 @@ func (e *jobEntity) LoadKey(k *datastore.Key) error {
 
 // invocationEntity is an Invocation as Datastore stores it. Occurrence is
 // the only indexed property: the listing sorts on it.
-type invocationEntity struct{ store.Invocation }
+type invocationEntity struct{ store.InvocationRecord }
 
 func (e *invocationEntity) Save() ([]datastore.Property, error) {
-	v := &e.Invocation
+	v := &e.InvocationRecord
 	if n := len(v.Definition) + len(v.Log); n > maxBlobs {
 		return nil, fmt.Errorf("datastore: invocation %s of %s: Definition and Log hold %d bytes, more than the %d an entity may", v.ID, v.JobID, n, maxBlobs)
 	}
@@ -117,7 +117,7 @@ func (e *invocationEntity) Save() ([]datastore.Property, error) {
 }
 
 func (e *invocationEntity) Load(props []datastore.Property) error {
-	v := &e.Invocation
+	v := &e.InvocationRecord
 	for _, p := range props {
 		var ok bool
 		var n int64

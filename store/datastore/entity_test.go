@@ -25,13 +25,13 @@ var createGoldens = flag.Bool("create-goldens", false, "write the entity golden 
 
 var goldenAt = time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
 
-var goldenJob = store.Job{
+var goldenJob = store.JobRecord{
 	ID: "proj/job", Project: "proj", State: "SCHEDULED", WatchdogTimerTs: goldenAt.Add(5*time.Minute + 30*time.Second),
-	Definition: []byte(`{"v":1,"schedule":"*/5 * * * *","target":"noop"}`),
-	Machine:    []byte(`{"v":1,"state":"SCHEDULED","tick_nonce":7}`),
+	Definition:   []byte(`{"v":1,"schedule":"*/5 * * * *","target":"noop"}`),
+	EncodedState: []byte(`{"v":1,"state":"SCHEDULED","tick_nonce":7}`),
 }
 
-var goldenInvocation = store.Invocation{
+var goldenInvocation = store.InvocationRecord{
 	JobID: "proj/job", ID: "20260302T100000Z", Occurrence: goldenAt, Status: "FAILED", Attempt: 2, Manual: true,
 	Created: goldenAt.Add(time.Second), Started: goldenAt.Add(time.Minute), Ended: goldenAt.Add(2 * time.Minute),
 	Message: "exit status 1", Reason: "overrun", Count: 3, Last: goldenAt.Add(10 * time.Minute),
@@ -105,13 +105,13 @@ func TestEntityGoldens(t *testing.T) {
 		want any
 	}{
 		{"job.json", (&jobEntity{goldenJob}).Save, func(ps []datastore.Property) (any, error) {
-			e := jobEntity{store.Job{ID: goldenJob.ID}}
-			return e.Job, e.Load(ps)
+			e := jobEntity{store.JobRecord{ID: goldenJob.ID}}
+			return e.JobRecord, e.Load(ps)
 		}, goldenJob},
 		{"invocation.json", (&invocationEntity{goldenInvocation}).Save, func(ps []datastore.Property) (any, error) {
-			e := invocationEntity{store.Invocation{JobID: goldenInvocation.JobID, ID: goldenInvocation.ID}}
+			e := invocationEntity{store.InvocationRecord{JobID: goldenInvocation.JobID, ID: goldenInvocation.ID}}
 			err := e.Load(ps)
-			return e.Invocation, err
+			return e.InvocationRecord, err
 		}, goldenInvocation},
 	} {
 		t.Run(tt.file, func(t *testing.T) {

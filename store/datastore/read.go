@@ -16,21 +16,21 @@ import (
 )
 
 // Job reads a job outside any transaction.
-func (s *Store) Job(ctx context.Context, id string) (*store.Job, error) {
+func (s *Store) Job(ctx context.Context, id string) (*store.JobRecord, error) {
 	var e jobEntity
 	if _, err := s.retry(ctx, func() error { return s.client.Get(ctx, s.jobKey(id), &e) }); err != nil {
 		return nil, notFound(err, "job "+id)
 	}
-	return &e.Job, nil
+	return &e.JobRecord, nil
 }
 
 // Invocation reads one invocation outside any transaction.
-func (s *Store) Invocation(ctx context.Context, jobID, id string) (*store.Invocation, error) {
+func (s *Store) Invocation(ctx context.Context, jobID, id string) (*store.InvocationRecord, error) {
 	var e invocationEntity
 	if _, err := s.retry(ctx, func() error { return s.client.Get(ctx, s.invocationKey(jobID, id), &e) }); err != nil {
 		return nil, notFound(err, fmt.Sprintf("invocation %s of %s", id, jobID))
 	}
-	return &e.Invocation, nil
+	return &e.InvocationRecord, nil
 }
 
 func notFound(err error, what string) error {
@@ -42,18 +42,18 @@ func notFound(err error, what string) error {
 
 // Jobs lists a project's jobs (all jobs for project ""), by id. The project
 // filter with the key order is served by the built-in indexes.
-func (s *Store) Jobs(ctx context.Context, project string, p store.Page) ([]*store.Job, string, error) {
+func (s *Store) Jobs(ctx context.Context, project string, p store.Page) ([]*store.JobRecord, string, error) {
 	q := datastore.NewQuery(kindJob).Namespace(s.opts.Namespace).Order("__key__")
 	if project != "" {
 		q = q.FilterField("Project", "=", project)
 	}
-	var jobs []*store.Job
+	var jobs []*store.JobRecord
 	next, err := s.page(ctx, q, "j", p, func() { jobs = nil }, func(it *datastore.Iterator) error {
 		var e jobEntity
 		if _, err := it.Next(&e); err != nil {
 			return err
 		}
-		jobs = append(jobs, &e.Job)
+		jobs = append(jobs, &e.JobRecord)
 		return nil
 	})
 	return jobs, next, err
@@ -63,15 +63,15 @@ func (s *Store) Jobs(ctx context.Context, project string, p store.Page) ([]*stor
 // ancestor query on the job's group, sorted by the composite index
 // (ancestor, Occurrence descending) that index.yaml declares. Ties keep the
 // index's key order, so a cursor never skips or repeats one.
-func (s *Store) Invocations(ctx context.Context, jobID string, p store.Page) ([]*store.Invocation, string, error) {
+func (s *Store) Invocations(ctx context.Context, jobID string, p store.Page) ([]*store.InvocationRecord, string, error) {
 	q := datastore.NewQuery(kindInvocation).Namespace(s.opts.Namespace).Ancestor(s.jobKey(jobID)).Order("-Occurrence")
-	var invs []*store.Invocation
+	var invs []*store.InvocationRecord
 	next, err := s.page(ctx, q, "i", p, func() { invs = nil }, func(it *datastore.Iterator) error {
 		var e invocationEntity
 		if _, err := it.Next(&e); err != nil {
 			return err
 		}
-		invs = append(invs, &e.Invocation)
+		invs = append(invs, &e.InvocationRecord)
 		return nil
 	})
 	return invs, next, err

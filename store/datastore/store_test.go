@@ -19,7 +19,7 @@ func TestQueryWithoutDeclaredIndexFails(t *testing.T) {
 	t.Parallel()
 	s := openStore(t, Options{}, nil)
 	if _, err := s.Update(t.Context(), "proj/a", func(tx store.Tx) error {
-		return tx.PutInvocation(&store.Invocation{JobID: "proj/a", ID: "i1", Occurrence: time.Unix(1e9, 0), Status: "QUEUED"})
+		return tx.PutInvocation(&store.InvocationRecord{JobID: "proj/a", ID: "i1", Occurrence: time.Unix(1e9, 0), Status: "QUEUED"})
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestConflictGivesUpAfterMaxAttempts(t *testing.T) {
 	s := openStore(t, Options{MaxAttempts: 1}, nil)
 	const id = "proj/contended"
 	if _, err := s.Update(t.Context(), id, func(tx store.Tx) error {
-		return tx.PutJob(&store.Job{ID: id, Project: "proj", State: "SCHEDULED"})
+		return tx.PutJob(&store.JobRecord{ID: id, Project: "proj", State: "SCHEDULED"})
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -91,10 +91,10 @@ func TestOversizedEntityIsRefused(t *testing.T) {
 	s := openStore(t, Options{}, nil)
 	big := make([]byte, 1<<20)
 	_, err := s.Update(t.Context(), "proj/a", func(tx store.Tx) error {
-		if err := tx.PutJob(&store.Job{ID: "proj/a", Project: "proj"}); err != nil {
+		if err := tx.PutJob(&store.JobRecord{ID: "proj/a", Project: "proj"}); err != nil {
 			return err
 		}
-		return tx.PutInvocation(&store.Invocation{JobID: "proj/a", ID: "i1", Status: "FAILED", Log: big})
+		return tx.PutInvocation(&store.InvocationRecord{JobID: "proj/a", ID: "i1", Status: "FAILED", Log: big})
 	})
 	if err == nil || !strings.Contains(err.Error(), "Definition and Log hold 1048576 bytes") {
 		t.Errorf("Update with a 1 MiB log: error %v, want one naming the invocation's blobs", err)
@@ -121,7 +121,7 @@ func TestPanicInFnReachesTheCaller(t *testing.T) {
 			if _, err := tx.Job(); !errors.Is(err, store.ErrNotFound) {
 				t.Errorf("Tx.Job() of a new job: %v", err)
 			}
-			_ = tx.PutJob(&store.Job{ID: "proj/a", Project: "proj", State: "PANICKED"})
+			_ = tx.PutJob(&store.JobRecord{ID: "proj/a", Project: "proj", State: "PANICKED"})
 			panic("fn broke")
 		})
 	}()
@@ -134,7 +134,7 @@ func TestPanicInFnReachesTheCaller(t *testing.T) {
 		if _, err := tx.Job(); !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
-		return tx.PutJob(&store.Job{ID: "proj/a", Project: "proj", State: "SCHEDULED"})
+		return tx.PutJob(&store.JobRecord{ID: "proj/a", Project: "proj", State: "SCHEDULED"})
 	}); err != nil {
 		t.Fatalf("Update after a panic: %v", err)
 	}

@@ -20,12 +20,12 @@ type tx struct {
 	dtx   *datastore.Transaction
 	jobID string
 
-	job     *store.Job // as read or put; nil with jobRead: not found
+	job     *store.JobRecord // as read or put; nil with jobRead: not found
 	jobRead bool
 	jobPut  bool
 
-	invs   map[string]*store.Invocation // as read or put; nil: not found
-	invPut []string                     // ids put, each once, in order
+	invs   map[string]*store.InvocationRecord // as read or put; nil: not found
+	invPut []string                           // ids put, each once, in order
 	isPut  map[string]bool
 
 	tasks []task.Task
@@ -36,7 +36,7 @@ type tx struct {
 	refused error
 }
 
-func (t *tx) Job() (*store.Job, error) {
+func (t *tx) Job() (*store.JobRecord, error) {
 	if !t.jobRead {
 		var e jobEntity
 		err := t.dtx.Get(t.s.jobKey(t.jobID), &e)
@@ -45,7 +45,7 @@ func (t *tx) Job() (*store.Job, error) {
 		case err != nil:
 			return nil, fmt.Errorf("datastore: reading job %s: %w", t.jobID, err)
 		default:
-			t.job = &e.Job
+			t.job = &e.JobRecord
 		}
 		t.jobRead = true
 	}
@@ -56,7 +56,7 @@ func (t *tx) Job() (*store.Job, error) {
 	return &j, nil
 }
 
-func (t *tx) PutJob(j *store.Job) error {
+func (t *tx) PutJob(j *store.JobRecord) error {
 	if j.ID != t.jobID {
 		return t.refuse(fmt.Errorf("datastore: job %s put in a transaction on %s: a transaction writes only its own job's group", j.ID, t.jobID))
 	}
@@ -65,7 +65,7 @@ func (t *tx) PutJob(j *store.Job) error {
 	return nil
 }
 
-func (t *tx) Invocation(id string) (*store.Invocation, error) {
+func (t *tx) Invocation(id string) (*store.InvocationRecord, error) {
 	inv, ok := t.invs[id]
 	if !ok {
 		var e invocationEntity
@@ -75,7 +75,7 @@ func (t *tx) Invocation(id string) (*store.Invocation, error) {
 		case err != nil:
 			return nil, fmt.Errorf("datastore: reading invocation %s of %s: %w", id, t.jobID, err)
 		default:
-			inv = &e.Invocation
+			inv = &e.InvocationRecord
 		}
 		t.remember(id, inv)
 	}
@@ -86,7 +86,7 @@ func (t *tx) Invocation(id string) (*store.Invocation, error) {
 	return &c, nil
 }
 
-func (t *tx) PutInvocation(inv *store.Invocation) error {
+func (t *tx) PutInvocation(inv *store.InvocationRecord) error {
 	if inv.JobID != t.jobID {
 		return t.refuse(fmt.Errorf("datastore: invocation %s of job %s put in a transaction on %s: a transaction writes only its own job's group", inv.ID, inv.JobID, t.jobID))
 	}
@@ -105,9 +105,9 @@ func (t *tx) PutInvocation(inv *store.Invocation) error {
 	return nil
 }
 
-func (t *tx) remember(id string, inv *store.Invocation) {
+func (t *tx) remember(id string, inv *store.InvocationRecord) {
 	if t.invs == nil {
-		t.invs = map[string]*store.Invocation{}
+		t.invs = map[string]*store.InvocationRecord{}
 	}
 	t.invs[id] = inv
 }

@@ -31,9 +31,9 @@ func BenchmarkUpdate(b *testing.B) {
 					id := fmt.Sprintf("bench/job%04d", i%1024)
 					_, err := s.Update(b.Context(), id, func(tx store.Tx) error {
 						at := t0.Add(time.Duration(i) * time.Second)
-						err := tx.PutJob(&store.Job{ID: id, Project: "bench", State: "RUNNING", WatchdogTimerTs: at, Definition: blob, Machine: blob})
+						err := tx.PutJob(&store.JobRecord{ID: id, Project: "bench", State: "RUNNING", WatchdogTimerTs: at, Definition: blob, EncodedState: blob})
 						if err == nil {
-							err = tx.PutInvocation(&store.Invocation{JobID: id, ID: fmt.Sprintf("inv%d", i), Occurrence: at, Status: "LAUNCHING", Created: at, Definition: blob})
+							err = tx.PutInvocation(&store.InvocationRecord{JobID: id, ID: fmt.Sprintf("inv%d", i), Occurrence: at, Status: "LAUNCHING", Created: at, Definition: blob})
 						}
 						if err == nil {
 							err = tx.Enqueue(task.Task{Kind: task.StartInvocation, JobID: id, Nonce: i, ETA: at, Invocation: fmt.Sprintf("inv%d", i), Attempt: 1})

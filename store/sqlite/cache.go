@@ -32,8 +32,8 @@ type rowCache struct {
 // cachedGroup is a job's group as of one version.
 type cachedGroup struct {
 	version int64
-	job     *store.Job
-	invs    map[string]*store.Invocation // unfinished ones, by id
+	job     *store.JobRecord
+	invs    map[string]*store.InvocationRecord // unfinished ones, by id
 }
 
 func (c *rowCache) init() { c.m = map[string]*cachedGroup{} }
@@ -104,13 +104,13 @@ func (t *tx) committed() {
 		t.s.cache.drop(t.jobID, nil)
 		return
 	}
-	invs := map[string]*store.Invocation{}
+	invs := map[string]*store.InvocationRecord{}
 	if base != nil {
 		for id, inv := range base.invs {
 			invs[id] = inv
 		}
 	}
-	for _, m := range []map[string]*store.Invocation{t.readInvs, t.invs} {
+	for _, m := range []map[string]*store.InvocationRecord{t.readInvs, t.invs} {
 		for id, inv := range m {
 			if finished(inv.Status) {
 				delete(invs, id)

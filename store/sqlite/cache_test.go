@@ -21,7 +21,7 @@ func TestCacheNeverAnswersForTheFile(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			*got, err = strconv.Atoi(string(j.Machine))
+			*got, err = strconv.Atoi(string(j.EncodedState))
 			return err
 		}
 	}
@@ -46,7 +46,7 @@ func TestCacheNeverAnswersForTheFile(t *testing.T) {
 		if err := incr(tx); err != nil {
 			return err
 		}
-		return tx.PutInvocation(&store.Invocation{ID: "i1", JobID: "p/same", Status: "RUNNING", Occurrence: time.Unix(1e9, 0)})
+		return tx.PutInvocation(&store.InvocationRecord{ID: "i1", JobID: "p/same", Status: "RUNNING", Occurrence: time.Unix(1e9, 0)})
 	}
 	for _, tc := range []struct {
 		name  string
@@ -108,17 +108,17 @@ func TestWritesBackWhatChanged(t *testing.T) {
 		_, err := s.Update(ctx, "p/j", func(tx store.Tx) error {
 			j, err := tx.Job()
 			if errors.Is(err, store.ErrNotFound) {
-				j = &store.Job{ID: "p/j", Project: "p"}
+				j = &store.JobRecord{ID: "p/j", Project: "p"}
 			} else if err != nil {
 				return err
 			}
 			inv, err := tx.Invocation("i1")
 			if errors.Is(err, store.ErrNotFound) {
-				inv = &store.Invocation{JobID: "p/j", ID: "i1", Occurrence: at}
+				inv = &store.InvocationRecord{JobID: "p/j", ID: "i1", Occurrence: at}
 			} else if err != nil {
 				return err
 			}
-			j.Definition, j.Machine = []byte(def), []byte(machine)
+			j.Definition, j.EncodedState = []byte(def), []byte(machine)
 			inv.Definition, inv.Status, inv.Log = []byte(invDef), status, append(inv.Log, status...)
 			return errors.Join(tx.PutJob(j), tx.PutInvocation(inv))
 		})
@@ -133,9 +133,9 @@ func TestWritesBackWhatChanged(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if string(j.Definition) != def || string(j.Machine) != machine || string(inv.Definition) != invDef || inv.Status != status {
+		if string(j.Definition) != def || string(j.EncodedState) != machine || string(inv.Definition) != invDef || inv.Status != status {
 			t.Errorf("%s: the file holds job %q %q, invocation %q %s; want %q %q, %q %s",
-				step, j.Definition, j.Machine, inv.Definition, inv.Status, def, machine, invDef, status)
+				step, j.Definition, j.EncodedState, inv.Definition, inv.Status, def, machine, invDef, status)
 		}
 	}
 	put("created", "def-1", "m1", "inv-def-1", "QUEUED")
@@ -158,8 +158,8 @@ func TestEndedInvocationIsNeverCreatedAgain(t *testing.T) {
 			return fmt.Errorf("a new job: %v", err)
 		}
 		return errors.Join(
-			tx.PutJob(&store.Job{ID: "p/j", Project: "p", Machine: []byte("1")}),
-			tx.PutInvocation(&store.Invocation{JobID: "p/j", ID: "i1", Occurrence: at, Status: "SUCCEEDED"}))
+			tx.PutJob(&store.JobRecord{ID: "p/j", Project: "p", EncodedState: []byte("1")}),
+			tx.PutInvocation(&store.InvocationRecord{JobID: "p/j", ID: "i1", Occurrence: at, Status: "SUCCEEDED"}))
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -177,8 +177,8 @@ func TestEndedInvocationIsNeverCreatedAgain(t *testing.T) {
 		case !errors.Is(err, store.ErrNotFound):
 			return err
 		}
-		j.Machine = []byte("2")
-		return errors.Join(tx.PutJob(j), tx.PutInvocation(&store.Invocation{JobID: "p/j", ID: "i1", Occurrence: at, Status: "QUEUED"}))
+		j.EncodedState = []byte("2")
+		return errors.Join(tx.PutJob(j), tx.PutInvocation(&store.InvocationRecord{JobID: "p/j", ID: "i1", Occurrence: at, Status: "QUEUED"}))
 	})
 	if err == nil || sawIt == 0 || runs < 2 {
 		t.Errorf("Update = %v after %d runs, %d of them seeing i1; want a first run on the cache, then the function's refusal after it saw i1", err, runs, sawIt)
@@ -187,7 +187,7 @@ func TestEndedInvocationIsNeverCreatedAgain(t *testing.T) {
 	if err != nil || inv.Status != "SUCCEEDED" {
 		t.Errorf("i1 = %+v, %v; want it SUCCEEDED as it was", inv, err)
 	}
-	if j, err := s.Job(ctx, "p/j"); err != nil || string(j.Machine) != "1" {
-		t.Errorf("the job's state is %q, %v; want it unchanged", j.Machine, err)
+	if j, err := s.Job(ctx, "p/j"); err != nil || string(j.EncodedState) != "1" {
+		t.Errorf("the job's state is %q, %v; want it unchanged", j.EncodedState, err)
 	}
 }

@@ -60,10 +60,10 @@ const jobColumns = "id, project, state, watchdog_ts, definition, machine"
 
 type scanner interface{ Scan(...any) error }
 
-func scanJob(row scanner) (*store.Job, error) {
-	var j store.Job
+func scanJob(row scanner) (*store.JobRecord, error) {
+	var j store.JobRecord
 	var wd sql.NullInt64
-	if err := row.Scan(&j.ID, &j.Project, &j.State, &wd, &j.Definition, &j.Machine); err != nil {
+	if err := row.Scan(&j.ID, &j.Project, &j.State, &wd, &j.Definition, &j.EncodedState); err != nil {
 		return nil, err
 	}
 	j.WatchdogTimerTs = fromNull(wd)
@@ -71,11 +71,11 @@ func scanJob(row scanner) (*store.Job, error) {
 }
 
 // scanVersionedJob scans a job's version followed by jobColumns.
-func scanVersionedJob(row scanner) (*store.Job, int64, error) {
-	var j store.Job
+func scanVersionedJob(row scanner) (*store.JobRecord, int64, error) {
+	var j store.JobRecord
 	var wd sql.NullInt64
 	var version int64
-	if err := row.Scan(&version, &j.ID, &j.Project, &j.State, &wd, &j.Definition, &j.Machine); err != nil {
+	if err := row.Scan(&version, &j.ID, &j.Project, &j.State, &wd, &j.Definition, &j.EncodedState); err != nil {
 		return nil, 0, err
 	}
 	j.WatchdogTimerTs = fromNull(wd)
@@ -83,18 +83,18 @@ func scanVersionedJob(row scanner) (*store.Job, int64, error) {
 }
 
 // jobArgs are the values of jobColumns, in order.
-func jobArgs(j *store.Job) ([]any, error) {
+func jobArgs(j *store.JobRecord) ([]any, error) {
 	wd, err := nullNanos(j.WatchdogTimerTs)
 	if err != nil {
 		return nil, err
 	}
-	return []any{j.ID, j.Project, j.State, wd, j.Definition, j.Machine}, nil
+	return []any{j.ID, j.Project, j.State, wd, j.Definition, j.EncodedState}, nil
 }
 
 const invColumns = "job_id, id, occurrence, status, attempt, manual, created, started, ended, message, reason, count, last, definition, log"
 
-func scanInvocation(row scanner) (*store.Invocation, error) {
-	var inv store.Invocation
+func scanInvocation(row scanner) (*store.InvocationRecord, error) {
+	var inv store.InvocationRecord
 	var occ int64
 	var created, started, ended, last sql.NullInt64
 	err := row.Scan(&inv.JobID, &inv.ID, &occ, &inv.Status, &inv.Attempt, &inv.Manual,
@@ -111,7 +111,7 @@ func scanInvocation(row scanner) (*store.Invocation, error) {
 }
 
 // invArgs are the values of invColumns, in order.
-func invArgs(inv *store.Invocation) ([]any, error) {
+func invArgs(inv *store.InvocationRecord) ([]any, error) {
 	if inv.Occurrence.IsZero() {
 		// It orders the listing; every invocation has one.
 		return nil, fmt.Errorf("sqlite: invocation %s/%s has no occurrence", inv.JobID, inv.ID)

@@ -24,14 +24,14 @@ func TestCursorsOfThePreviousReleaseStillPage(t *testing.T) {
 	at := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
 	for _, id := range []string{"replay/autodisabled", "replay/disabled", "replay/every5"} {
 		if _, err := s.Update(ctx, id, func(tx store.Tx) error {
-			if err := tx.PutJob(&store.Job{ID: id, Project: "replay", State: "SCHEDULED"}); err != nil {
+			if err := tx.PutJob(&store.JobRecord{ID: id, Project: "replay", State: "SCHEDULED"}); err != nil {
 				return err
 			}
 			for _, inv := range []struct {
 				id string
 				at time.Time
 			}{{"manual-1", at}, {"20260302T100500Z", at.Add(5 * time.Minute)}, {"20260302T101000Z", at.Add(10 * time.Minute)}} {
-				if err := tx.PutInvocation(&store.Invocation{JobID: id, ID: inv.id, Occurrence: inv.at, Status: "SUCCEEDED"}); err != nil {
+				if err := tx.PutInvocation(&store.InvocationRecord{JobID: id, ID: inv.id, Occurrence: inv.at, Status: "SUCCEEDED"}); err != nil {
 					return err
 				}
 			}

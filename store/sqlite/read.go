@@ -36,7 +36,7 @@ func decodeCursor(kind, cursor string) (string, error) {
 }
 
 // Job reads a job from the last committed state.
-func (s *Store) Job(ctx context.Context, id string) (*store.Job, error) {
+func (s *Store) Job(ctx context.Context, id string) (*store.JobRecord, error) {
 	j, err := scanJob(s.read.QueryRowContext(ctx, "SELECT "+jobColumns+" FROM jobs WHERE id = ?", id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, store.ErrNotFound
@@ -45,7 +45,7 @@ func (s *Store) Job(ctx context.Context, id string) (*store.Job, error) {
 }
 
 // Jobs lists a project's jobs (all jobs for project ""), by id.
-func (s *Store) Jobs(ctx context.Context, project string, p store.Page) ([]*store.Job, string, error) {
+func (s *Store) Jobs(ctx context.Context, project string, p store.Page) ([]*store.JobRecord, string, error) {
 	after := ""
 	if p.Cursor != "" {
 		var err error
@@ -66,7 +66,7 @@ func (s *Store) Jobs(ctx context.Context, project string, p store.Page) ([]*stor
 		return nil, "", err
 	}
 	defer rows.Close()
-	var jobs []*store.Job
+	var jobs []*store.JobRecord
 	for rows.Next() {
 		j, err := scanJob(rows)
 		if err != nil {
@@ -85,7 +85,7 @@ func (s *Store) Jobs(ctx context.Context, project string, p store.Page) ([]*stor
 }
 
 // Invocation reads one invocation from the last committed state.
-func (s *Store) Invocation(ctx context.Context, jobID, id string) (*store.Invocation, error) {
+func (s *Store) Invocation(ctx context.Context, jobID, id string) (*store.InvocationRecord, error) {
 	inv, err := scanInvocation(s.read.QueryRowContext(ctx, "SELECT "+invColumns+" FROM invocations WHERE job_id = ? AND id = ?", jobID, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, store.ErrNotFound
@@ -95,7 +95,7 @@ func (s *Store) Invocation(ctx context.Context, jobID, id string) (*store.Invoca
 
 // Invocations lists a job's invocations, newest occurrence first, and by
 // id (descending) among equal occurrences.
-func (s *Store) Invocations(ctx context.Context, jobID string, p store.Page) ([]*store.Invocation, string, error) {
+func (s *Store) Invocations(ctx context.Context, jobID string, p store.Page) ([]*store.InvocationRecord, string, error) {
 	limit := p.Size()
 	var rows *sql.Rows
 	var err error
@@ -114,7 +114,7 @@ func (s *Store) Invocations(ctx context.Context, jobID string, p store.Page) ([]
 		return nil, "", err
 	}
 	defer rows.Close()
-	var invs []*store.Invocation
+	var invs []*store.InvocationRecord
 	for rows.Next() {
 		inv, err := scanInvocation(rows)
 		if err != nil {

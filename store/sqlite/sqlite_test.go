@@ -45,13 +45,13 @@ var errBoom = errors.New("boom")
 func incr(tx store.Tx) error {
 	j, err := tx.Job()
 	if errors.Is(err, store.ErrNotFound) {
-		j, err = &store.Job{ID: "p/same", Project: "p", State: "SCHEDULED"}, nil
+		j, err = &store.JobRecord{ID: "p/same", Project: "p", State: "SCHEDULED"}, nil
 	}
 	if err != nil {
 		return err
 	}
-	n, _ := strconv.Atoi(string(j.Machine))
-	j.Machine = []byte(strconv.Itoa(n + 1))
+	n, _ := strconv.Atoi(string(j.EncodedState))
+	j.EncodedState = []byte(strconv.Itoa(n + 1))
 	return tx.PutJob(j)
 }
 
@@ -61,7 +61,7 @@ func count(t *testing.T, s *Store, id string) int {
 	if err != nil {
 		t.Fatalf("Job(%s): %v", id, err)
 	}
-	n, err := strconv.Atoi(string(j.Machine))
+	n, err := strconv.Atoi(string(j.EncodedState))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func (b *batcher) hold(t *testing.T, s *Store) <-chan error {
 		_, err := s.Update(context.Background(), "p/holder", func(tx store.Tx) error {
 			close(inside)
 			<-b.release
-			return tx.PutJob(&store.Job{ID: "p/holder", Project: "p"})
+			return tx.PutJob(&store.JobRecord{ID: "p/holder", Project: "p"})
 		})
 		done <- err
 	}()

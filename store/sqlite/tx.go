@@ -49,7 +49,7 @@ var errStale = errors.New("sqlite: the cached job is stale")
 // updateCached runs fn on the cached group g and has the committer write
 // its writes if the job is still at g's version.
 func (s *Store) updateCached(ctx context.Context, jobID string, g *cachedGroup, fn func(store.Tx) error) ([]task.Task, error) {
-	t := &tx{s: s, jobID: jobID, invs: map[string]*store.Invocation{}, cached: g, version: g.version,
+	t := &tx{s: s, jobID: jobID, invs: map[string]*store.InvocationRecord{}, cached: g, version: g.version,
 		loaded: g.job, readJob: true, readProject: g.job.Project}
 	err := fn(t)
 	t.ended = true
@@ -121,7 +121,7 @@ func (s *Store) updateOnCommitter(ctx context.Context, jobID string, fn func(sto
 		}
 	}
 	err := s.write(ctx, true, onCommit, func(w *writer) error {
-		t := &tx{s: s, w: w, jobID: jobID, invs: map[string]*store.Invocation{}, version: noVersion}
+		t := &tx{s: s, w: w, jobID: jobID, invs: map[string]*store.InvocationRecord{}, version: noVersion}
 		last = nil
 		err := fn(t)
 		t.ended = true
@@ -167,11 +167,11 @@ type tx struct {
 	// jobAbsent: on the committer, Job found no job.
 	jobAbsent bool
 	// readInvs are the invocations read from the file, by id.
-	readInvs map[string]*store.Invocation
+	readInvs map[string]*store.InvocationRecord
 
-	loaded   *store.Job // the job as read, if it was
-	job      *store.Job // PutJob's, if any
-	invs     map[string]*store.Invocation
+	loaded   *store.JobRecord // the job as read, if it was
+	job      *store.JobRecord // PutJob's, if any
+	invs     map[string]*store.InvocationRecord
 	invOrder []string
 	tasks    []task.Task
 	// adopted are the tasks written claimed for adoption, handed to it
@@ -213,19 +213,19 @@ func (t *tx) fail(err error) error {
 	return err
 }
 
-func cloneJob(j *store.Job) *store.Job {
+func cloneJob(j *store.JobRecord) *store.JobRecord {
 	c := *j
-	c.Definition, c.Machine = bytes.Clone(j.Definition), bytes.Clone(j.Machine)
+	c.Definition, c.EncodedState = bytes.Clone(j.Definition), bytes.Clone(j.EncodedState)
 	return &c
 }
 
-func cloneInvocation(inv *store.Invocation) *store.Invocation {
+func cloneInvocation(inv *store.InvocationRecord) *store.InvocationRecord {
 	c := *inv
 	c.Definition, c.Log = bytes.Clone(inv.Definition), bytes.Clone(inv.Log)
 	return &c
 }
 
-func (t *tx) Job() (*store.Job, error) {
+func (t *tx) Job() (*store.JobRecord, error) {
 	if err := t.check(); err != nil {
 		return nil, err
 	}
@@ -251,7 +251,7 @@ func (t *tx) Job() (*store.Job, error) {
 	return cloneJob(j), nil
 }
 
-func (t *tx) PutJob(j *store.Job) error {
+func (t *tx) PutJob(j *store.JobRecord) error {
 	if err := t.check(); err != nil {
 		return err
 	}
@@ -266,7 +266,7 @@ func (t *tx) PutJob(j *store.Job) error {
 	return nil
 }
 
-func (t *tx) Invocation(id string) (*store.Invocation, error) {
+func (t *tx) Invocation(id string) (*store.InvocationRecord, error) {
 	if err := t.check(); err != nil {
 		return nil, err
 	}
@@ -299,14 +299,14 @@ func (t *tx) Invocation(id string) (*store.Invocation, error) {
 
 // read notes an invocation the transaction read; inv is not modified
 // afterwards.
-func (t *tx) read(inv *store.Invocation) {
+func (t *tx) read(inv *store.InvocationRecord) {
 	if t.readInvs == nil {
-		t.readInvs = map[string]*store.Invocation{}
+		t.readInvs = map[string]*store.InvocationRecord{}
 	}
 	t.readInvs[inv.ID] = inv
 }
 
-func (t *tx) PutInvocation(inv *store.Invocation) error {
+func (t *tx) PutInvocation(inv *store.InvocationRecord) error {
 	if err := t.check(); err != nil {
 		return err
 	}

@@ -90,13 +90,13 @@ var t0 = time.Date(2026, 3, 8, 9, 30, 15, 123456000, time.FixedZone("UTC+5:30", 
 
 var errBoom = errors.New("boom")
 
-func job(id string) *store.Job {
+func job(id string) *store.JobRecord {
 	project, _, _ := strings.Cut(id, "/")
-	return &store.Job{ID: id, Project: project, State: "SCHEDULED"}
+	return &store.JobRecord{ID: id, Project: project, State: "SCHEDULED"}
 }
 
 // put writes jobs (and nothing else) in their own Updates.
-func put(t *testing.T, s store.Store, jobs ...*store.Job) {
+func put(t *testing.T, s store.Store, jobs ...*store.JobRecord) {
 	t.Helper()
 	for _, j := range jobs {
 		if _, err := s.Update(t.Context(), j.ID, func(tx store.Tx) error { return tx.PutJob(j) }); err != nil {
@@ -105,7 +105,7 @@ func put(t *testing.T, s store.Store, jobs ...*store.Job) {
 	}
 }
 
-func putInvs(t *testing.T, s store.Store, jobID string, invs ...*store.Invocation) {
+func putInvs(t *testing.T, s store.Store, jobID string, invs ...*store.InvocationRecord) {
 	t.Helper()
 	_, err := s.Update(t.Context(), jobID, func(tx store.Tx) error {
 		for _, inv := range invs {
@@ -120,13 +120,13 @@ func putInvs(t *testing.T, s store.Store, jobID string, invs ...*store.Invocatio
 	}
 }
 
-func sameJob(a, b *store.Job) bool {
+func sameJob(a, b *store.JobRecord) bool {
 	return a.ID == b.ID && a.Project == b.Project && a.State == b.State &&
 		a.WatchdogTimerTs.Equal(b.WatchdogTimerTs) &&
-		bytes.Equal(a.Definition, b.Definition) && bytes.Equal(a.Machine, b.Machine)
+		bytes.Equal(a.Definition, b.Definition) && bytes.Equal(a.EncodedState, b.EncodedState)
 }
 
-func sameInvocation(a, b *store.Invocation) bool {
+func sameInvocation(a, b *store.InvocationRecord) bool {
 	return a.JobID == b.JobID && a.ID == b.ID && a.Occurrence.Equal(b.Occurrence) &&
 		a.Status == b.Status && a.Attempt == b.Attempt && a.Manual == b.Manual &&
 		a.Created.Equal(b.Created) && a.Started.Equal(b.Started) && a.Ended.Equal(b.Ended) &&
@@ -157,7 +157,7 @@ func storedTasks(t *testing.T, s store.Store) (tasks []task.Task, ok bool) {
 }
 
 // readJob checks the job both inside a transaction and outside.
-func readJob(t *testing.T, s store.Store, id string, want *store.Job) {
+func readJob(t *testing.T, s store.Store, id string, want *store.JobRecord) {
 	t.Helper()
 	got, err := s.Job(t.Context(), id)
 	if err != nil {
@@ -181,7 +181,7 @@ func readJob(t *testing.T, s store.Store, id string, want *store.Job) {
 	}
 }
 
-func readInvocation(t *testing.T, s store.Store, want *store.Invocation) {
+func readInvocation(t *testing.T, s store.Store, want *store.InvocationRecord) {
 	t.Helper()
 	got, err := s.Invocation(t.Context(), want.JobID, want.ID)
 	if err != nil {
@@ -206,26 +206,26 @@ func readInvocation(t *testing.T, s store.Store, want *store.Invocation) {
 }
 
 func testJobRoundTrip(t *testing.T, s store.Store) {
-	full := &store.Job{
+	full := &store.JobRecord{
 		ID:              "proj/full",
 		Project:         "proj",
 		State:           "RUNNING",
 		WatchdogTimerTs: t0.Add(90 * time.Second),
 		Definition:      []byte("definition \x00\xff bytes"),
-		Machine:         []byte{0, 1, 2, 254, 255},
+		EncodedState:    []byte{0, 1, 2, 254, 255},
 	}
 	put(t, s, full)
 	readJob(t, s, full.ID, full)
 
 	// Overwriting replaces every field, down to zero values.
-	bare := &store.Job{ID: "proj/full", Project: "other", State: "PAUSED"}
+	bare := &store.JobRecord{ID: "proj/full", Project: "other", State: "PAUSED"}
 	put(t, s, bare)
 	readJob(t, s, bare.ID, bare)
 }
 
 func testInvocationRoundTrip(t *testing.T, s store.Store) {
 	put(t, s, job("proj/a"))
-	full := &store.Invocation{
+	full := &store.InvocationRecord{
 		JobID:      "proj/a",
 		ID:         "20260308T040000Z",
 		Occurrence: t0,
@@ -245,7 +245,7 @@ func testInvocationRoundTrip(t *testing.T, s store.Store) {
 	putInvs(t, s, full.JobID, full)
 	readInvocation(t, s, full)
 
-	bare := &store.Invocation{JobID: "proj/a", ID: full.ID, Occurrence: t0.Add(-time.Minute), Status: "QUEUED"}
+	bare := &store.InvocationRecord{JobID: "proj/a", ID: full.ID, Occurrence: t0.Add(-time.Minute), Status: "QUEUED"}
 	putInvs(t, s, bare.JobID, bare)
 	readInvocation(t, s, bare)
 }
@@ -288,7 +288,7 @@ func testNotFound(t *testing.T, s store.Store) {
 // keeps them in its Tx, because the engine reads after it writes.
 func testReadsOwnWrites(t *testing.T, s store.Store) {
 	j := job("proj/a")
-	inv := &store.Invocation{JobID: j.ID, ID: "i1", Occurrence: t0, Status: "LAUNCHING"}
+	inv := &store.InvocationRecord{JobID: j.ID, ID: "i1", Occurrence: t0, Status: "LAUNCHING"}
 	_, err := s.Update(t.Context(), j.ID, func(tx store.Tx) error {
 		if err := tx.PutJob(j); err != nil {
 			return err
@@ -321,7 +321,7 @@ func testFnErrorWritesNothing(t *testing.T, s store.Store) {
 		if err := tx.PutJob(after); err != nil {
 			return err
 		}
-		if err := tx.PutInvocation(&store.Invocation{JobID: before.ID, ID: "i1", Occurrence: t0, Status: "LAUNCHING"}); err != nil {
+		if err := tx.PutInvocation(&store.InvocationRecord{JobID: before.ID, ID: "i1", Occurrence: t0, Status: "LAUNCHING"}); err != nil {
 			return err
 		}
 		if err := tx.Enqueue(task.Task{Kind: task.StartInvocation, JobID: before.ID, Nonce: 1, ETA: t0, Invocation: "i1", Attempt: 1}); err != nil {
@@ -408,7 +408,7 @@ func testOwnGroupOnly(t *testing.T, s store.Store) {
 	tries := map[string]func(tx store.Tx) error{
 		"PutJob": func(tx store.Tx) error { return tx.PutJob(job("proj/b")) },
 		"PutInvocation": func(tx store.Tx) error {
-			return tx.PutInvocation(&store.Invocation{JobID: "proj/b", ID: "i1", Occurrence: t0, Status: "QUEUED"})
+			return tx.PutInvocation(&store.InvocationRecord{JobID: "proj/b", ID: "i1", Occurrence: t0, Status: "QUEUED"})
 		},
 	}
 	for name, try := range tries {
@@ -467,17 +467,17 @@ func increment(ctx context.Context, s store.Store, id string) (int, error) {
 				return err
 			}
 			n := 0
-			if len(j.Machine) > 0 {
-				if n, err = strconv.Atoi(string(j.Machine)); err != nil {
+			if len(j.EncodedState) > 0 {
+				if n, err = strconv.Atoi(string(j.EncodedState)); err != nil {
 					return err
 				}
 			}
 			wrote = n + 1
-			j.Machine = []byte(strconv.Itoa(wrote))
+			j.EncodedState = []byte(strconv.Itoa(wrote))
 			if err := tx.PutJob(j); err != nil {
 				return err
 			}
-			return tx.PutInvocation(&store.Invocation{JobID: id, ID: fmt.Sprintf("inc-%05d", wrote), Occurrence: t0.Add(time.Duration(wrote) * time.Second), Status: "SUCCEEDED"})
+			return tx.PutInvocation(&store.InvocationRecord{JobID: id, ID: fmt.Sprintf("inc-%05d", wrote), Occurrence: t0.Add(time.Duration(wrote) * time.Second), Status: "SUCCEEDED"})
 		})
 		if !errors.Is(err, store.ErrConflict) {
 			return wrote, err
@@ -491,7 +491,7 @@ func counter(t *testing.T, s store.Store, id string) int {
 	if err != nil {
 		t.Fatalf("Job(%s): %v", id, err)
 	}
-	n, err := strconv.Atoi(string(j.Machine))
+	n, err := strconv.Atoi(string(j.EncodedState))
 	if err != nil {
 		t.Fatalf("counter of %s: %v", id, err)
 	}
@@ -614,18 +614,18 @@ func pageAll[T any](t *testing.T, limit int, list func(p store.Page) ([]T, strin
 func testInvocationsPaging(t *testing.T, s store.Store) {
 	const jobID = "proj/a"
 	put(t, s, job(jobID), job("proj/b"))
-	var invs []*store.Invocation
+	var invs []*store.InvocationRecord
 	for i := range 23 {
 		// Pairs of equal occurrences: ties must not cause gaps or repeats.
-		invs = append(invs, &store.Invocation{JobID: jobID, ID: fmt.Sprintf("inv%02d", i), Occurrence: t0.Add(time.Duration(i/2) * time.Minute), Status: "SUCCEEDED"})
+		invs = append(invs, &store.InvocationRecord{JobID: jobID, ID: fmt.Sprintf("inv%02d", i), Occurrence: t0.Add(time.Duration(i/2) * time.Minute), Status: "SUCCEEDED"})
 	}
 	putInvs(t, s, jobID, invs...)
-	putInvs(t, s, "proj/b", &store.Invocation{JobID: "proj/b", ID: "inv00", Occurrence: t0.Add(time.Hour), Status: "FAILED"})
+	putInvs(t, s, "proj/b", &store.InvocationRecord{JobID: "proj/b", ID: "inv00", Occurrence: t0.Add(time.Hour), Status: "FAILED"})
 
-	list := func(p store.Page) ([]*store.Invocation, string, error) {
+	list := func(p store.Page) ([]*store.InvocationRecord, string, error) {
 		return s.Invocations(t.Context(), jobID, p)
 	}
-	checkOrder := func(t *testing.T, got []*store.Invocation) {
+	checkOrder := func(t *testing.T, got []*store.InvocationRecord) {
 		t.Helper()
 		seen := map[string]bool{}
 		for i, inv := range got {
@@ -655,9 +655,9 @@ func testInvocationsPaging(t *testing.T, s store.Store) {
 	// exactly once.
 	got := pageAll(t, 5, list, func() {
 		putInvs(t, s, jobID,
-			&store.Invocation{JobID: jobID, ID: "new-newest", Occurrence: t0.Add(time.Hour), Status: "QUEUED"},
-			&store.Invocation{JobID: jobID, ID: "new-middle", Occurrence: t0.Add(5 * time.Minute), Status: "QUEUED"},
-			&store.Invocation{JobID: jobID, ID: "new-oldest", Occurrence: t0.Add(-time.Hour), Status: "QUEUED"})
+			&store.InvocationRecord{JobID: jobID, ID: "new-newest", Occurrence: t0.Add(time.Hour), Status: "QUEUED"},
+			&store.InvocationRecord{JobID: jobID, ID: "new-middle", Occurrence: t0.Add(5 * time.Minute), Status: "QUEUED"},
+			&store.InvocationRecord{JobID: jobID, ID: "new-oldest", Occurrence: t0.Add(-time.Hour), Status: "QUEUED"})
 	})
 	checkOrder(t, got)
 	listed := map[string]bool{}
@@ -695,7 +695,7 @@ func testJobsPaging(t *testing.T, s store.Store) {
 		}
 	}
 	slices.Sort(all)
-	ids := func(jobs []*store.Job) []string {
+	ids := func(jobs []*store.JobRecord) []string {
 		var out []string
 		for _, j := range jobs {
 			out = append(out, j.ID)
@@ -704,11 +704,11 @@ func testJobsPaging(t *testing.T, s store.Store) {
 	}
 	for _, limit := range []int{1, 3, 7, 0} {
 		t.Run(fmt.Sprintf("limit %d", limit), func(t *testing.T) {
-			got := pageAll(t, limit, func(p store.Page) ([]*store.Job, string, error) { return s.Jobs(t.Context(), "alpha", p) }, nil)
+			got := pageAll(t, limit, func(p store.Page) ([]*store.JobRecord, string, error) { return s.Jobs(t.Context(), "alpha", p) }, nil)
 			if !slices.Equal(ids(got), alpha) {
 				t.Errorf("Jobs(alpha) = %q, want %q", ids(got), alpha)
 			}
-			got = pageAll(t, limit, func(p store.Page) ([]*store.Job, string, error) { return s.Jobs(t.Context(), "", p) }, nil)
+			got = pageAll(t, limit, func(p store.Page) ([]*store.JobRecord, string, error) { return s.Jobs(t.Context(), "", p) }, nil)
 			if !slices.Equal(ids(got), all) {
 				t.Errorf("Jobs(all) = %q, want %q", ids(got), all)
 			}
@@ -717,7 +717,7 @@ func testJobsPaging(t *testing.T, s store.Store) {
 
 	// A job created while paging, after the cursor, is listed; those before
 	// it are listed once.
-	got := pageAll(t, 3, func(p store.Page) ([]*store.Job, string, error) { return s.Jobs(t.Context(), "alpha", p) },
+	got := pageAll(t, 3, func(p store.Page) ([]*store.JobRecord, string, error) { return s.Jobs(t.Context(), "alpha", p) },
 		func() { put(t, s, job("alpha/aaa"), job("alpha/zzz")) })
 	if want := append(slices.Clone(alpha), "alpha/zzz"); !slices.Equal(ids(got), want) {
 		t.Errorf("Jobs(alpha) during inserts = %q, want %q", ids(got), want)
@@ -734,9 +734,9 @@ func testJobsPaging(t *testing.T, s store.Store) {
 // nothing, whether it is not a cursor at all or another listing's.
 func testInvalidCursor(t *testing.T, s store.Store) {
 	put(t, s, job("proj/a"), job("proj/b"), job("proj/c"))
-	var invs []*store.Invocation
+	var invs []*store.InvocationRecord
 	for i := range 3 {
-		invs = append(invs, &store.Invocation{JobID: "proj/a", ID: fmt.Sprintf("inv%d", i), Occurrence: t0.Add(time.Duration(i) * time.Minute), Status: "SUCCEEDED"})
+		invs = append(invs, &store.InvocationRecord{JobID: "proj/a", ID: fmt.Sprintf("inv%d", i), Occurrence: t0.Add(time.Duration(i) * time.Minute), Status: "SUCCEEDED"})
 	}
 	putInvs(t, s, "proj/a", invs...)
 	_, jobsCursor, err := s.Jobs(t.Context(), "", store.Page{Limit: 1})

@@ -7,7 +7,7 @@
 // after its commit; the job's WatchdogTimerTs committed with the task, and
 // the watchdog posts it again. Task ids are derived from task.Task.Name, so
 // creating a task twice is refused by Cloud Tasks as a duplicate, which
-// Posted counts as done.
+// Post counts as done.
 package cloudtasks
 
 import (
@@ -45,7 +45,7 @@ type Options struct {
 	// projects/PROJECT/locations/LOCATION/queues/QUEUE.
 	Queue string
 	// Target is where the queue's tasks are delivered.
-	Target Target
+	Target Destination
 	// Now is the clock that far ETAs are measured from. Required.
 	Now func() time.Time
 }
@@ -79,10 +79,10 @@ func New(client Creator, opts Options) (*Queue, error) {
 	return &Queue{client: client, opts: opts}, nil
 }
 
-// Posted creates a Cloud Tasks task for each of tasks. A task that already
+// Post creates a Cloud Tasks task for each of tasks. A task that already
 // exists (this is a repeat, or Cloud Tasks still remembers the name) is
 // done. It returns the errors of the creates that failed; the others stand.
-func (q *Queue) Posted(ctx context.Context, tasks []task.Task) error {
+func (q *Queue) Post(ctx context.Context, tasks []task.Task) error {
 	var errs []error
 	for _, t := range tasks {
 		if err := q.create(ctx, t); err != nil {

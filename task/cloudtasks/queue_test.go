@@ -45,7 +45,7 @@ type rig struct {
 	// What restart needs to start the app and its queue again.
 	tg       target
 	gate     app.Gate
-	target   cloudtasks.Target
+	target   cloudtasks.Destination
 	handler  task.Handler
 	endpoint atomic.Pointer[app.TaskEndpoint]
 }
@@ -117,7 +117,7 @@ func (r *rig) start(t *testing.T) {
 
 // Post implements tasktest.Queue.
 func (r *rig) Post(ctx context.Context, tasks ...task.Task) error {
-	return r.queue.Posted(ctx, tasks)
+	return r.queue.Post(ctx, tasks)
 }
 
 // DeliverDue implements tasktest.Queue: the server's own step.
@@ -178,9 +178,9 @@ func TestQueueFarETAs(t *testing.T) {
 	farTick, farStart := tick, start
 	farTick.ETA = t0.Add(40 * 24 * time.Hour)
 	farStart.ETA = farTick.ETA
-	err := r.queue.Posted(t.Context(), []task.Task{farStart, farTick})
+	err := r.queue.Post(t.Context(), []task.Task{farStart, farTick})
 	if err == nil || !strings.Contains(err.Error(), farStart.String()) || strings.Contains(err.Error(), farTick.String()) {
-		t.Fatalf("Posted = %v, want an error naming only the start beyond 30 days", err)
+		t.Fatalf("Post = %v, want an error naming only the start beyond 30 days", err)
 	}
 	if got, want := r.scheduled(t, farTick), t0.Add(29*24*time.Hour); !got.Equal(want) {
 		t.Errorf("a tick 40 days ahead is scheduled at %v, want a hop to %v", got, want)

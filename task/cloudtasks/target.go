@@ -9,9 +9,9 @@ import (
 	"cloud.google.com/go/cloudtasks/apiv2/cloudtaskspb"
 )
 
-// Target says where Cloud Tasks delivers the tasks: AppEngine on App
+// Destination says where Cloud Tasks delivers the tasks: AppEngine on App
 // Engine, HTTP on Cloud Run (or anywhere else reachable over HTTPS).
-type Target interface {
+type Destination interface {
 	// request sets t's payload to a POST of body.
 	request(t *cloudtaskspb.Task, body []byte)
 	check() error

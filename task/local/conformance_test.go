@@ -73,7 +73,7 @@ func (q *suiteQueue) Post(ctx context.Context, tasks ...task.Task) error {
 		}
 		enqueued = append(enqueued, got...)
 	}
-	return q.d.Posted(ctx, enqueued)
+	return q.d.Post(ctx, enqueued)
 }
 
 func (q *suiteQueue) DeliverDue(t *testing.T) int {

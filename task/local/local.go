@@ -90,7 +90,7 @@ type Dispatcher struct {
 	opts    Options
 	log     *slog.Logger
 
-	// What Posted needs to know to wake Run only when it matters.
+	// What Post needs to know to wake Run only when it matters.
 	mu        sync.Mutex
 	sleeping  bool
 	until     time.Time // while sleeping: when Run wakes anyway
@@ -98,7 +98,7 @@ type Dispatcher struct {
 	hasPosted bool
 	wake      chan struct{} // a token wakes a sleeping Run
 	// The tasks the store wrote claimed by this dispatcher (Rows.Adopt):
-	// pending until Posted names them, then ready to start. A pending one
+	// pending until Post names them, then ready to start. A pending one
 	// that is never posted (its Update failed after committing, or a
 	// simulator lost it) is handed back to be claimed as any other.
 	adoption *sqlite.Adoption // Run's, on the clock
@@ -191,7 +191,7 @@ func (d *Dispatcher) takeReady(max int) []sqlite.Claimed {
 }
 
 // unposted forgets the tasks adopted before the last heartbeat and still
-// not posted, and returns their names, to hand back: Posted follows the
+// not posted, and returns their names, to hand back: Post follows the
 // commit at once, so they never will be. It starts a new generation.
 func (d *Dispatcher) unposted() []string {
 	d.mu.Lock()
@@ -237,11 +237,11 @@ func (d *Dispatcher) release(ctx context.Context, now time.Time, names []string)
 	}
 }
 
-// Posted makes the adopted ones of tasks ready to start, and wakes Run if
+// Post makes the adopted ones of tasks ready to start, and wakes Run if
 // one of them is, or if one of the others is due before Run would wake
 // anyway. The tasks are already rows: the transaction that enqueued them
 // committed. It never fails.
-func (d *Dispatcher) Posted(_ context.Context, tasks []task.Task) error {
+func (d *Dispatcher) Post(_ context.Context, tasks []task.Task) error {
 	if len(tasks) == 0 {
 		return nil
 	}
@@ -300,7 +300,7 @@ func (d *Dispatcher) awake() {
 
 // Run dispatches until ctx is done: it heartbeats, claims due tasks for the
 // free workers, runs them, and sleeps until the next task is due, a worker
-// finishes, Posted wakes it, or Poll passes. When ctx is done it claims no
+// finishes, Post wakes it, or Poll passes. When ctx is done it claims no
 // more, waits for the running handlers, records their outcomes, and
 // returns nil.
 //
@@ -466,7 +466,7 @@ func (d *Dispatcher) RunDue(ctx context.Context, now time.Time) (handled int, ne
 			d.start(ctx, batch, inflight, out)
 			continue
 		}
-		// Posted wakes the step when it makes a task due at now ready (an
+		// Post wakes the step when it makes a task due at now ready (an
 		// adopted one); one posted since takeReady above makes sleep
 		// return at once. Tasks due later wake nothing.
 		if after := now.Add(time.Nanosecond); d.sleep(after).Before(after) {

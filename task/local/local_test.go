@@ -123,7 +123,7 @@ func TestRunRunsATaskNotBeforeItsETA(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	stopped := running(t, ctx, d)
 	eta := time.Now().Add(20 * time.Millisecond)
-	must(t, d.Posted(ctx, enqueue(t, s, tick(1, eta))))
+	must(t, d.Post(ctx, enqueue(t, s, tick(1, eta))))
 	if at := <-handled; at.Before(eta) {
 		t.Errorf("task ran at %v, before its ETA %v", at, eta)
 	}
@@ -144,7 +144,7 @@ func TestPostedWakesALongSleep(t *testing.T) {
 	far := tick(1, time.Now().Add(time.Hour))
 	enqueue(t, s, far)
 	handled := make(chan task.Task, 2)
-	// Nothing but Posted can make this dispatcher look at the table
+	// Nothing but Post can make this dispatcher look at the table
 	// within the test: it polls and heartbeats hourly.
 	d := New(s, func(_ context.Context, tk task.Task) error { handled <- tk; return nil },
 		Options{Now: time.Now, Poll: time.Hour, Heartbeat: time.Hour, OrphanAfter: 3 * time.Hour, Logger: quiet})
@@ -156,7 +156,7 @@ func TestPostedWakesALongSleep(t *testing.T) {
 		t.Fatalf("the dispatcher sleeps until %v only; the test needs a long sleep", until)
 	}
 	near := tick(2, time.Now())
-	must(t, d.Posted(ctx, enqueue(t, s, near)))
+	must(t, d.Post(ctx, enqueue(t, s, near)))
 	if got := <-handled; got.Name() != near.Name() {
 		t.Errorf("handled %v, want the posted %v", got, near)
 	}
@@ -185,7 +185,7 @@ func TestRunRetriesAFailedTask(t *testing.T) {
 	}, Options{Now: time.Now, BackoffMin: time.Millisecond, Logger: quiet})
 	ctx, cancel := context.WithCancel(t.Context())
 	stopped := running(t, ctx, d)
-	must(t, d.Posted(ctx, enqueue(t, s, tick(1, time.Now()))))
+	must(t, d.Post(ctx, enqueue(t, s, tick(1, time.Now()))))
 	<-succeeded
 	cancel()
 	<-stopped
@@ -280,14 +280,14 @@ func TestRunReturnsAfterCancelOnlyOnceHandlersAreDone(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	stopped := running(t, ctx, d)
 	<-asleep
-	must(t, d.Posted(ctx, enqueue(t, s, tick(1, time.Now()))))
+	must(t, d.Post(ctx, enqueue(t, s, tick(1, time.Now()))))
 	<-started
 	// Cancel while Run sleeps with the handler running: its second sleep,
-	// as nothing but Posted and the handler can wake it.
+	// as nothing but Post and the handler can wake it.
 	<-asleep
 	cancel()
 	// A task posted after cancel is not claimed.
-	must(t, d.Posted(t.Context(), enqueue(t, s, tick(2, time.Now()))))
+	must(t, d.Post(t.Context(), enqueue(t, s, tick(2, time.Now()))))
 	select {
 	case <-stopped:
 		t.Fatal("Run returned while a handler was running")
@@ -321,7 +321,7 @@ func TestRunStopsHandlersAfterStopGrace(t *testing.T) {
 	}, Options{Now: time.Now, StopGrace: 10 * time.Millisecond, Logger: quiet})
 	ctx, cancel := context.WithCancel(t.Context())
 	stopped := running(t, ctx, d)
-	must(t, d.Posted(ctx, enqueue(t, s, tick(1, time.Now()))))
+	must(t, d.Post(ctx, enqueue(t, s, tick(1, time.Now()))))
 	<-started
 	cancel()
 	<-stopped
@@ -369,7 +369,7 @@ func TestRunDueRunsAdoptedTasks(t *testing.T) {
 					return s.DeleteTask(ctx, next[0].Name())
 				}
 				if tc.post {
-					return d.Posted(ctx, next)
+					return d.Post(ctx, next)
 				}
 				return nil
 			}, Options{Now: fakeClock(t), Logger: quiet})
@@ -399,7 +399,7 @@ func TestRunDueStartsAdoptedTasksAlongsideTheirRound(t *testing.T) {
 	d = New(s, func(ctx context.Context, tk task.Task) error {
 		switch tk.Nonce {
 		case 1:
-			return d.Posted(ctx, enqueue(t, s, tick(3, t0)))
+			return d.Post(ctx, enqueue(t, s, tick(3, t0)))
 		case 2:
 			select {
 			case <-started3:
@@ -444,7 +444,7 @@ func TestRunRunsAdoptedTasks(t *testing.T) {
 				t.Errorf("another owner claimed %v, %v; want nothing: the task is adopted", got, err)
 			}
 			if post {
-				must(t, d.Posted(ctx, enqueued))
+				must(t, d.Post(ctx, enqueued))
 			}
 			select {
 			case got := <-handled:

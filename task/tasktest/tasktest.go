@@ -49,7 +49,7 @@ import (
 // Queue is one backend's queue under test, as Backend.Open made it.
 type Queue interface {
 	// Post makes tasks pending as the engine does: committed in a store
-	// transaction, then task.Queue.Posted (local), or created by Posted
+	// transaction, then task.Queue.Post (local), or created by Post
 	// (Cloud Tasks). It may be called from a handler.
 	Post(ctx context.Context, tasks ...task.Task) error
 	// DeliverDue delivers every task due on the clock, including those
