@@ -143,7 +143,7 @@ func toActive(as []statemachine.Invocation) []activeJSON {
 	out := make([]activeJSON, 0, len(as))
 	for _, a := range as {
 		out = append(out, activeJSON{
-			ID: a.ID, Occurrence: a.At.UTC(), Manual: a.Manual, Attempt: a.Attempt, Phase: string(a.Phase),
+			ID: a.ID, Occurrence: a.At.UTC(), Manual: a.Manual, Attempt: a.Attempt, Phase: string(a.Status),
 			Since: timePtr(a.Since), RetryAt: timePtr(a.RetryAt),
 		})
 	}

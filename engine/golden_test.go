@@ -37,10 +37,10 @@ var goldenRunning = statemachine.JobState{
 	State: statemachine.Running, TickNonce: -42, TickAt: gmin(10), NextAt: gmin(10), Cursor: gmin(9),
 	Pending: &statemachine.Occurrence{ID: statemachine.OccurrenceID(gmin(9)), At: gmin(9)},
 	Active: []statemachine.Invocation{
-		{Occurrence: goldenOccurrence(gmin(0)), Attempt: 1, Phase: statemachine.PhaseRunning, Nonce: 11, Since: gmin(0), Deadline: gmin(11)},
-		{Occurrence: statemachine.Occurrence{ID: "manual-2", At: gmin(1), Manual: true}, Attempt: 1, Phase: statemachine.PhaseLaunching, Nonce: 12, Since: gmin(1), Deadline: gmin(12)},
-		{Occurrence: goldenOccurrence(gmin(5)), Attempt: 2, Phase: statemachine.PhaseBackoff, Nonce: 13, Since: gmin(6), RetryAt: gmin(7), Deadline: gmin(7).Add(30 * time.Second)},
-		{Occurrence: goldenOccurrence(gmin(8)), Attempt: 1, Phase: statemachine.PhaseQueued, Nonce: 14, Since: gmin(8), Deadline: gmin(8).Add(30 * time.Second)},
+		{Occurrence: goldenOccurrence(gmin(0)), Attempt: 1, Status: statemachine.StatusRunning, Nonce: 11, Since: gmin(0), Deadline: gmin(11)},
+		{Occurrence: statemachine.Occurrence{ID: "manual-2", At: gmin(1), Manual: true}, Attempt: 1, Status: statemachine.StatusLaunching, Nonce: 12, Since: gmin(1), Deadline: gmin(12)},
+		{Occurrence: goldenOccurrence(gmin(5)), Attempt: 2, Status: statemachine.StatusRetrying, Nonce: 13, Since: gmin(6), RetryAt: gmin(7), Deadline: gmin(7).Add(30 * time.Second)},
+		{Occurrence: goldenOccurrence(gmin(8)), Attempt: 1, Status: statemachine.StatusQueued, Nonce: 14, Since: gmin(8), Deadline: gmin(8).Add(30 * time.Second)},
 	},
 	Triggers: 2, LastEnded: gmin(-1), WatchdogTimerTs: gmin(7).Add(30 * time.Second),
 }

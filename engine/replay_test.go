@@ -155,7 +155,7 @@ func TestReplayOfThePreviousReleasesDatabase(t *testing.T) {
 	type want struct {
 		state  statemachine.State
 		reason statemachine.Reason
-		active []statemachine.Phase
+		active []statemachine.Status
 	}
 	for id, w := range map[string]want{
 		"replay/every5":       {state: statemachine.Scheduled},
@@ -163,17 +163,17 @@ func TestReplayOfThePreviousReleasesDatabase(t *testing.T) {
 		"replay/removed":      {state: statemachine.Disabled, reason: statemachine.Reason{Kind: statemachine.ReasonRemovedFromConfig}},
 		"replay/disabled":     {state: statemachine.Disabled, reason: statemachine.Reason{Kind: statemachine.ReasonDisabledInConfig}},
 		"replay/autodisabled": {state: statemachine.Disabled, reason: statemachine.Reason{Kind: statemachine.ReasonAutoDisabled, Note: "after 2 failed invocations in a row"}},
-		"replay/running":      {state: statemachine.Running, active: []statemachine.Phase{statemachine.PhaseRunning}},
-		"replay/retrying":     {state: statemachine.Queued, active: []statemachine.Phase{statemachine.PhaseBackoff}},
+		"replay/running":      {state: statemachine.Running, active: []statemachine.Status{statemachine.StatusRunning}},
+		"replay/retrying":     {state: statemachine.Queued, active: []statemachine.Status{statemachine.StatusRetrying}},
 	} {
 		v, ok := views[id]
 		if !ok {
 			t.Errorf("%s: missing", id)
 			continue
 		}
-		var phases []statemachine.Phase
+		var phases []statemachine.Status
 		for _, inv := range v.State.Active {
-			phases = append(phases, inv.Phase)
+			phases = append(phases, inv.Status)
 		}
 		if v.State.State != w.state || v.State.Reason != w.reason || !slices.Equal(phases, w.active) {
 			t.Errorf("%s: %s %+v active %v; want %s %+v active %v", id, v.State.State, v.State.Reason, phases, w.state, w.reason, w.active)
@@ -209,7 +209,7 @@ func TestReplayOfThePreviousReleasesDatabase(t *testing.T) {
 		a := after[id]
 		if string(a.Job.Definition) != string(v.Job.Definition) || a.State.TickNonce != v.State.TickNonce ||
 			!a.State.NextAt.Equal(v.State.NextAt) || a.State.State != v.State.State || a.State.Reason != v.State.Reason ||
-			!slices.EqualFunc(a.State.Active, v.State.Active, func(x, y statemachine.Invocation) bool { return x.Nonce == y.Nonce && x.Phase == y.Phase }) {
+			!slices.EqualFunc(a.State.Active, v.State.Active, func(x, y statemachine.Invocation) bool { return x.Nonce == y.Nonce && x.Status == y.Status }) {
 			t.Errorf("%s: the same config redefined it:\n%+v %s\nbecame\n%+v %s", id, v.State, v.Job.Definition, a.State, a.Job.Definition)
 		}
 	}

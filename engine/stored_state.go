@@ -77,7 +77,7 @@ func encodeJobState(s jobState) ([]byte, error) {
 	for _, inv := range m.Active {
 		out.Active = append(out.Active, storedInvocation{
 			storedOccurrence: storeOccurrence(inv.Occurrence),
-			Attempt:          inv.Attempt, Status: string(inv.Phase), Nonce: inv.Nonce,
+			Attempt:          inv.Attempt, Status: string(inv.Status), Nonce: inv.Nonce,
 			Since: inv.Since, RetryAt: inv.RetryAt, Deadline: inv.Deadline,
 		})
 	}
@@ -131,7 +131,7 @@ func decodeJobStateV1(b []byte) (jobState, error) {
 	}
 	for _, inv := range in.Active {
 		m.Active = append(m.Active, statemachine.Invocation{
-			Occurrence: inv.occurrence(), Attempt: inv.Attempt, Phase: statemachine.Phase(inv.Status), Nonce: inv.Nonce,
+			Occurrence: inv.occurrence(), Attempt: inv.Attempt, Status: statemachine.Status(inv.Status), Nonce: inv.Nonce,
 			Since: inv.Since, RetryAt: inv.RetryAt, Deadline: inv.Deadline,
 		})
 	}
@@ -170,7 +170,7 @@ type occurrenceV0 struct {
 type invocationV0 struct {
 	occurrenceV0
 	Attempt  int
-	Phase    string // the same words as statemachine.Phase's
+	Phase    string // the same words as statemachine.Status's
 	Nonce    int64
 	Since    time.Time
 	RetryAt  time.Time
@@ -214,7 +214,7 @@ func decodeJobStateV0(b []byte) (jobState, error) {
 	}
 	for _, inv := range in.Active {
 		m.Active = append(m.Active, statemachine.Invocation{
-			Occurrence: inv.occurrence(), Attempt: inv.Attempt, Phase: statemachine.Phase(inv.Phase), Nonce: inv.Nonce,
+			Occurrence: inv.occurrence(), Attempt: inv.Attempt, Status: statemachine.Status(inv.Phase), Nonce: inv.Nonce,
 			Since: inv.Since, RetryAt: inv.RetryAt, Deadline: inv.Deadline,
 		})
 	}

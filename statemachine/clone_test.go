@@ -16,7 +16,7 @@ func TestCloneSharesNothing(t *testing.T) {
 		return sm.JobState{
 			State:   sm.Running,
 			Pending: &sm.Occurrence{ID: "p", At: at(minute)},
-			Active:  []sm.Invocation{{Occurrence: sm.Occurrence{ID: "a", At: t0}, Attempt: 1, Phase: sm.PhaseRunning}},
+			Active:  []sm.Invocation{{Occurrence: sm.Occurrence{ID: "a", At: t0}, Attempt: 1, Status: sm.StatusRunning}},
 		}
 	}
 	orig, want := job(), job()
@@ -25,7 +25,7 @@ func TestCloneSharesNothing(t *testing.T) {
 		t.Fatalf("Clone() = %+v, want %+v", c, orig)
 	}
 	c.Pending.At = at(hour)
-	c.Active[0].Phase = sm.PhaseLaunching
+	c.Active[0].Status = sm.StatusLaunching
 	c.Active = append(c.Active[:1], sm.Invocation{Attempt: 2})
 	if !reflect.DeepEqual(orig, want) {
 		t.Errorf("after changing the clone, the original is %+v, want %+v", orig, want)

@@ -296,20 +296,20 @@ func abortTarget(id string, attempt int) sm.Action {
 // hard timeout DefaultTimeout+KillGrace = 10m30s).
 
 func queuedInv(o sm.Occurrence, attempt int, nonce int64, since time.Time) sm.Invocation {
-	return sm.Invocation{Occurrence: o, Attempt: attempt, Phase: sm.PhaseQueued, Nonce: nonce, Since: since, Deadline: since.Add(30 * sec)}
+	return sm.Invocation{Occurrence: o, Attempt: attempt, Status: sm.StatusQueued, Nonce: nonce, Since: since, Deadline: since.Add(30 * sec)}
 }
 
 func backoffInv(o sm.Occurrence, attempt int, nonce int64, since, retryAt time.Time) sm.Invocation {
-	return sm.Invocation{Occurrence: o, Attempt: attempt, Phase: sm.PhaseBackoff, Nonce: nonce, Since: since, RetryAt: retryAt, Deadline: retryAt.Add(30 * sec)}
+	return sm.Invocation{Occurrence: o, Attempt: attempt, Status: sm.StatusRetrying, Nonce: nonce, Since: since, RetryAt: retryAt, Deadline: retryAt.Add(30 * sec)}
 }
 
 func launchingInv(o sm.Occurrence, attempt int, nonce int64, since time.Time) sm.Invocation {
-	return sm.Invocation{Occurrence: o, Attempt: attempt, Phase: sm.PhaseLaunching, Nonce: nonce, Since: since, Deadline: since.Add(10*minute + 30*sec)}
+	return sm.Invocation{Occurrence: o, Attempt: attempt, Status: sm.StatusLaunching, Nonce: nonce, Since: since, Deadline: since.Add(10*minute + 30*sec)}
 }
 
 func runningInv(o sm.Occurrence, attempt int, nonce int64, since time.Time) sm.Invocation {
 	inv := launchingInv(o, attempt, nonce, since)
-	inv.Phase = sm.PhaseRunning
+	inv.Status = sm.StatusRunning
 	return inv
 }
 
@@ -347,7 +347,7 @@ func formatJob(j sm.JobState) string {
 		fmt.Fprintf(&b, ", Pending: %s at %s", j.Pending.ID, off(j.Pending.At))
 	}
 	for _, inv := range j.Active {
-		fmt.Fprintf(&b, "\n    Active: %s#%d %s nonce=%d since=%s retryAt=%s deadline=%s", inv.ID, inv.Attempt, inv.Phase, inv.Nonce, off(inv.Since), off(inv.RetryAt), off(inv.Deadline))
+		fmt.Fprintf(&b, "\n    Active: %s#%d %s nonce=%d since=%s retryAt=%s deadline=%s", inv.ID, inv.Attempt, inv.Status, inv.Nonce, off(inv.Since), off(inv.RetryAt), off(inv.Deadline))
 	}
 	b.WriteString("}")
 	return b.String()

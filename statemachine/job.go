@@ -61,34 +61,23 @@ type Occurrence struct {
 	Manual bool
 }
 
-// Phase is where an unfinished invocation is.
-type Phase string
-
-// The phases of an invocation that has not ended.
-const (
-	// PhaseQueued: a StartInvocation task is due now.
-	PhaseQueued Phase = "QUEUED"
-	// PhaseBackoff: an attempt failed; the next one's StartInvocation is due
-	// at RetryAt.
-	PhaseBackoff Phase = "RETRYING"
-	// PhaseLaunching: LAUNCHING is recorded and the target is being called;
-	// whether the launch happened is not known yet.
-	PhaseLaunching Phase = "LAUNCHING"
-	// PhaseRunning: the target accepted the launch and runs it.
-	PhaseRunning Phase = "RUNNING"
-)
-
 // Invocation is the machine's view of an invocation that has not ended.
 type Invocation struct {
 	Occurrence
 	Attempt int
-	Phase   Phase
-	Nonce   int64     // the nonce of the StartInvocation this phase expects
-	Since   time.Time // when it entered this phase (LAUNCHING: the launch)
-	RetryAt time.Time // PhaseBackoff: when the next attempt may start
-	// Deadline is when the watchdog acts if the invocation is still in this
-	// phase: the task grace past when its task was due, or the hard timeout
-	// of a launched attempt.
+	// Status is where it is, one of the statuses of an invocation that has
+	// not ended: QUEUED (its StartInvocation is due now), RETRYING (an
+	// attempt failed; the next one's StartInvocation is due at RetryAt),
+	// LAUNCHING (recorded as such, and the target is being called: whether
+	// the launch happened is not known yet), RUNNING (the target accepted
+	// the launch and runs it).
+	Status  Status
+	Nonce   int64     // the nonce of the StartInvocation this status expects
+	Since   time.Time // when it entered this status (LAUNCHING: the launch)
+	RetryAt time.Time // RETRYING: when the next attempt may start
+	// Deadline is when the watchdog acts if the invocation still has this
+	// status: the task grace past when its task was due, or the hard
+	// timeout of a launched attempt.
 	Deadline time.Time
 }
 

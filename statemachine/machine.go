@@ -171,14 +171,14 @@ func (m *Machine) step(e Event) error {
 			return nil
 		}
 		inv := &j.Active[i]
-		switch inv.Phase {
-		case PhaseQueued, PhaseBackoff:
+		switch inv.Status {
+		case StatusQueued, StatusRetrying:
 			if m.Now.Before(inv.RetryAt) {
 				m.startAt(i, inv.RetryAt)
 				return nil
 			}
 			m.launch(i, "")
-		case PhaseLaunching:
+		case StatusLaunching:
 			// The task came again while the launch is unresolved: the
 			// process that was calling the target may be gone — or may be
 			// about to reach the target, and asking now would hear "never
@@ -191,14 +191,14 @@ func (m *Machine) step(e Event) error {
 		}
 
 	case Launched:
-		if i := m.find(e.Invocation, e.Attempt); i >= 0 && j.Active[i].Phase == PhaseLaunching {
-			j.Active[i].Phase = PhaseRunning
+		if i := m.find(e.Invocation, e.Attempt); i >= 0 && j.Active[i].Status == StatusLaunching {
+			j.Active[i].Status = StatusRunning
 			m.record(j.Active[i], StatusRunning, "")
 		}
 
 	case Ended:
 		i := m.find(e.Invocation, e.Attempt)
-		if i < 0 || !launched(j.Active[i].Phase) {
+		if i < 0 || !launched(j.Active[i].Status) {
 			return nil
 		}
 		if e.Succeeded {
@@ -209,13 +209,13 @@ func (m *Machine) step(e Event) error {
 		m.afterEnd()
 
 	case NotLaunched:
-		if i := m.find(e.Invocation, e.Attempt); i >= 0 && j.Active[i].Phase == PhaseLaunching {
+		if i := m.find(e.Invocation, e.Attempt); i >= 0 && j.Active[i].Status == StatusLaunching {
 			m.launch(i, "the target never received the launch; launching it now")
 		}
 
 	case OutcomeUnknown:
 		i := m.find(e.Invocation, e.Attempt)
-		if i < 0 || j.Active[i].Phase != PhaseLaunching {
+		if i < 0 || j.Active[i].Status != StatusLaunching {
 			return nil
 		}
 		if m.Policy.Idempotent {
@@ -247,15 +247,15 @@ func (m *Machine) repair() {
 		if m.Now.Before(inv.Deadline) {
 			continue
 		}
-		switch inv.Phase {
-		case PhaseQueued, PhaseBackoff:
+		switch inv.Status {
+		case StatusQueued, StatusRetrying:
 			m.startAt(i, m.Now)
-		case PhaseLaunching, PhaseRunning:
+		case StatusLaunching, StatusRunning:
 			m.emit(AbortTarget{Invocation: inv.ID, Attempt: inv.Attempt})
 			// A launch never confirmed may or may not have happened: retrying
 			// it could run the occurrence twice, unless the target is
 			// idempotent.
-			retry := inv.Phase == PhaseRunning || m.Policy.Idempotent
+			retry := inv.Status == StatusRunning || m.Policy.Idempotent
 			m.fail(i, fmt.Sprintf("timed out: no outcome %s after the launch", m.hardTimeout()), retry)
 			ended = true
 		}
@@ -350,8 +350,8 @@ func (m *Machine) queue(o Occurrence) {
 // nonce so that an earlier copy of the task is stale.
 func (m *Machine) startAt(i int, at time.Time) {
 	inv := &m.Job.Active[i]
-	if inv.Phase != PhaseBackoff {
-		inv.Phase = PhaseQueued
+	if inv.Status != StatusRetrying {
+		inv.Status = StatusQueued
 	}
 	inv.Nonce = m.NewNonce()
 	inv.Since = m.Now
@@ -363,7 +363,7 @@ func (m *Machine) startAt(i int, at time.Time) {
 // target once that record has committed.
 func (m *Machine) launch(i int, msg string) {
 	inv := &m.Job.Active[i]
-	inv.Phase, inv.Since, inv.RetryAt = PhaseLaunching, m.Now, time.Time{}
+	inv.Status, inv.Since, inv.RetryAt = StatusLaunching, m.Now, time.Time{}
 	inv.Deadline = m.Now.Add(m.hardTimeout())
 	m.record(*inv, StatusLaunching, msg)
 	m.emit(Launch{Invocation: inv.ID, Attempt: inv.Attempt})
@@ -382,7 +382,7 @@ func (m *Machine) fail(i int, msg string, retry bool) {
 	}
 	wait := m.backoff(inv.Attempt)
 	inv.Attempt++
-	inv.Phase, inv.RetryAt = PhaseBackoff, m.Now.Add(wait)
+	inv.Status, inv.RetryAt = StatusRetrying, m.Now.Add(wait)
 	m.record(*inv, StatusRetrying, fmt.Sprintf("attempt %d failed: %s; attempt %d in %s", inv.Attempt-1, msg, inv.Attempt, wait))
 	m.startAt(i, inv.RetryAt)
 }
@@ -412,7 +412,7 @@ func (m *Machine) backoff(attempt int) time.Duration {
 // may be running.
 func (m *Machine) abort(i int, msg string) {
 	inv := m.Job.Active[i]
-	if launched(inv.Phase) {
+	if launched(inv.Status) {
 		m.emit(AbortTarget{Invocation: inv.ID, Attempt: inv.Attempt})
 	}
 	m.end(i, StatusAborted, msg)
@@ -469,7 +469,7 @@ func (m *Machine) disable(reason Reason) {
 	m.clearTick()
 	m.dropPending(SkipDisabled)
 	for i := len(j.Active) - 1; i >= 0; i-- {
-		if p := j.Active[i].Phase; p == PhaseQueued || p == PhaseBackoff {
+		if p := j.Active[i].Status; p == StatusQueued || p == StatusRetrying {
 			m.end(i, StatusAborted, "the job was disabled: "+reason.String())
 		}
 	}
@@ -596,7 +596,7 @@ func (m *Machine) settle() {
 	if m.ticking() {
 		j.State = Scheduled
 		for _, inv := range j.Active {
-			if launched(inv.Phase) {
+			if launched(inv.Status) {
 				j.State = Running
 				break
 			}
@@ -615,7 +615,7 @@ func (m *Machine) settle() {
 	j.WatchdogTimerTs = t
 }
 
-func launched(p Phase) bool { return p == PhaseLaunching || p == PhaseRunning }
+func launched(p Status) bool { return p == StatusLaunching || p == StatusRunning }
 
 func later(a, b time.Time) time.Time {
 	if a.After(b) {

@@ -162,7 +162,7 @@ func checkStep(where string, m *sm.Machine, before sm.JobState) error {
 			continue
 		}
 		for _, inv := range before.Active {
-			if inv.ID == l.Invocation && inv.Phase == sm.PhaseBackoff && m.Now.Before(inv.RetryAt) {
+			if inv.ID == l.Invocation && inv.Status == sm.StatusRetrying && m.Now.Before(inv.RetryAt) {
 				return fmt.Errorf("%s: attempt %d launched before its backoff ends at %s", where, l.Attempt, off(inv.RetryAt))
 			}
 		}

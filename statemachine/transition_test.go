@@ -885,15 +885,15 @@ func TestWatchdogExpired(t *testing.T) {
 	t.Parallel()
 	id := occ(t0).ID
 	timedOut := "timed out: no outcome 10m30s after the launch"
-	running := func(phase sm.Phase) sm.JobState {
+	running := func(phase sm.Status) sm.JobState {
 		return withJob(func(j *sm.JobState) {
 			inv := runningInv(occ(t0), 1, 5, at(2*sec))
-			inv.Phase = phase
+			inv.Status = phase
 			j.State, j.Active, j.TickNonce, j.TickAt, j.NextAt, j.Cursor = sm.Running, []sm.Invocation{inv}, 7, at(20*minute), at(20*minute), at(19*minute)
 		})
 	}
 	after := func(fn func(j *sm.JobState)) sm.JobState {
-		j := running(sm.PhaseRunning)
+		j := running(sm.StatusRunning)
 		fn(&j)
 		return j
 	}
@@ -944,13 +944,13 @@ func TestWatchdogExpired(t *testing.T) {
 		}),
 	}, {
 		name:    "a running attempt before its hard timeout is left alone",
-		job:     running(sm.PhaseRunning),
+		job:     running(sm.StatusRunning),
 		now:     hardTimeout.Add(-1),
 		event:   sm.WatchdogExpired{},
-		wantJob: running(sm.PhaseRunning),
+		wantJob: running(sm.StatusRunning),
 	}, {
 		name:    "a RUNNING attempt past its hard timeout is aborted and FAILED: timed out",
-		job:     running(sm.PhaseRunning),
+		job:     running(sm.StatusRunning),
 		now:     hardTimeout,
 		event:   sm.WatchdogExpired{},
 		want:    []sm.Action{abortTarget(id, 1), record(occ(t0), 1, sm.StatusFailed, timedOut)},
@@ -958,7 +958,7 @@ func TestWatchdogExpired(t *testing.T) {
 	}, {
 		name:   "a RUNNING attempt past its hard timeout is retried when attempts are left",
 		policy: sm.Policy{MaxAttempts: 2, MinBackoff: 1 * minute},
-		job:    running(sm.PhaseRunning),
+		job:    running(sm.StatusRunning),
 		now:    hardTimeout,
 		event:  sm.WatchdogExpired{},
 		want: []sm.Action{
@@ -972,7 +972,7 @@ func TestWatchdogExpired(t *testing.T) {
 	}, {
 		name:    "a LAUNCHING attempt past its hard timeout is FAILED and not retried: the launch may have happened",
 		policy:  sm.Policy{MaxAttempts: 2, MinBackoff: 1 * minute},
-		job:     running(sm.PhaseLaunching),
+		job:     running(sm.StatusLaunching),
 		now:     hardTimeout,
 		event:   sm.WatchdogExpired{},
 		want:    []sm.Action{abortTarget(id, 1), record(occ(t0), 1, sm.StatusFailed, timedOut)},
@@ -980,7 +980,7 @@ func TestWatchdogExpired(t *testing.T) {
 	}, {
 		name:   "a LAUNCHING attempt past its hard timeout is retried when the target is idempotent",
 		policy: sm.Policy{MaxAttempts: 2, MinBackoff: 1 * minute, Idempotent: true},
-		job:    running(sm.PhaseLaunching),
+		job:    running(sm.StatusLaunching),
 		now:    hardTimeout,
 		event:  sm.WatchdogExpired{},
 		want: []sm.Action{

@@ -135,7 +135,7 @@ func wantErr(m *sm.Machine, e sm.Event) error {
 	case sm.Starting:
 		for _, inv := range j.Active {
 			if inv.ID == e.Invocation && inv.Attempt == e.Attempt && inv.Nonce == e.Nonce &&
-				inv.Phase == sm.PhaseLaunching && m.Now.Before(inv.Since.Add(m.Config.LaunchGrace)) {
+				inv.Status == sm.StatusLaunching && m.Now.Before(inv.Since.Add(m.Config.LaunchGrace)) {
 				return sm.ErrLaunchInProgress
 			}
 		}
