@@ -30,24 +30,7 @@ type Project struct {
 	ID       string
 	File     string
 	Revision string // the hex SHA-256 of the file's bytes
-	Jobs     []Job
-}
-
-// Job is one job of a project's config, as the engine will run it.
-type Job struct {
-	ID         string // "<project>/<job>"
-	Line       int    // where the job starts in its file
-	Disabled   bool   // `disabled: true`: the job is kept DISABLED
-	Definition engine.Definition
-}
-
-// configured is what the engine is told the revision's jobs are.
-func (p *Project) configured() []engine.Job {
-	out := make([]engine.Job, len(p.Jobs))
-	for i, j := range p.Jobs {
-		out[i] = engine.Job{ID: j.ID, Definition: j.Definition, Disabled: j.Disabled}
-	}
-	return out
+	Jobs     []engine.Job
 }
 
 // projectID is what a config file's name may be: lower case, so that the

@@ -32,13 +32,13 @@ const (
 	defaultMaxBackoff  = 10 * time.Minute
 )
 
-// job reads one job. The Job's ID is set whenever the id could be read, so
+// job reads one job. The job's ID is set whenever the id could be read, so
 // that duplicates are found even among invalid jobs; ok is false when
 // anything about the job was wrong.
-func (d *decoder) job(project string, n *yaml.Node, path string, targets map[string]target.Target) (Job, bool) {
+func (d *decoder) job(project string, n *yaml.Node, path string, targets map[string]target.Target) (engine.Job, bool) {
 	before := len(d.errs)
 	n = resolve(n)
-	j := Job{Line: n.Line}
+	var j engine.Job
 	fs, ok := d.mapping(n, path, jobFields...)
 	if !ok {
 		return j, false

@@ -200,8 +200,8 @@ func TestParseMapsEveryFieldToTheDefinition(t *testing.T) {
 		t.Fatal(err)
 	}
 	defaults := statemachine.Policy{Overlap: statemachine.OverlapSkip, MaxConcurrent: 1, MaxAttempts: 1, MinBackoff: 10 * time.Second, MaxBackoff: 10 * time.Minute}
-	want := []config.Job{
-		{ID: "billing/nightly-report", Line: 2, Definition: engine.Definition{
+	want := []engine.Job{
+		{ID: "billing/nightly-report", Definition: engine.Definition{
 			Schedule: "30 2 * * *", TimeZone: "America/New_York", Gap: "shift", Repeat: "first",
 			Policy: statemachine.Policy{
 				Overlap: statemachine.OverlapAllow, MaxConcurrent: 3, CatchupWindow: 15 * time.Minute, Timeout: 2 * time.Minute,
@@ -211,11 +211,11 @@ func TestParseMapsEveryFieldToTheDefinition(t *testing.T) {
 			Target: "url_fetch",
 			Spec:   json.RawMessage(`{"body":"{\"kind\": \"nightly\"}","headers":{"Content-Type":"application/json"},"method":"POST","success_codes":[200,202],"url":"https://example.com/report"}`),
 		}},
-		{ID: "billing/rotate-logs", Line: 20, Disabled: true, Definition: engine.Definition{
+		{ID: "billing/rotate-logs", Disabled: true, Definition: engine.Definition{
 			Schedule: "H 4 * * *", Policy: defaults, Target: "command",
 			Spec: json.RawMessage(`{"argv":["/usr/sbin/logrotate","/etc/logrotate.conf"],"dir":"/var/log","env":{"LANG":"C"},"max_memory_mb":256}`),
 		}},
-		{ID: "billing/heartbeat", Line: 28, Definition: engine.Definition{
+		{ID: "billing/heartbeat", Definition: engine.Definition{
 			Schedule: "@every 30s", Policy: defaults, Target: "noop", Spec: json.RawMessage(`{}`),
 		}},
 	}
@@ -231,11 +231,11 @@ func TestParseMapsEveryFieldToTheDefinition(t *testing.T) {
 	}
 }
 
-func at(jobs []config.Job, i int) any {
+func at(jobs []engine.Job, i int) any {
 	if i < len(jobs) {
 		j := jobs[i]
 		return struct {
-			config.Job
+			engine.Job
 			Spec string
 		}{j, string(j.Definition.Spec)}
 	}

@@ -165,7 +165,7 @@ func (r *Refresher) refreshFile(ctx context.Context, f File) {
 		r.failed(f.Project, f.Path, err)
 		return
 	}
-	if err := r.engine.ApplyProject(ctx, p.ID, p.configured()); err != nil {
+	if err := r.engine.ApplyProject(ctx, p.ID, p.Jobs); err != nil {
 		r.failed(f.Project, f.Path, err)
 		return
 	}
