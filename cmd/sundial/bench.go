@@ -12,8 +12,8 @@ import (
 	"runtime/pprof"
 	"time"
 
-	"github.com/sundial-cron/sundial/loadtest"
 	"github.com/sundial-cron/sundial/store/sqlite"
+	"github.com/sundial-cron/sundial/tools/loadtest"
 )
 
 // runBench runs "sundial bench [flags]": N noop jobs on every-minute

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sundial-cron/sundial/loadtest"
+	"github.com/sundial-cron/sundial/tools/loadtest"
 )
 
 // serveBenchProjects is how many project files the jobs are spread over.

@@ -17,8 +17,8 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/sundial-cron/sundial/app"
 	"github.com/sundial-cron/sundial/config"
+	"github.com/sundial-cron/sundial/web"
 
 	"github.com/sundial-cron/sundial/engine"
 	"github.com/sundial-cron/sundial/statemachine"
@@ -144,7 +144,7 @@ func runServe(args []string, stdout, stderr io.Writer, now func() time.Time) int
 	}
 	logger := slog.New(h)
 	if f.adminTokenFile != "" {
-		if f.adminToken, err = app.ReadTokenFile(f.adminTokenFile); err != nil {
+		if f.adminToken, err = web.ReadTokenFile(f.adminTokenFile); err != nil {
 			logger.Error("sundial serve: --admin-token-file", "err", err)
 			return 1
 		}
@@ -193,7 +193,7 @@ func serveEmbedded(ctx context.Context, f serveFlags, logger *slog.Logger, now f
 	}
 	defer st.Close()
 
-	metrics := app.NewMetrics(st)
+	metrics := web.NewMetrics(st)
 	var eng *engine.Engine
 	disp := local.New(st, func(ctx context.Context, t task.Task) error { return eng.HandleTask(ctx, t) }, local.Options{
 		Workers:   f.workers,
@@ -241,7 +241,7 @@ type parts struct {
 	api func(loopbackAdmin bool) http.Handler
 }
 
-func assemble(f serveFlags, st store.Store, q task.Queue, tgts map[string]target.Target, cfg statemachine.Config, metrics *app.Metrics, logger *slog.Logger, now func() time.Time, t ticks) parts {
+func assemble(f serveFlags, st store.Store, q task.Queue, tgts map[string]target.Target, cfg statemachine.Config, metrics *web.Metrics, logger *slog.Logger, now func() time.Time, t ticks) parts {
 	eng := engine.New(st, q, tgts, engine.Options{
 		Now:                now,
 		Config:             cfg,
@@ -260,7 +260,7 @@ func assemble(f serveFlags, st store.Store, q task.Queue, tgts map[string]target
 		wd:      watchdog.New(st, eng, watchdog.Options{Now: now, Logger: logger, Ticks: t.watchdog}),
 		configs: configs,
 		api: func(loopbackAdmin bool) http.Handler {
-			return app.New(app.Options{
+			return web.New(web.Options{
 				Engine:        eng,
 				Store:         st,
 				Configs:       configs,

@@ -15,12 +15,12 @@ import (
 	gcloudtasks "cloud.google.com/go/cloudtasks/apiv2"
 	gcds "cloud.google.com/go/datastore"
 
-	"github.com/sundial-cron/sundial/app"
 	"github.com/sundial-cron/sundial/internal/standin"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store/datastore"
 	"github.com/sundial-cron/sundial/target/urlfetch"
 	"github.com/sundial-cron/sundial/task/cloudtasks"
+	"github.com/sundial-cron/sundial/web"
 )
 
 // The cloud shape's internal endpoints: where Cloud Tasks delivers tasks,
@@ -118,15 +118,15 @@ func (c *cloudFlags) queueName() string {
 // X-AppEngine-* and X-CloudTasks-* headers from outside requests, so their
 // presence is proof; on Cloud Run any header can come from outside, so each
 // request must carry a token Google signed for the invoker account.
-func (c *cloudFlags) gates(now func() time.Time) (tasks app.Gate, cron func(path string) (app.Gate, error), target cloudtasks.Destination, err error) {
+func (c *cloudFlags) gates(now func() time.Time) (tasks web.Gate, cron func(path string) (web.Gate, error), target cloudtasks.Destination, err error) {
 	if c.platform == "appengine" {
-		cronGate := app.AppEngineCron()
-		return app.AppEngineQueue(c.queue),
-			func(string) (app.Gate, error) { return cronGate, nil },
+		cronGate := web.AppEngineCron()
+		return web.AppEngineQueue(c.queue),
+			func(string) (web.Gate, error) { return cronGate, nil },
 			cloudtasks.AppEngine{Service: os.Getenv("GAE_SERVICE"), Path: tasksPath}, nil
 	}
-	oidc := func(path string) (app.Gate, error) {
-		return app.NewOIDC(app.OIDCOptions{Audience: c.publicURL + path, ServiceAccount: c.invoker, Now: now})
+	oidc := func(path string) (web.Gate, error) {
+		return web.NewOIDC(web.OIDCOptions{Audience: c.publicURL + path, ServiceAccount: c.invoker, Now: now})
 	}
 	if tasks, err = oidc(tasksPath); err != nil {
 		return nil, nil, nil, err
@@ -177,10 +177,10 @@ func serveCloud(ctx context.Context, f serveFlags, logger *slog.Logger, now func
 	}
 
 	// Cloud Tasks cannot count a queue's tasks cheaply: no backlog gauge.
-	p := assemble(f, st, queue, tgts, cloudConfig(f), app.NewMetrics(nil), logger, now, ticks{})
+	p := assemble(f, st, queue, tgts, cloudConfig(f), web.NewMetrics(nil), logger, now, ticks{})
 
 	mux := http.NewServeMux()
-	mux.Handle(tasksPath, &app.TaskEndpoint{Gate: taskGate, Decode: cloudtasks.Decode, Handler: p.eng.HandleTask, Logger: logger})
+	mux.Handle(tasksPath, &web.TaskEndpoint{Gate: taskGate, Decode: cloudtasks.Decode, Handler: p.eng.HandleTask, Logger: logger})
 	for path, pass := range map[string]func(context.Context) (any, error){
 		watchdogPath: func(ctx context.Context) (any, error) { return p.wd.Pass(ctx) },
 		refreshPath: func(ctx context.Context) (any, error) {
@@ -192,7 +192,7 @@ func serveCloud(ctx context.Context, f serveFlags, logger *slog.Logger, now func
 		if err != nil {
 			return err
 		}
-		mux.Handle(path, app.Guard(gate, logger, app.CronEndpoint(path, pass, logger)))
+		mux.Handle(path, web.Guard(gate, logger, web.CronEndpoint(path, pass, logger)))
 	}
 	mux.Handle("/", p.api(false))
 

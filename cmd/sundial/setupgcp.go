@@ -13,8 +13,8 @@ import (
 	gcloudtasks "cloud.google.com/go/cloudtasks/apiv2"
 	scheduler "cloud.google.com/go/scheduler/apiv1"
 
-	"github.com/sundial-cron/sundial/gcpsetup"
 	"github.com/sundial-cron/sundial/internal/standin"
+	"github.com/sundial-cron/sundial/tools/gcpsetup"
 )
 
 // cronJobs are the Cloud Scheduler jobs that stand in for cron.yaml on

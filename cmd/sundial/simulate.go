@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/sundial-cron/sundial/internal/emulator"
-	"github.com/sundial-cron/sundial/simulate"
+	"github.com/sundial-cron/sundial/tools/simulate"
 )
 
 // runSimulate runs "sundial simulate [flags]": the real engine on a

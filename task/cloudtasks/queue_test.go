@@ -13,12 +13,12 @@ import (
 	"cloud.google.com/go/cloudtasks/apiv2/cloudtaskspb"
 	gax "github.com/googleapis/gax-go/v2"
 
-	"github.com/sundial-cron/sundial/app"
 	"github.com/sundial-cron/sundial/internal/fakeclock"
 	"github.com/sundial-cron/sundial/task"
 	"github.com/sundial-cron/sundial/task/cloudtasks"
 	"github.com/sundial-cron/sundial/task/cloudtasks/cloudtaskstest"
 	"github.com/sundial-cron/sundial/task/tasktest"
+	"github.com/sundial-cron/sundial/web"
 )
 
 const queuePath = "projects/proj/locations/us-central1/queues/sundial"
@@ -44,10 +44,10 @@ type rig struct {
 
 	// What restart needs to start the app and its queue again.
 	tg       target
-	gate     app.Gate
+	gate     web.Gate
 	target   cloudtasks.Destination
 	handler  task.Handler
-	endpoint atomic.Pointer[app.TaskEndpoint]
+	endpoint atomic.Pointer[web.TaskEndpoint]
 }
 
 type target string
@@ -61,32 +61,32 @@ func newRig(t *testing.T, clock *fakeclock.Clock, tg target, retry cloudtasks.Re
 	t.Helper()
 	r := &rig{clock: clock, tg: tg, handler: handler}
 	// The app's address outlives its restarts, as a deployment's does.
-	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if req.URL.Path != "/internal/tasks" {
 			http.NotFound(w, req)
 			return
 		}
 		r.endpoint.Load().ServeHTTP(w, req)
 	}))
-	t.Cleanup(web.Close)
+	t.Cleanup(app.Close)
 
 	opts := cloudtaskstest.Options{Now: clock.Now, Retry: retry}
 	switch tg {
 	case appEngine:
-		r.gate, r.target = app.AppEngineQueue("sundial"), cloudtasks.AppEngine{Path: "/internal/tasks"}
-		opts.AppEngineURL = web.URL
+		r.gate, r.target = web.AppEngineQueue("sundial"), cloudtasks.AppEngine{Path: "/internal/tasks"}
+		opts.AppEngineURL = app.URL
 	case cloudRun:
 		is, err := cloudtaskstest.NewIssuer()
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(is.Close)
-		gate, err := app.NewOIDC(app.OIDCOptions{Issuer: is.URL(), KeysURL: is.KeysURL(), Audience: audience, ServiceAccount: account, Now: clock.Now})
+		gate, err := web.NewOIDC(web.OIDCOptions{Issuer: is.URL(), KeysURL: is.KeysURL(), Audience: audience, ServiceAccount: account, Now: clock.Now})
 		if err != nil {
 			t.Fatal(err)
 		}
 		r.gate = gate
-		r.target = cloudtasks.HTTP{URL: web.URL + "/internal/tasks", ServiceAccount: account, Audience: audience}
+		r.target = cloudtasks.HTTP{URL: app.URL + "/internal/tasks", ServiceAccount: account, Audience: audience}
 		opts.Issuer = is
 	}
 	srv, err := cloudtaskstest.Start(opts)
@@ -102,7 +102,7 @@ func newRig(t *testing.T, clock *fakeclock.Clock, tg target, retry cloudtasks.Re
 // start starts the app: its endpoint, and its queue on a new client.
 func (r *rig) start(t *testing.T) {
 	t.Helper()
-	r.endpoint.Store(&app.TaskEndpoint{Decode: cloudtasks.Decode, Gate: r.gate, Handler: r.handler, Logger: quiet})
+	r.endpoint.Store(&web.TaskEndpoint{Decode: cloudtasks.Decode, Gate: r.gate, Handler: r.handler, Logger: quiet})
 	client, err := r.srv.Client(t.Context())
 	if err != nil {
 		t.Fatal(err)

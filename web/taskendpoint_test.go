@@ -1,4 +1,4 @@
-package app_test
+package web_test
 
 import (
 	"context"
@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sundial-cron/sundial/app"
 	"github.com/sundial-cron/sundial/engine"
 	"github.com/sundial-cron/sundial/task"
 	"github.com/sundial-cron/sundial/task/cloudtasks"
+	"github.com/sundial-cron/sundial/web"
 )
 
 // quiet drops the logs of refused and failed deliveries, which these
@@ -69,12 +69,12 @@ func TestEndpointRefusesOutsideRequests(t *testing.T) {
 	expired := is.Token(account, audience, t0.Add(-2*time.Hour))
 	tests := []struct {
 		name    string
-		gate    app.Gate
+		gate    web.Gate
 		headers map[string]string
 	}{
-		{"App Engine: no queue header", app.AppEngineQueue("sundial"), nil},
-		{"App Engine: another queue", app.AppEngineQueue("sundial"), map[string]string{"X-AppEngine-QueueName": "other"}},
-		{"App Engine: only the Cloud Tasks header of HTTP targets", app.AppEngineQueue("sundial"), map[string]string{"X-CloudTasks-QueueName": "sundial"}},
+		{"App Engine: no queue header", web.AppEngineQueue("sundial"), nil},
+		{"App Engine: another queue", web.AppEngineQueue("sundial"), map[string]string{"X-AppEngine-QueueName": "other"}},
+		{"App Engine: only the Cloud Tasks header of HTTP targets", web.AppEngineQueue("sundial"), map[string]string{"X-CloudTasks-QueueName": "sundial"}},
 		{"Cloud Run: no token", newOIDC(t, is, func() time.Time { return t0 }), map[string]string{"X-CloudTasks-QueueName": "sundial"}},
 		{"Cloud Run: a forged token", newOIDC(t, is, func() time.Time { return t0 }), map[string]string{"Authorization": "Bearer " + forger.Token(account, audience, t0)}},
 		{"Cloud Run: a token for another audience", newOIDC(t, is, func() time.Time { return t0 }), map[string]string{"Authorization": "Bearer " + is.Token(account, "https://other.example.com", t0)}},
@@ -85,7 +85,7 @@ func TestEndpointRefusesOutsideRequests(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			var rec recorder
-			srv := httptest.NewServer(&app.TaskEndpoint{Decode: cloudtasks.Decode, Gate: tt.gate, Handler: rec.handle, Logger: quiet})
+			srv := httptest.NewServer(&web.TaskEndpoint{Decode: cloudtasks.Decode, Gate: tt.gate, Handler: rec.handle, Logger: quiet})
 			defer srv.Close()
 			if got := post(t, srv.URL, tt.headers, tick); got != http.StatusForbidden {
 				t.Errorf("status = %d, want 403", got)
@@ -120,7 +120,7 @@ func TestEndpointDelivers(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			rec := recorder{err: func(int) error { return tt.answer }}
-			srv := httptest.NewServer(&app.TaskEndpoint{Decode: cloudtasks.Decode, Gate: app.AppEngineQueue("sundial"), Handler: rec.handle, Logger: quiet})
+			srv := httptest.NewServer(&web.TaskEndpoint{Decode: cloudtasks.Decode, Gate: web.AppEngineQueue("sundial"), Handler: rec.handle, Logger: quiet})
 			defer srv.Close()
 			req, err := http.NewRequest(tt.method, srv.URL, strings.NewReader(tt.body))
 			if err != nil {

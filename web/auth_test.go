@@ -1,4 +1,4 @@
-package app_test
+package web_test
 
 import (
 	"net/http"
@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sundial-cron/sundial/app"
+	"github.com/sundial-cron/sundial/web"
 )
 
 func TestWhoMayCallTheAPI(t *testing.T) {
@@ -93,7 +93,7 @@ func TestReadTokenFile(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			got, err := app.ReadTokenFile(path)
+			got, err := web.ReadTokenFile(path)
 			if c.err == "" && (err != nil || got != c.want) {
 				t.Errorf("got %q, %v; want %q", got, err, c.want)
 			}

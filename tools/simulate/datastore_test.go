@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/sundial-cron/sundial/internal/emulator/emulatortest"
-	"github.com/sundial-cron/sundial/simulate"
+	"github.com/sundial-cron/sundial/tools/simulate"
 )
 
 func TestMain(m *testing.M) { emulatortest.Main(m) }

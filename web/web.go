@@ -1,11 +1,14 @@
-// Package app is Sundial's HTTP face: the JSON API under /api/v1 and the
-// Prometheus metrics at /metrics, over the engine and the store. The server
-// command mounts the handler New returns; docs/api.md documents every route.
+// Package web is Sundial's HTTP surface: the JSON API under /api/v1 and
+// the Prometheus metrics at /metrics, over the engine and the store
+// (New); the internal endpoints Cloud Tasks and the platform's cron call in
+// the cloud shape, with the gates that admit only them (TaskEndpoint,
+// CronEndpoint, Gate); and, as they come, the console and sign-in. The
+// server command mounts them; docs/api.md documents every route.
 //
 // Reads go to the store outside any transaction and may be slightly stale;
 // every change goes through the engine, which applies it in one transaction
 // on the job, so a request the state machine refuses changes nothing.
-package app
+package web
 
 import (
 	"io"

@@ -1,4 +1,4 @@
-package app_test
+package web_test
 
 import (
 	"net/http/httptest"
@@ -6,25 +6,25 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sundial-cron/sundial/app"
 	"github.com/sundial-cron/sundial/task/cloudtasks/cloudtaskstest"
+	"github.com/sundial-cron/sundial/web"
 )
 
 func TestHeaderGates(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name    string
-		gate    app.Header
+		gate    web.Header
 		headers map[string][]string
 		wantErr string
 	}{
-		{"a task from our queue is admitted", app.AppEngineQueue("sundial"), map[string][]string{"X-Appengine-Queuename": {"sundial"}}, ""},
-		{"a request without the queue header is refused", app.AppEngineQueue("sundial"), nil, "no X-AppEngine-QueueName"},
-		{"a task from another queue is refused", app.AppEngineQueue("sundial"), map[string][]string{"X-Appengine-Queuename": {"other"}}, `"other"`},
-		{"a queue header given twice is refused", app.AppEngineQueue("sundial"), map[string][]string{"X-Appengine-Queuename": {"sundial", "sundial"}}, "want"},
-		{"App Engine cron is admitted", app.AppEngineCron(), map[string][]string{"X-Appengine-Cron": {"true"}}, ""},
-		{"a request without the cron header is refused", app.AppEngineCron(), map[string][]string{"X-Cloudtasks-Queuename": {"sundial"}}, "no X-Appengine-Cron"},
-		{"a cron header that is not true is refused", app.AppEngineCron(), map[string][]string{"X-Appengine-Cron": {"yes"}}, `"yes"`},
+		{"a task from our queue is admitted", web.AppEngineQueue("sundial"), map[string][]string{"X-Appengine-Queuename": {"sundial"}}, ""},
+		{"a request without the queue header is refused", web.AppEngineQueue("sundial"), nil, "no X-AppEngine-QueueName"},
+		{"a task from another queue is refused", web.AppEngineQueue("sundial"), map[string][]string{"X-Appengine-Queuename": {"other"}}, `"other"`},
+		{"a queue header given twice is refused", web.AppEngineQueue("sundial"), map[string][]string{"X-Appengine-Queuename": {"sundial", "sundial"}}, "want"},
+		{"App Engine cron is admitted", web.AppEngineCron(), map[string][]string{"X-Appengine-Cron": {"true"}}, ""},
+		{"a request without the cron header is refused", web.AppEngineCron(), map[string][]string{"X-Cloudtasks-Queuename": {"sundial"}}, "no X-Appengine-Cron"},
+		{"a cron header that is not true is refused", web.AppEngineCron(), map[string][]string{"X-Appengine-Cron": {"yes"}}, `"yes"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -53,9 +53,9 @@ const (
 
 // newOIDC returns a gate that trusts is, expecting account and audience,
 // on a clock at t0.
-func newOIDC(t *testing.T, is *cloudtaskstest.Issuer, now func() time.Time) *app.OIDC {
+func newOIDC(t *testing.T, is *cloudtaskstest.Issuer, now func() time.Time) *web.OIDC {
 	t.Helper()
-	g, err := app.NewOIDC(app.OIDCOptions{
+	g, err := web.NewOIDC(web.OIDCOptions{
 		Issuer: is.URL(), KeysURL: is.KeysURL(), Audience: audience, ServiceAccount: account, Now: now,
 	})
 	if err != nil {
@@ -126,17 +126,17 @@ func TestNewOIDCRefusesIncompleteOptions(t *testing.T) {
 	now := func() time.Time { return t0 }
 	tests := []struct {
 		name    string
-		opts    app.OIDCOptions
+		opts    web.OIDCOptions
 		wantErr string
 	}{
-		{"no audience", app.OIDCOptions{ServiceAccount: account, Now: now}, "audience: missing"},
-		{"no service account", app.OIDCOptions{Audience: audience, Now: now}, "service account"},
-		{"no clock", app.OIDCOptions{Audience: audience, ServiceAccount: account}, "Now: missing"},
-		{"an issuer without its keys", app.OIDCOptions{Issuer: "https://issuer.example.com", Audience: audience, ServiceAccount: account, Now: now}, "keys URL"},
+		{"no audience", web.OIDCOptions{ServiceAccount: account, Now: now}, "audience: missing"},
+		{"no service account", web.OIDCOptions{Audience: audience, Now: now}, "service account"},
+		{"no clock", web.OIDCOptions{Audience: audience, ServiceAccount: account}, "Now: missing"},
+		{"an issuer without its keys", web.OIDCOptions{Issuer: "https://issuer.example.com", Audience: audience, ServiceAccount: account, Now: now}, "keys URL"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, err := app.NewOIDC(tt.opts); err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+			if _, err := web.NewOIDC(tt.opts); err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("NewOIDC = %v, want an error containing %q", err, tt.wantErr)
 			}
 		})

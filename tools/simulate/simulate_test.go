@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/sundial-cron/sundial/simulate"
+	"github.com/sundial-cron/sundial/tools/simulate"
 )
 
 // TestGuaranteesUnderFaults runs the engine through a simulated day at

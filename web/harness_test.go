@@ -1,4 +1,4 @@
-package app_test
+package web_test
 
 import (
 	"context"
@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sundial-cron/sundial/app"
 	"github.com/sundial-cron/sundial/engine"
 	"github.com/sundial-cron/sundial/engine/enginetest"
 	"github.com/sundial-cron/sundial/internal/fakeclock"
@@ -25,6 +24,7 @@ import (
 	"github.com/sundial-cron/sundial/task"
 	"github.com/sundial-cron/sundial/task/local"
 	"github.com/sundial-cron/sundial/watchdog"
+	"github.com/sundial-cron/sundial/web"
 )
 
 // t0 is where every test's clock starts: a Monday, 10:00 UTC.
@@ -44,7 +44,7 @@ type harness struct {
 	eng     *engine.Engine
 	disp    *local.Dispatcher
 	wd      *watchdog.Watchdog
-	metrics *app.Metrics
+	metrics *web.Metrics
 	configs *configs
 	handler http.Handler
 }
@@ -58,7 +58,7 @@ func newHarness(t *testing.T) *harness {
 	}
 	t.Cleanup(func() { st.Close() })
 	h.st = st
-	h.metrics = app.NewMetrics(st)
+	h.metrics = web.NewMetrics(st)
 	q := &enginetest.LateQueue{}
 	targets := map[string]target.Target{"noop": noop.Target{}, "async": async{}}
 	h.eng = engine.New(st, q, targets, engine.Options{Now: h.clock, Observer: h.metrics})
@@ -71,7 +71,7 @@ func newHarness(t *testing.T) *harness {
 
 // newHandler is the API over the harness's engine and the given store.
 func newHandler(h *harness, st store.Store, token string, loopbackAdmin bool) http.Handler {
-	return app.New(app.Options{
+	return web.New(web.Options{
 		Engine: h.eng, Store: st, Configs: h.configs, Metrics: h.metrics,
 		AdminToken: token, LoopbackAdmin: loopbackAdmin,
 	})

@@ -1,4 +1,4 @@
-package app_test
+package web_test
 
 import (
 	"bufio"
@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sundial-cron/sundial/app"
 	"github.com/sundial-cron/sundial/engine"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store/sqlite"
+	"github.com/sundial-cron/sundial/web"
 )
 
 // scrape reads /metrics and returns each sample by its name and labels, as
@@ -146,7 +146,7 @@ func TestMetricsWithoutABacklogStillServeTheRest(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.Close() // counting its tasks now fails
-	for name, m := range map[string]*app.Metrics{"failing": app.NewMetrics(st), "none": app.NewMetrics(nil)} {
+	for name, m := range map[string]*web.Metrics{"failing": web.NewMetrics(st), "none": web.NewMetrics(nil)} {
 		h := &harness{t: t, handler: m.Handler()}
 		s := h.scrape()
 		if _, ok := s[`sundial_launches_total{result="succeeded"}`]; !ok {
