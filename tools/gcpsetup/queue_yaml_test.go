@@ -15,7 +15,7 @@ import (
 // Sundial's tasks alike.
 func TestQueueYAMLAgrees(t *testing.T) {
 	t.Parallel()
-	data, err := os.ReadFile("../queue.yaml")
+	data, err := os.ReadFile("../../queue.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
