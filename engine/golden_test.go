@@ -73,8 +73,8 @@ var stateGoldens = map[string]jobState{
 	"v0-disabled-in-config.json": {m: disabledGolden(statemachine.Reason{Kind: statemachine.ReasonDisabledInConfig})},
 	"v0-auto-disabled.json":      {m: goldenAutoDisabled},
 	// Words 313afd2 never wrote itself: kept, and the job stays disabled
-	// (reasonDisabledV0).
-	"v0-disabled-other.json": {m: disabledGolden(statemachine.Reason{Kind: reasonDisabledV0, Note: "turned off by hand"})},
+	// (statemachine.ReasonUntyped).
+	"v0-disabled-other.json": {m: disabledGolden(statemachine.Reason{Kind: statemachine.ReasonUntyped, Note: "turned off by hand"})},
 
 	"v1-empty.json":     {},
 	"v1-scheduled.json": {m: goldenScheduled},
@@ -85,7 +85,7 @@ var stateGoldens = map[string]jobState{
 	"v1-removed.json":            {m: disabledGolden(statemachine.Reason{Kind: statemachine.ReasonRemovedFromConfig})},
 	"v1-disabled-in-config.json": {m: disabledGolden(statemachine.Reason{Kind: statemachine.ReasonDisabledInConfig, Note: "by the owners"})},
 	"v1-auto-disabled.json":      {m: goldenAutoDisabled},
-	"v1-disabled-v0.json":        {m: disabledGolden(statemachine.Reason{Kind: reasonDisabledV0, Note: "turned off by hand"})},
+	"v1-disabled-v0.json":        {m: disabledGolden(statemachine.Reason{Kind: statemachine.ReasonUntyped, Note: "turned off by hand"})},
 }
 
 var goldenFullDefinition = Definition{

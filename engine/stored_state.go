@@ -188,15 +188,6 @@ const (
 	reasonV0AutoDisabled = "auto-disabled " // + "after N failed invocations in a row"
 )
 
-// reasonDisabledV0 is the kind of a version 0 DISABLED job whose reason is
-// none of the words 313afd2 itself wrote: only a caller of its
-// engine.Disable could have written it, saying nothing this release can
-// type. 313afd2 kept such a job disabled until its definition changed (its
-// importer enabled only the two config reasons again), and so does this
-// kind, which is not FromConfig; calling it auto-disabled or config's doing
-// would be a guess. The words are kept as the Note.
-const reasonDisabledV0 statemachine.ReasonKind = "disabled"
-
 func decodeJobStateV0(b []byte) (jobState, error) {
 	var in stateV0
 	if err := json.Unmarshal(b, &in); err != nil {
@@ -236,7 +227,7 @@ func reasonFromV0(state statemachine.State, words string) statemachine.Reason {
 		case strings.HasPrefix(words, reasonV0AutoDisabled):
 			return statemachine.Reason{Kind: statemachine.ReasonAutoDisabled, Note: strings.TrimPrefix(words, reasonV0AutoDisabled)}
 		}
-		return statemachine.Reason{Kind: reasonDisabledV0, Note: words}
+		return statemachine.Reason{Kind: statemachine.ReasonUntyped, Note: words}
 	}
 	return statemachine.Reason{}
 }

@@ -38,12 +38,20 @@ const (
 	// schedule (time zone, DST policies) no longer parses: a zone removed
 	// from the tz database, a grammar tightened.
 	ReasonScheduleInvalid ReasonKind = "schedule_invalid"
+
+	// ReasonUntyped: a DISABLED job stored before reasons were typed
+	// (version 0 of the stored state), whose words were none a release
+	// then wrote itself: only a caller of its engine.Disable could have
+	// written them. Like an auto-disable it lasts until the definition
+	// changes; calling it that, or the config's doing, would be a guess.
+	// Note is the words.
+	ReasonUntyped ReasonKind = "disabled"
 )
 
 // ReasonKinds lists every kind, for metrics and documentation.
 var ReasonKinds = []ReasonKind{
 	ReasonPaused, ReasonRemovedFromConfig, ReasonDisabledInConfig, ReasonAutoDisabled,
-	ReasonStateUnreadable, ReasonDefinitionUnreadable, ReasonScheduleInvalid,
+	ReasonStateUnreadable, ReasonDefinitionUnreadable, ReasonScheduleInvalid, ReasonUntyped,
 }
 
 // FromConfig reports whether the job's config put it in this state, so a
@@ -84,6 +92,8 @@ func (r Reason) String() string {
 		s = "its stored definition could not be read"
 	case ReasonScheduleInvalid:
 		s = "its schedule is no longer valid"
+	case ReasonUntyped:
+		s = "disabled"
 	default:
 		s = string(r.Kind)
 	}
