@@ -40,6 +40,9 @@ func parseSpec(raw json.RawMessage) (Spec, error) {
 	if err := dec.Decode(&spec); err != nil {
 		return spec, fmt.Errorf("noop: bad spec: %v", err)
 	}
+	if dec.More() {
+		return spec, fmt.Errorf("noop: bad spec: more than one JSON value")
+	}
 	if spec.Sleep != "" {
 		if d, err := time.ParseDuration(spec.Sleep); err != nil || d < 0 {
 			return spec, fmt.Errorf("noop: bad sleep %q: want a duration such as 2s", spec.Sleep)
@@ -49,11 +52,16 @@ func parseSpec(raw json.RawMessage) (Spec, error) {
 }
 
 // Launch waits for Spec.Sleep (or the attempt's deadline) and succeeds,
-// unless Spec.Fail.
+// unless Spec.Fail. An attempt whose context has ended before it begins
+// fails, as every target's does, so a timed-out or aborted attempt never
+// counts as a success.
 func (Target) Launch(ctx context.Context, req target.Request) target.Result {
 	spec, err := parseSpec(req.Spec)
 	if err != nil {
 		return target.Result{Status: target.Failed, Message: err.Error()}
+	}
+	if err := context.Cause(ctx); err != nil {
+		return target.Result{Status: target.Failed, Message: "noop: not started: " + err.Error()}
 	}
 	if spec.Sleep != "" {
 		d, _ := time.ParseDuration(spec.Sleep) // parseSpec checked it

@@ -1,0 +1,44 @@
+package noop_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/sundial-cron/sundial/target"
+	"github.com/sundial-cron/sundial/target/noop"
+	"github.com/sundial-cron/sundial/target/targettest"
+)
+
+func spec(s string) func(*testing.T) json.RawMessage {
+	return func(*testing.T) json.RawMessage { return json.RawMessage(s) }
+}
+
+func TestConformance(t *testing.T) {
+	t.Parallel()
+	targettest.Run(t, targettest.Harness{
+		New:        func(*testing.T) target.Target { return noop.Target{} },
+		Succeeding: spec(`{}`),
+		Launched:   target.Succeeded,
+		Failing:    spec(`{"fail": true}`),
+		// A sleep far longer than any test run: only the context ends it.
+		// There is no far side to say it began; the suite ends the
+		// context at once.
+		Hang: func(*testing.T) (json.RawMessage, <-chan struct{}) {
+			return json.RawMessage(`{"sleep": "1h"}`), nil
+		},
+		// No far side, no key carried; no log kept.
+		Witness:  nil,
+		LogLimit: 0,
+		BadSpecs: []targettest.BadSpec{
+			{`{"sleep": 5}`, "Spec.sleep"},
+			{`{"fail": "yes"}`, "Spec.fail"},
+			{`{"sleep": "soon"}`, `bad sleep "soon"`},
+			{`{"sleep": "20"}`, `bad sleep "20"`},
+			{`{"sleep": "-1s"}`, `bad sleep "-1s"`},
+			{`{"slep": "1s"}`, `unknown field "slep"`},
+		},
+		// noop's messages quote nothing a spec says but a bad sleep, which
+		// Check refuses and %q quotes.
+		LineBreaks: nil,
+	})
+}
