@@ -30,12 +30,12 @@ func TestConformance(t *testing.T) {
 		Witness:  nil,
 		LogLimit: 0,
 		BadSpecs: []targettest.BadSpec{
-			{`{"sleep": 5}`, "Spec.sleep"},
-			{`{"fail": "yes"}`, "Spec.fail"},
-			{`{"sleep": "soon"}`, `bad sleep "soon"`},
-			{`{"sleep": "20"}`, `bad sleep "20"`},
-			{`{"sleep": "-1s"}`, `bad sleep "-1s"`},
-			{`{"slep": "1s"}`, `unknown field "slep"`},
+			{Spec: `{"sleep": 5}`, Field: "Spec.sleep"},
+			{Spec: `{"fail": "yes"}`, Field: "Spec.fail"},
+			{Spec: `{"sleep": "soon"}`, Field: `bad sleep "soon"`},
+			{Spec: `{"sleep": "20"}`, Field: `bad sleep "20"`},
+			{Spec: `{"sleep": "-1s"}`, Field: `bad sleep "-1s"`},
+			{Spec: `{"slep": "1s"}`, Field: `unknown field "slep"`},
 		},
 		// noop's messages quote nothing a spec says but a bad sleep, which
 		// Check refuses and %q quotes.

@@ -1,9 +1,7 @@
 package urlfetch_test
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -172,28 +170,6 @@ func TestLaunchLogsAtMost4KiBOfTheBody(t *testing.T) {
 				t.Errorf("Launch = %v, log of %d bytes %.40q...; want Succeeded with %d bytes %.40q...", res.Status, len(res.Log), res.Log, len(tc.wantLog), tc.wantLog)
 			}
 		})
-	}
-}
-
-// The job's timeout arrives as the context's deadline; here the context is
-// ended with a cause once the receiver holds the request, so only the
-// context can have ended the attempt.
-func TestLaunchEndsWithItsContext(t *testing.T) {
-	t.Parallel()
-	arrived := make(chan struct{})
-	srv, _ := receiver(t, func(w http.ResponseWriter, r *http.Request) {
-		close(arrived)
-		<-r.Context().Done()
-	})
-	ctx, cancel := context.WithCancelCause(t.Context())
-	cause := errors.New("the job's timeout of 10m")
-	go func() {
-		<-arrived
-		cancel(cause)
-	}()
-	res := newTarget(t, loopback).Launch(ctx, request(spec(srv.URL, "")))
-	if res.Status != target.Failed || !strings.Contains(res.Message, cause.Error()) {
-		t.Errorf("Launch = %v %q; want Failed naming %q", res.Status, res.Message, cause)
 	}
 }
 
