@@ -250,6 +250,11 @@ func lookPath(name, path, dir string) (string, error) {
 	return "", fmt.Errorf("%q not found in PATH %s: %w", name, path, fs.ErrNotExist)
 }
 
+// failed is a result whose message may quote what the spec says (a
+// program's name, a PATH, a directory), where Check allows line breaks; they
+// are escaped, so the message stays one line.
 func failed(format string, args ...any) target.Result {
-	return target.Result{Status: target.Failed, Message: "command: " + fmt.Sprintf(format, args...)}
+	return target.Result{Status: target.Failed, Message: "command: " + lineBreaks.Replace(fmt.Sprintf(format, args...))}
 }
+
+var lineBreaks = strings.NewReplacer("\r", `\r`, "\n", `\n`)
