@@ -321,7 +321,10 @@ func TestLaunchRefusesAKeyThatIsRunning(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	fifo, started := readyFifo(t, dir)
-	tgt := command.New(command.Options{Grace: 100 * time.Millisecond})
+	// SIGTERM ends the shell and its sleep at once, so the abort's message
+	// below says "terminated"; with a grace of 100ms a loaded machine
+	// reached SIGKILL first, and it said "killed".
+	tgt := command.New(command.Options{Grace: time.Minute})
 	req := request(command.Spec{Argv: []string{"/bin/sh", "-c", `echo > "$1"; sleep 1000`, "sh", fifo}})
 	done := make(chan target.Result)
 	go func() { done <- tgt.Launch(t.Context(), req) }()
