@@ -30,7 +30,7 @@ func runValidate(args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 		if !info.IsDir() {
-			data, err := os.ReadFile(path)
+			data, err := config.ReadFile(path)
 			files = append(files, config.File{Path: path, Data: data, Err: err})
 			continue
 		}
