@@ -185,7 +185,14 @@ type server struct {
 // serve starts `sundial serve` with args and waits until it listens.
 func serve(t *testing.T, args ...string) *server {
 	t.Helper()
-	cmd := exec.Command(binary(t), append([]string{"serve", "--listen", "127.0.0.1:0", "--log-format", "json"}, args...)...)
+	return serveUnder(t, nil, args...)
+}
+
+// serveUnder is serve, with the binary run by wrapper (prlimit, say).
+func serveUnder(t *testing.T, wrapper []string, args ...string) *server {
+	t.Helper()
+	argv := append(append(wrapper, binary(t), "serve", "--listen", "127.0.0.1:0", "--log-format", "json"), args...)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/net/netutil"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/sundial-cron/sundial/config"
@@ -48,6 +49,7 @@ type serveFlags struct {
 	refresh        time.Duration
 	stopGrace      time.Duration
 	maxCalls       int
+	maxConns       int
 	taskGrace      time.Duration
 	urlAllow       []string
 	urlDeny        []string
@@ -72,6 +74,7 @@ func parseServeFlags(args []string, stderr io.Writer) (serveFlags, error) {
 	fs.DurationVar(&f.stopGrace, "stop-grace", 30*time.Second, "how long running invocations may go on after SIGTERM")
 	fs.DurationVar(&f.taskGrace, "task-grace", statemachine.DefaultConfig.TaskGrace, "how late a task may be before the watchdog posts it again")
 	fs.IntVar(&f.maxCalls, "max-calls-per-project", 64, "target calls one project may have in flight (0: no bound), so one project's hanging targets cannot take every worker")
+	fs.IntVar(&f.maxConns, "max-connections", 1024, "HTTP connections served at once; more wait to be accepted, so callers cannot take the file descriptors jobs need")
 	fs.Func("url-allow", "comma-separated CIDRs, IPs or host names (*.example.com) url_fetch jobs may call even where the defaults refuse", listFlag(&f.urlAllow))
 	fs.Func("url-deny", "comma-separated CIDRs, IPs or host names url_fetch jobs may never call", listFlag(&f.urlDeny))
 	if err := fs.Parse(args); err != nil {
@@ -91,8 +94,8 @@ func parseServeFlags(args []string, stderr io.Writer) (serveFlags, error) {
 	if f.logFormat != "text" && f.logFormat != "json" {
 		return f, fmt.Errorf("--log-format %q: want text or json", f.logFormat)
 	}
-	if f.refresh <= 0 || f.taskGrace <= 0 || f.stopGrace < 0 || f.maxCalls < 0 {
-		return f, errors.New("--config-refresh and --task-grace must be positive, --stop-grace and --max-calls-per-project not negative")
+	if f.refresh <= 0 || f.taskGrace <= 0 || f.stopGrace < 0 || f.maxCalls < 0 || f.maxConns <= 0 {
+		return f, errors.New("--config-refresh, --task-grace and --max-connections must be positive, --stop-grace and --max-calls-per-project not negative")
 	}
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
@@ -216,11 +219,10 @@ func serveEmbedded(ctx context.Context, f serveFlags, logger *slog.Logger, now f
 		return err
 	}
 
-	ln, err := net.Listen("tcp", f.listen)
+	ln, srv, err := listen(f, p.api(true))
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: p.api(true), ReadHeaderTimeout: 10 * time.Second}
 	logger.Info("listening", "addr", ln.Addr().String(), "backend", "embedded", "db", f.db, "config_dir", f.configDir, "commands", f.commands)
 	return runServer(ctx, logger, ln, srv, 5*time.Second, disp, p.wd, p.configs)
 }
@@ -271,6 +273,26 @@ func assemble(f serveFlags, st store.Store, q task.Queue, tgts map[string]target
 			})
 		},
 	}
+}
+
+// listen listens on --listen for handler's server. Callers cannot hold
+// the server's file descriptors, which its jobs need too (pipes, sockets,
+// the database): at most --max-connections are accepted at once, a
+// connection that sends no request header within 10 s or stays idle for
+// 2 minutes is closed, and a request must arrive whole within a minute.
+// There is no write timeout: in the cloud shape a task's request lasts as
+// long as its target call.
+func listen(f serveFlags, handler http.Handler) (net.Listener, *http.Server, error) {
+	ln, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return nil, nil, err
+	}
+	return netutil.LimitListener(ln, f.maxConns), &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       time.Minute,
+		IdleTimeout:       2 * time.Minute,
+	}, nil
 }
 
 // service is a background service of the server: the dispatcher, the

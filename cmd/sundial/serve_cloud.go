@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -196,11 +195,10 @@ func serveCloud(ctx context.Context, f serveFlags, logger *slog.Logger, now func
 	}
 	mux.Handle("/", p.api(false))
 
-	ln, err := net.Listen("tcp", f.listen)
+	ln, srv, err := listen(f, mux)
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	logger.Info("listening", "addr", ln.Addr().String(), "backend", "cloud", "platform", c.platform,
 		"project", c.project, "queue", c.queueName(), "config_dir", f.configDir)
 	// Requests under way are tasks running their launches: they get the

@@ -27,6 +27,7 @@ func TestServeFlags(t *testing.T) {
 		{name: "an unknown sync mode", args: []string{"--sync", "off"}, wantErr: `--sync "off"`},
 		{name: "a stray argument", args: []string{"now"}, wantErr: `unexpected argument "now"`},
 		{name: "a negative stop grace", args: []string{"--stop-grace", "-1s"}, wantErr: "--stop-grace"},
+		{name: "no connections", args: []string{"--max-connections", "0"}, wantErr: "--max-connections"},
 		{name: "the cloud shape without its project", args: []string{"--backend", "cloud", "--platform", "appengine", "--tasks-location", "l"}, wantErr: "--backend=cloud needs --project"},
 		{name: "the cloud shape outside any platform", args: []string{"--backend", "cloud", "--project", "p", "--tasks-location", "l"}, wantErr: "--platform"},
 		{name: "Cloud Run without its URL and invoker", args: append(cloud, "--platform", "cloudrun"), wantErr: "--public-url, --invoker"},
