@@ -8,16 +8,29 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// maxSpecNodes bounds the values a target's spec may expand to, so that
-// aliases nested in aliases (a "billion laughs") cannot exhaust memory.
-const maxSpecNodes = 10000
+// The bounds on what target specs may expand to. YAML aliases let a small
+// file name one value many times, and nested ones multiply ("a billion
+// laughs"): these count every use of an alias, so no spec, and no file of
+// specs together, is bigger once expanded than the bound, whatever the
+// file's own size. A spec is stored with its job and with each of its
+// invocations: one of 256 KiB is already a large one.
+const (
+	maxSpecNodes     = 10000     // values in one spec
+	maxSpecBytes     = 256 << 10 // bytes of keys and scalars in one spec
+	maxFileSpecBytes = MaxFileSize
+)
+
+// specBudget is what is left of one spec's bounds.
+type specBudget struct {
+	nodes, bytes int
+}
 
 // specJSON converts a target's YAML subtree to JSON as it is: mappings
 // become objects (keys sorted, so the same spec always encodes the same
 // way), lists arrays, and scalars strings, numbers, booleans or null. An
 // empty subtree (`noop:` or `noop: {}`) is the empty object.
 func (d *decoder) specJSON(n *yaml.Node, path string) (json.RawMessage, bool) {
-	budget := maxSpecNodes
+	budget := specBudget{nodes: maxSpecNodes, bytes: maxSpecBytes}
 	v, ok := d.specValue(n, path, &budget)
 	if !ok {
 		return nil, false
@@ -37,10 +50,33 @@ func (d *decoder) specJSON(n *yaml.Node, path string) (json.RawMessage, bool) {
 	return b, true
 }
 
-func (d *decoder) specValue(n *yaml.Node, path string, budget *int) (any, bool) {
+// spend takes a value of size bytes from the spec's budget and the file's,
+// and reports whether both still hold; the first to run out is an error.
+func (d *decoder) spend(n *yaml.Node, path string, b *specBudget, size int) bool {
+	b.nodes--
+	b.bytes -= size
+	d.specBytes += size
+	switch {
+	case b.nodes < 0:
+		d.errorf(n, path, "too large: more than %d values once its aliases are expanded", maxSpecNodes)
+	case b.bytes < 0:
+		d.errorf(n, path, "too large: more than %d bytes once its aliases are expanded", maxSpecBytes)
+	case d.specBytes > maxFileSpecBytes:
+		d.errorf(n, path, "the file's target settings come to more than %d bytes once their aliases are expanded", maxFileSpecBytes)
+	default:
+		return true
+	}
+	b.nodes, b.bytes = -1, -1 // spent: the callers above stop here
+	return false
+}
+
+func (d *decoder) specValue(n *yaml.Node, path string, budget *specBudget) (any, bool) {
 	n = resolve(n)
-	if *budget--; *budget < 0 {
-		d.errorf(n, path, "too large: more than %d values", maxSpecNodes)
+	size := 0
+	if n.Kind == yaml.ScalarNode {
+		size = len(n.Value)
+	}
+	if !d.spend(n, path, budget, size) {
 		return nil, false
 	}
 	switch n.Kind {
@@ -54,6 +90,9 @@ func (d *decoder) specValue(n *yaml.Node, path string, budget *int) (any, bool) 
 				ok = false
 				continue
 			}
+			if !d.spend(k, path, budget, len(k.Value)) {
+				return nil, false
+			}
 			if _, dup := m[k.Value]; dup {
 				d.errorf(k, join(path, k.Value), "given twice")
 				ok = false
@@ -61,7 +100,7 @@ func (d *decoder) specValue(n *yaml.Node, path string, budget *int) (any, bool) 
 			}
 			v, vok := d.specValue(n.Content[i+1], join(path, k.Value), budget)
 			if !vok {
-				if *budget < 0 {
+				if budget.nodes < 0 {
 					return nil, false
 				}
 				ok = false
@@ -75,7 +114,7 @@ func (d *decoder) specValue(n *yaml.Node, path string, budget *int) (any, bool) 
 		for i, c := range n.Content {
 			v, vok := d.specValue(c, fmt.Sprintf("%s[%d]", path, i), budget)
 			if !vok {
-				if *budget < 0 {
+				if budget.nodes < 0 {
 					return nil, false
 				}
 				ok = false
