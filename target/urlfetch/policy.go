@@ -18,8 +18,8 @@ type Policy struct {
 	// sets it (the receiver is often on the same machine); the cloud shape
 	// must not, or a job could reach the service's own internals.
 	AllowLoopback bool
-	// AllowPrivate lets jobs call 10/8, 172.16/12, 192.168/16, 100.64/10
-	// and fc00::/7.
+	// AllowPrivate lets jobs call 10/8, 172.16/12, 192.168/16, 100.64/10,
+	// fc00::/7 and fec0::/10.
 	AllowPrivate bool
 	// Allow lists CIDRs, IPs and host names that are allowed even where the
 	// defaults refuse them. A host name matches exactly, or "*.example.com"
@@ -47,10 +47,47 @@ var (
 	sharedAddressSpace = netip.MustParsePrefix("100.64.0.0/10")
 	// thisNetwork is 0.0.0.0/8; Linux connects 0.0.0.0 to the local host.
 	thisNetwork = netip.MustParsePrefix("0.0.0.0/8")
-	// nat64 addresses reach the IPv4 address in their last 32 bits through
-	// a NAT64 gateway, so they are judged as that address.
-	nat64 = netip.MustParsePrefix("64:ff9b::/96")
+	// siteLocal is fec0::/10: deprecated, and private where it is used.
+	siteLocal = netip.MustParsePrefix("fec0::/10")
+	// teredo addresses reach an IPv4 host through a tunnel, with the
+	// address obfuscated: nothing to judge, so they are refused.
+	teredo = netip.MustParsePrefix("2001::/32")
 )
+
+// The IPv6 ranges whose addresses reach an IPv4 address through a
+// translator or a tunnel; each is judged as the IPv4 address it reaches,
+// so 127.0.0.1 is refused however it is spelled.
+var (
+	// nat64 (RFC 6052's well-known prefix): the last 32 bits.
+	nat64 = netip.MustParsePrefix("64:ff9b::/96")
+	// localNAT64 (RFC 8215), a /48: bits 48-63 and 72-87, around the
+	// u octet.
+	localNAT64 = netip.MustParsePrefix("64:ff9b:1::/48")
+	// sixToFour (RFC 3056): bits 16-47.
+	sixToFour = netip.MustParsePrefix("2002::/16")
+	// compatible is the deprecated IPv4-compatible form ::a.b.c.d, which
+	// Linux still connects to a.b.c.d.
+	compatible = netip.MustParsePrefix("::/96")
+)
+
+// reachedIPv4 returns the IPv4 address an IPv6 address reaches through a
+// translator or a tunnel that embeds it, if any.
+func reachedIPv4(a netip.Addr) (netip.Addr, bool) {
+	b := a.As16()
+	switch {
+	case !a.Is6():
+		return a, false
+	case nat64.Contains(a):
+		return netip.AddrFrom4([4]byte(b[12:16])), true
+	case localNAT64.Contains(a):
+		return netip.AddrFrom4([4]byte{b[6], b[7], b[9], b[10]}), true
+	case sixToFour.Contains(a):
+		return netip.AddrFrom4([4]byte(b[2:6])), true
+	case compatible.Contains(a) && !a.IsUnspecified() && !a.IsLoopback():
+		return netip.AddrFrom4([4]byte(b[12:16])), true
+	}
+	return a, false
+}
 
 // policy is a Policy with its lists parsed.
 type policy struct {
@@ -137,9 +174,8 @@ func (p *policy) host(h string) (listed bool, err error) {
 // when dialled.
 func (p *policy) addr(a netip.Addr, hostListed bool) error {
 	a = a.Unmap()
-	if nat64.Contains(a) {
-		b := a.As16()
-		a = netip.AddrFrom4([4]byte(b[12:]))
+	if v4, ok := reachedIPv4(a); ok {
+		a = v4
 	}
 	in := func(nets []netip.Prefix) bool {
 		for _, n := range nets {
@@ -161,9 +197,11 @@ func (p *policy) addr(a netip.Addr, hostListed bool) error {
 		return refuse("a link-local address")
 	case a.IsUnspecified() || a.IsMulticast() || thisNetwork.Contains(a):
 		return refuse("not a unicast address")
+	case teredo.Contains(a):
+		return refuse("a Teredo tunnel address, whose IPv4 end cannot be judged")
 	case a.IsLoopback() && !p.allowLoopback:
 		return refuse("a loopback address, and this server does not allow loopback")
-	case (a.IsPrivate() || sharedAddressSpace.Contains(a)) && !p.allowPrivate:
+	case (a.IsPrivate() || sharedAddressSpace.Contains(a) || siteLocal.Contains(a)) && !p.allowPrivate:
 		return refuse("a private address, and this server does not allow private ranges")
 	}
 	return nil
