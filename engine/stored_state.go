@@ -117,6 +117,13 @@ func decodeJobStateV1(b []byte) (jobState, error) {
 	if err := json.Unmarshal(b, &in); err != nil {
 		return jobState{}, err
 	}
+	return in.jobState(), nil
+}
+
+// jobState is what the stored state says, in the engine's terms. Every
+// older version is first brought to this shape, so this is the one
+// conversion there is.
+func (in storedState) jobState() jobState {
 	m := statemachine.JobState{
 		State:     statemachine.State(in.State),
 		TickNonce: in.TickNonce, TickAt: in.TickAt, NextAt: in.NextAt, Cursor: in.Cursor,
@@ -139,7 +146,7 @@ func decodeJobStateV1(b []byte) (jobState, error) {
 	if h := in.Health; h != nil {
 		s.health = Health{TaskFailures: h.TaskFailures, LastError: h.LastError, LastErrorAt: h.LastErrorAt}
 	}
-	return s, nil
+	return s
 }
 
 // stateV0 is what releases up to 313afd2 stored: json.Marshal of
@@ -177,8 +184,8 @@ type invocationV0 struct {
 	Deadline time.Time
 }
 
-func (o occurrenceV0) occurrence() statemachine.Occurrence {
-	return statemachine.Occurrence{ID: o.ID, At: o.At, Manual: o.Manual}
+func (o occurrenceV0) upgrade() storedOccurrence {
+	return storedOccurrence{ID: o.ID, At: o.At, Manual: o.Manual}
 }
 
 // Version 0's reasons, as 313afd2's config importer and machine wrote them.
@@ -193,23 +200,32 @@ func decodeJobStateV0(b []byte) (jobState, error) {
 	if err := json.Unmarshal(b, &in); err != nil {
 		return jobState{}, err
 	}
-	m := statemachine.JobState{
-		State:     statemachine.State(in.State),
-		Reason:    reasonFromV0(statemachine.State(in.State), in.Reason),
+	return in.upgrade().jobState(), nil
+}
+
+// upgrade is the version 1 shape of a version 0 state: the same fields
+// under their stored names, the reason typed, and no health (version 0
+// kept none).
+func (in stateV0) upgrade() storedState {
+	out := storedState{
+		Version: stateVersion, State: in.State,
 		TickNonce: in.TickNonce, TickAt: in.TickAt, NextAt: in.NextAt, Cursor: in.Cursor,
-		Failures: in.Failures, Triggers: in.Triggers, LastEnded: in.LastEnded, WatchdogTimerTs: in.WatchdogTimerTs,
+		Failures: in.Failures, Triggers: in.Triggers, LastEnded: in.LastEnded, Watchdog: in.WatchdogTimerTs,
+	}
+	if r := reasonFromV0(statemachine.State(in.State), in.Reason); r != (statemachine.Reason{}) {
+		out.Reason = &storedReason{Kind: string(r.Kind), Note: r.Note}
 	}
 	if in.Pending != nil {
-		o := in.Pending.occurrence()
-		m.Pending = &o
+		o := in.Pending.upgrade()
+		out.Pending = &o
 	}
 	for _, inv := range in.Active {
-		m.Active = append(m.Active, statemachine.Invocation{
-			Occurrence: inv.occurrence(), Attempt: inv.Attempt, Status: statemachine.Status(inv.Phase), Nonce: inv.Nonce,
+		out.Active = append(out.Active, storedInvocation{
+			storedOccurrence: inv.upgrade(), Attempt: inv.Attempt, Status: inv.Phase, Nonce: inv.Nonce,
 			Since: inv.Since, RetryAt: inv.RetryAt, Deadline: inv.Deadline,
 		})
 	}
-	return jobState{m: m}, nil
+	return out
 }
 
 // reasonFromV0 types a version 0 reason. Only PAUSED and DISABLED jobs have
