@@ -94,7 +94,7 @@ func (f *fixture) step(now time.Time, e sm.Event, want ...sm.Action) {
 func (f *fixture) refused(now time.Time, e sm.Event) {
 	f.t.Helper()
 	f.m.Now = now
-	before, nonce := cloneJob(f.m.Job), f.nonce
+	before, nonce := f.m.Job.Clone(), f.nonce
 	err := f.m.Step(e)
 	if err == nil || !isRefused(err) {
 		f.t.Fatalf("at %s, %s: got error %v, want one wrapping ErrRefused", off(now), describe(e), err)
@@ -116,7 +116,7 @@ func (f *fixture) refused(now time.Time, e sm.Event) {
 func (f *fixture) inProgress(now time.Time, e sm.Starting) {
 	f.t.Helper()
 	f.m.Now = now
-	before, nonce := cloneJob(f.m.Job), f.nonce
+	before, nonce := f.m.Job.Clone(), f.nonce
 	if err := f.m.Step(e); !errors.Is(err, sm.ErrLaunchInProgress) {
 		f.t.Fatalf("at %s, %s: got error %v, want ErrLaunchInProgress", off(now), describe(e), err)
 	}
@@ -206,17 +206,6 @@ func writeBeforeCallErr(actions []sm.Action) error {
 }
 
 func isRefused(err error) bool { return errors.Is(err, sm.ErrRefused) }
-
-func cloneJob(j sm.JobState) sm.JobState {
-	if j.Active != nil {
-		j.Active = append([]sm.Invocation(nil), j.Active...)
-	}
-	if j.Pending != nil {
-		p := *j.Pending
-		j.Pending = &p
-	}
-	return j
-}
 
 // off prints an instant as an offset from t0, which is how tests think.
 func off(t time.Time) string {

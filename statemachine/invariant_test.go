@@ -16,7 +16,7 @@ import (
 // stale delivers e and fails unless it changes nothing at all.
 func (f *fixture) stale(now time.Time, e sm.Event) {
 	f.t.Helper()
-	before := cloneJob(f.m.Job)
+	before := f.m.Job.Clone()
 	f.step(now, e)
 	if !sameJob(f.m.Job, before) {
 		f.t.Fatalf("at %s, the stale %s changed the job\n got %s\nwant %s", off(now), describe(e), formatJob(f.m.Job), formatJob(before))

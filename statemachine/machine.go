@@ -46,7 +46,7 @@ type Machine struct {
 // came again too soon. A stale task (wrong nonce, unknown invocation, finished
 // attempt) is not an error: the step does nothing.
 func (m *Machine) Step(e Event) error {
-	before, n := cloneJob(m.Job), len(m.Actions)
+	before, n := m.Job.Clone(), len(m.Actions)
 	if err := m.step(e); err != nil {
 		m.Job, m.Actions = before, m.Actions[:n]
 		return err
@@ -622,15 +622,6 @@ func later(a, b time.Time) time.Time {
 		return a
 	}
 	return b
-}
-
-func cloneJob(j JobState) JobState {
-	j.Active = slices.Clone(j.Active)
-	if j.Pending != nil {
-		p := *j.Pending
-		j.Pending = &p
-	}
-	return j
 }
 
 // OccurrenceID is the invocation id of a scheduled occurrence: its time in

@@ -103,7 +103,7 @@ func (s *sim) advanceTo(t time.Time) {
 func (s *sim) step(e sm.Event, stale bool) error {
 	s.t.Helper()
 	m := s.m
-	before, nonce := cloneJob(m.Job), s.nonce
+	before, nonce := m.Job.Clone(), s.nonce
 	want := wantErr(m, e)
 	err := m.Step(e)
 	where := fmt.Sprintf("#%d at %s: %s", len(s.log), off(m.Now), describe(e))

@@ -43,7 +43,7 @@ func runTransitions(t *testing.T, cases []transition) {
 			}
 			// The cases share their job literals' Active arrays, which a
 			// step changes in place.
-			f.m.Job = settled(cloneJob(c.job))
+			f.m.Job = settled(c.job.Clone())
 			if c.refused {
 				f.refused(c.now, c.event)
 				return
@@ -69,7 +69,7 @@ var scheduledAt0 = sm.JobState{State: sm.Scheduled, TickNonce: 7, TickAt: at(1 *
 
 // withJob returns scheduledAt0 changed by fn.
 func withJob(fn func(j *sm.JobState)) sm.JobState {
-	j := cloneJob(scheduledAt0)
+	j := scheduledAt0.Clone()
 	fn(&j)
 	return j
 }

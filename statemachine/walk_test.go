@@ -48,7 +48,7 @@ func walkSnapshots(t *testing.T, perState int) []snapshot {
 					}
 					seen[key] = true
 					count[j.State]++
-					out = append(out, snapshot{expr: expr, policy: p, now: s.m.Now, job: cloneJob(j)})
+					out = append(out, snapshot{expr: expr, policy: p, now: s.m.Now, job: j.Clone()})
 				}
 			}
 		}
@@ -217,12 +217,12 @@ func walkStep(t *testing.T, sn snapshot, now time.Time, v variant) error {
 	m := &sm.Machine{
 		JobID: testJobID, Now: now, Schedule: mustParse(t, sn.expr), Policy: sn.policy, Config: cfg,
 		NewNonce: func() int64 { nonce++; return nonce },
-		Job:      cloneJob(sn.job),
+		Job:      sn.job.Clone(),
 		// A host may step with actions of an earlier step not cleared; a
 		// refused step must leave them too.
 		Actions: []sm.Action{tickLater(t0, 1)},
 	}
-	before, actionsBefore := cloneJob(m.Job), slices.Clone(m.Actions)
+	before, actionsBefore := m.Job.Clone(), slices.Clone(m.Actions)
 	want := wantErr(m, v.event)
 	where := fmt.Sprintf("schedule %q, policy %+v, at %s, %s to %s", sn.expr, sn.policy, off(now), v.name, formatJob(sn.job))
 	err := func() (err error) {
