@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store"
@@ -54,7 +56,7 @@ func (e *Engine) ApplyProject(ctx context.Context, project string, jobs []Job) e
 			errs = append(errs, fmt.Errorf("job %s: %w", j.ID, err))
 		}
 	}
-	for id := range stored {
+	for _, id := range slices.Sorted(maps.Keys(stored)) {
 		if err := e.Disable(ctx, id, statemachine.Reason{Kind: statemachine.ReasonRemovedFromConfig}); err != nil {
 			errs = append(errs, fmt.Errorf("job %s: %w", id, err))
 		}
