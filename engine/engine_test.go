@@ -431,3 +431,28 @@ func TestDisableKeepsHistoryAndDefineEnablesAgain(t *testing.T) {
 		}
 	}
 }
+
+// A project's revision defines and disables only that project's jobs: a
+// job of another project in it is refused, and the other project's jobs
+// are left as they are.
+func TestApplyProjectTouchesOnlyItsOwnProject(t *testing.T) {
+	h := newHarness(t, engine.Options{})
+	def := engine.Definition{Schedule: "*/5 * * * *", Target: "rec"}
+	if err := h.eng.ApplyProject(h.ctx, "b", []engine.Job{{ID: "b/keep", Definition: def}}); err != nil {
+		t.Fatal(err)
+	}
+	before := h.job("b/keep")
+	err := h.eng.ApplyProject(h.ctx, "a", []engine.Job{{ID: "a/mine", Definition: def}, {ID: "b/stolen", Definition: def}})
+	if err == nil || !strings.Contains(err.Error(), "b/stolen: not a job of project a") {
+		t.Errorf("ApplyProject(a) with a job of b: %v; want it refused", err)
+	}
+	if _, err := h.st.Job(h.ctx, "b/stolen"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("b/stolen: %v; want it never created", err)
+	}
+	if j := h.job("a/mine"); j.State != string(statemachine.Scheduled) {
+		t.Errorf("a/mine is %s; want the rest of the revision applied", j.State)
+	}
+	if after := h.job("b/keep"); !reflect.DeepEqual(after, before) {
+		t.Errorf("b/keep after project a's revision:\n%+v\nwant\n%+v", after, before)
+	}
+}
