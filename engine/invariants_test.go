@@ -123,37 +123,44 @@ func (failingStore) Update(context.Context, string, func(store.Tx) error) ([]tas
 // Invariant 3: a process that dies after calling the target and before
 // recording the outcome leaves an ambiguous launch. The engine asks the
 // target; a target that cannot tell makes it FAILED: launch outcome
-// unknown, never a second launch, unless the job is idempotent.
+// unknown, never a second launch, unless the job is idempotent: then the
+// ambiguous launch is a failed attempt and the next one goes out with the
+// same key, so max_attempts bounds even a launch that kills the server
+// every time.
 func TestInvariant3_FailClosedOnAmbiguity(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		kind       string
 		idempotent bool
-		launches   int
+		dies       int   // how many launches the process dies after
+		launches   []int // of attempts 1, 2, 3
 		status     statemachine.Status
 		message    string
 	}{
-		{"a target that can tell gives the real outcome", "rec", false, 1, statemachine.StatusSucceeded, "ok"},
-		{"a target that cannot tell fails closed", "blind", false, 1, statemachine.StatusFailed, "launch outcome unknown"},
-		{"an idempotent target is launched again with the same key", "blind", true, 2, statemachine.StatusSucceeded, "ok"},
+		{"a target that can tell gives the real outcome", "rec", false, 1, []int{1, 0, 0}, statemachine.StatusSucceeded, "ok"},
+		{"a target that cannot tell fails closed", "blind", false, 1, []int{1, 0, 0}, statemachine.StatusFailed, "launch outcome unknown"},
+		{"an idempotent target is launched again as the next attempt", "blind", true, 1, []int{1, 1, 0}, statemachine.StatusSucceeded, "ok"},
+		{"an idempotent target whose every launch kills the server is launched max_attempts times", "blind", true, 100, []int{1, 1, 1}, statemachine.StatusFailed, "launch outcome unknown"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var once sync.Once
+			var mu sync.Mutex
+			died := 0
 			h := newHarness(t, engine.Options{Interrupt: func(p engine.Point, jobID, inv string) error {
-				err := error(nil)
-				if p == engine.AfterCall {
-					once.Do(func() { err = errors.New("the process died") })
+				mu.Lock()
+				defer mu.Unlock()
+				if p == engine.AfterCall && died < tc.dies {
+					died++
+					return errors.New("the process died")
 				}
-				return err
+				return nil
 			}})
 			h.define("p/a", "0 * * * *", statemachine.Policy{Idempotent: tc.idempotent, MaxAttempts: 3}, tc.kind)
-			h.runUntil(t0.Add(time.Hour + 5*time.Minute))
+			h.runUntil(t0.Add(time.Hour + 10*time.Minute))
 			key := "p/a/" + statemachine.OccurrenceID(t0.Add(time.Hour))
-			if n := h.tgt.count(key, 1); n != tc.launches {
-				t.Errorf("attempt 1 launched %d times; want %d", n, tc.launches)
-			}
-			if n := h.tgt.count(key, 2); n != 0 {
-				t.Errorf("attempt 2 launched %d times; an ambiguous launch must not be retried as a new attempt", n)
+			for i, want := range tc.launches {
+				if n := h.tgt.count(key, i+1); n != want {
+					t.Errorf("attempt %d launched %d times; want %d", i+1, n, want)
+				}
 			}
 			inv, err := h.st.Invocation(h.ctx, "p/a", statemachine.OccurrenceID(t0.Add(time.Hour)))
 			if err != nil {

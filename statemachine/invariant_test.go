@@ -123,12 +123,23 @@ func TestInvariant3_FailClosedOnAmbiguity(t *testing.T) {
 		f.stale(at(1*minute+43*sec), sm.NotLaunched{Invocation: o1m.ID, Attempt: 1})
 		f.stale(at(1*minute+44*sec), sm.Ended{Invocation: o1m.ID, Attempt: 1, Succeeded: true})
 	})
-	t.Run("an unknown outcome of an idempotent target is launched again with the same key", func(t *testing.T) {
+	t.Run("an unknown outcome of an idempotent target is retried as the next attempt, and max_attempts bounds it", func(t *testing.T) {
 		t.Parallel()
-		f := launching(t, sm.Policy{Idempotent: true})
+		// Each launch kills the server: the task comes again after the
+		// restart, and the target cannot tell.
+		f := launching(t, sm.Policy{Idempotent: true, MaxAttempts: 2, MinBackoff: 10 * sec})
 		f.step(at(1*minute+41*sec), sm.OutcomeUnknown{Invocation: o1m.ID, Attempt: 1},
-			record(o1m, 1, sm.StatusLaunching, "launch outcome unknown; launching again with the same key (the target is idempotent)"),
-			launch(o1m.ID, 1))
+			record(o1m, 2, sm.StatusRetrying, "attempt 1 failed: launch outcome unknown; attempt 2 in 10s"),
+			start(o1m.ID, 2, 4, at(1*minute+51*sec)))
+		f.step(at(1*minute+51*sec), sm.Starting{Invocation: o1m.ID, Attempt: 2, Nonce: 4},
+			record(o1m, 2, sm.StatusLaunching, ""), launch(o1m.ID, 2))
+		f.step(at(2*minute+30*sec), sm.Starting{Invocation: o1m.ID, Attempt: 2, Nonce: 4}, resolve(o1m.ID, 2))
+		f.step(at(2*minute+31*sec), sm.OutcomeUnknown{Invocation: o1m.ID, Attempt: 2},
+			record(o1m, 2, sm.StatusFailed, "launch outcome unknown"))
+		f.stale(at(2*minute+32*sec), sm.Starting{Invocation: o1m.ID, Attempt: 2, Nonce: 4})
+		if len(f.job().Active) != 0 {
+			t.Fatalf("job %s, want the invocation over", formatJob(*f.job()))
+		}
 	})
 	t.Run("a target that says it never saw the launch gets it now", func(t *testing.T) {
 		t.Parallel()

@@ -125,7 +125,7 @@ type Policy struct {
 
 	AutoDisableAfter int           // disable after this many failures in a row; 0 never
 	Jitter           time.Duration // delay each occurrence by a stable hash below this
-	Idempotent       bool          // may a launch of unknown outcome be repeated with the same key?
+	Idempotent       bool          // may a launch of unknown outcome be retried, as the next attempt?
 }
 
 // Config holds the engine-wide durations the machine needs.

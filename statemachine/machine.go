@@ -218,11 +218,12 @@ func (m *Machine) step(e Event) error {
 		if i < 0 || j.Active[i].Status != StatusLaunching {
 			return nil
 		}
-		if m.Policy.Idempotent {
-			m.launch(i, "launch outcome unknown; launching again with the same key (the target is idempotent)")
-			return nil
-		}
-		m.end(i, StatusFailed, "launch outcome unknown")
+		// A launch of unknown outcome is an attempt made: retried only
+		// for an idempotent target, and only as the next attempt, so
+		// max_attempts and the backoff bound a launch that kills the
+		// server (before, it was made again as the same attempt at every
+		// start, without end); a DISABLED job retries nothing.
+		m.fail(i, "launch outcome unknown", m.Policy.Idempotent)
 		m.afterEnd()
 
 	case WatchdogExpired:

@@ -233,7 +233,7 @@ func (s *sim) absorb(where string, before sm.JobState, e sm.Event) {
 			s.starts = append(s.starts, a)
 		case sm.Launch:
 			k := attemptKey{a.Invocation, a.Attempt}
-			if s.launched[k] > 0 && !relaunchAllowed(e, m.Policy, k) {
+			if s.launched[k] > 0 && !relaunchAllowed(e, k) {
 				s.fatalf("%s: a second Launch of %s#%d (invariant 1)", where, k.id, k.attempt)
 			}
 			s.launched[k]++
@@ -290,16 +290,11 @@ func (s *sim) absorb(where string, before sm.JobState, e sm.Event) {
 }
 
 // relaunchAllowed reports whether e may launch attempt k a second time:
-// the target said it never saw it, or the outcome is unknown and the
-// target is idempotent.
-func relaunchAllowed(e sm.Event, p sm.Policy, k attemptKey) bool {
-	switch e := e.(type) {
-	case sm.NotLaunched:
-		return e.Invocation == k.id && e.Attempt == k.attempt
-	case sm.OutcomeUnknown:
-		return p.Idempotent && e.Invocation == k.id && e.Attempt == k.attempt
-	}
-	return false
+// only when the target said it never saw it. An unknown outcome, even of an
+// idempotent target, is retried as the next attempt.
+func relaunchAllowed(e sm.Event, k attemptKey) bool {
+	n, ok := e.(sm.NotLaunched)
+	return ok && n.Invocation == k.id && n.Attempt == k.attempt
 }
 
 // removeOrRedefine applies Removed or Defined the way a host must: a

@@ -862,16 +862,44 @@ func TestNotLaunchedAndOutcomeUnknown(t *testing.T) {
 		want:    []sm.Action{record(occ(t0), 1, sm.StatusFailed, "launch outcome unknown")},
 		wantJob: withJob(func(j *sm.JobState) { j.LastEnded, j.Failures = at(50*sec), 1 }),
 	}, {
-		name:   "OutcomeUnknown of an idempotent target launches again with the same key",
-		policy: sm.Policy{Idempotent: true},
+		name:   "OutcomeUnknown of an idempotent target is a failed attempt: the next one starts after the backoff, with the same key",
+		policy: sm.Policy{MaxAttempts: 2, MinBackoff: 1 * minute, Idempotent: true},
 		job:    launching,
 		now:    at(50 * sec),
 		event:  sm.OutcomeUnknown{Invocation: id, Attempt: 1},
 		want: []sm.Action{
-			record(occ(t0), 1, sm.StatusLaunching, "launch outcome unknown; launching again with the same key (the target is idempotent)"),
-			launch(id, 1),
+			record(occ(t0), 2, sm.StatusRetrying, "attempt 1 failed: launch outcome unknown; attempt 2 in 1m0s"),
+			start(id, 2, 11, at(50*sec+1*minute)),
 		},
-		wantJob: relaunched,
+		wantJob: withJob(func(j *sm.JobState) {
+			j.State, j.Active = sm.Queued, []sm.Invocation{backoffInv(occ(t0), 2, 11, at(50*sec), at(50*sec+1*minute))}
+		}),
+	}, {
+		name:   "OutcomeUnknown of an idempotent target's last attempt ends FAILED: max_attempts bounds a launch that kills the server",
+		policy: sm.Policy{MaxAttempts: 2, MinBackoff: 1 * minute, Idempotent: true},
+		job: withJob(func(j *sm.JobState) {
+			j.State, j.Active = sm.Running, []sm.Invocation{launchingInv(occ(t0), 2, 5, at(2*sec))}
+		}),
+		now:     at(50 * sec),
+		event:   sm.OutcomeUnknown{Invocation: id, Attempt: 2},
+		want:    []sm.Action{record(occ(t0), 2, sm.StatusFailed, "launch outcome unknown")},
+		wantJob: withJob(func(j *sm.JobState) { j.LastEnded, j.Failures = at(50*sec), 1 }),
+	}, {
+		name:   "OutcomeUnknown of an idempotent target of a removed job ends FAILED: a DISABLED job launches nothing again",
+		policy: sm.Policy{MaxAttempts: 3, Idempotent: true},
+		job: withJob(func(j *sm.JobState) {
+			j.State, j.Reason = sm.Disabled, sm.Reason{Kind: sm.ReasonRemovedFromConfig}
+			j.TickNonce, j.TickAt, j.NextAt = 0, time.Time{}, time.Time{}
+			j.Active = []sm.Invocation{launchingInv(occ(t0), 1, 5, at(2*sec))}
+		}),
+		now:   at(50 * sec),
+		event: sm.OutcomeUnknown{Invocation: id, Attempt: 1},
+		want:  []sm.Action{record(occ(t0), 1, sm.StatusFailed, "launch outcome unknown")},
+		wantJob: withJob(func(j *sm.JobState) {
+			j.State, j.Reason = sm.Disabled, sm.Reason{Kind: sm.ReasonRemovedFromConfig}
+			j.TickNonce, j.TickAt, j.NextAt = 0, time.Time{}, time.Time{}
+			j.LastEnded, j.Failures = at(50*sec), 1
+		}),
 	}, {
 		name:    "OutcomeUnknown once RUNNING does nothing",
 		job:     running,
