@@ -17,21 +17,24 @@ import (
 )
 
 // Refresher keeps the engine running what a config directory says: each
-// Refresh re-reads the directory, applies the projects whose files changed,
+// pass re-reads the directory, applies the projects whose files changed,
 // and disables the jobs of projects whose files are gone. A project whose
 // new revision is invalid keeps running its last good one, and the error is
-// kept in its Status; other projects are not held up by it.
+// kept in its Status. Projects are applied side by side, each on its own:
+// a project of 100,000 jobs, or one whose apply is slow, holds no other
+// project up, and a pass does not wait for an apply an earlier pass
+// started.
 type Refresher struct {
 	dir    string
 	engine *engine.Engine
 	store  store.Store // where the projects that have jobs are listed
 	opts   RefresherOptions
 
-	mu       sync.Mutex // one Refresh at a time
+	mu       sync.Mutex // one pass at a time; guards projects
 	listed   bool       // the projects already in the store are known
 	projects map[string]*projectState
 
-	statusMu sync.Mutex // Status must not wait for a Refresh in progress
+	statusMu sync.Mutex // Status must not wait for a pass in progress
 	status   map[string]Status
 }
 
@@ -65,6 +68,10 @@ type projectState struct {
 	// found invalid: the same bytes again need nothing. A revision that
 	// failed to apply is not seen, so the next pass tries it again.
 	seen string
+	// busy: an apply (or removal) of the project is under way. Passes leave
+	// the project to it; the first pass after it ends takes what the file
+	// holds then.
+	busy bool
 }
 
 // Status is where a project's config stands, for the API and the console.
@@ -87,11 +94,22 @@ func revision(data []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// Refresh re-reads the directory once and brings every project whose file
-// changed in line. It returns an error, and changes nothing, only when the
+// Refresh re-reads the directory once, brings every project whose file
+// changed in line, and returns when the applies it started have ended (an
+// apply that an earlier pass of Run started and that is still under way is
+// left to it). It returns an error, and changes nothing, only when the
 // directory cannot be read or the store cannot list the projects it had;
 // a project's own errors are in its Status and the log.
 func (r *Refresher) Refresh(ctx context.Context) error {
+	var applies sync.WaitGroup
+	defer applies.Wait()
+	return r.pass(ctx, &applies)
+}
+
+// pass reads the directory and starts, in applies, an apply of each project
+// whose file changed and a removal of each whose file is gone, unless one
+// is under way already.
+func (r *Refresher) pass(ctx context.Context, applies *sync.WaitGroup) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	files, err := ReadDir(r.dir)
@@ -104,11 +122,28 @@ func (r *Refresher) Refresh(ctx context.Context) error {
 	present := map[string]bool{}
 	for _, f := range files {
 		present[f.Project] = true
-		r.refreshFile(ctx, f)
+		ps := r.projects[f.Project]
+		if ps == nil {
+			ps = &projectState{}
+			r.projects[f.Project] = ps
+		}
+		if ps.busy {
+			continue
+		}
+		if f.Err != nil {
+			ps.seen = "" // whatever the file holds once it can be read is news
+			r.failed(f.Project, f.Path, f.Err)
+			continue
+		}
+		if rev := revision(f.Data); rev != ps.seen {
+			ps.busy = true
+			applies.Go(func() { r.apply(ctx, f, rev, ps) })
+		}
 	}
-	for _, id := range slices.Sorted(maps.Keys(r.projects)) {
-		if !present[id] {
-			r.remove(ctx, id)
+	for id, ps := range r.projects {
+		if !present[id] && !ps.busy {
+			ps.busy = true
+			applies.Go(func() { r.remove(ctx, id, ps) })
 		}
 	}
 	return nil
@@ -144,24 +179,18 @@ func (r *Refresher) listProjects(ctx context.Context) error {
 	return nil
 }
 
-func (r *Refresher) refreshFile(ctx context.Context, f File) {
-	ps := r.projects[f.Project]
-	if ps == nil {
-		ps = &projectState{}
-		r.projects[f.Project] = ps
-	}
-	if f.Err != nil {
-		ps.seen = "" // whatever the file holds once it can be read is news
-		r.failed(f.Project, f.Path, f.Err)
-		return
-	}
-	rev := revision(f.Data)
-	if rev == ps.seen {
-		return
-	}
+// apply parses a project's file and has the engine run it. It runs beside
+// the other projects' applies, without the refresher's lock.
+func (r *Refresher) apply(ctx context.Context, f File, rev string, ps *projectState) {
+	seen := ""
+	defer func() {
+		r.mu.Lock()
+		ps.seen, ps.busy = seen, false
+		r.mu.Unlock()
+	}()
 	p, err := Parse(f.Path, f.Data, r.opts.Targets)
 	if err != nil {
-		ps.seen = rev
+		seen = rev
 		r.failed(f.Project, f.Path, err)
 		return
 	}
@@ -169,19 +198,25 @@ func (r *Refresher) refreshFile(ctx context.Context, f File) {
 		r.failed(f.Project, f.Path, err)
 		return
 	}
-	ps.seen = rev
+	seen = rev
 	r.setStatus(Status{Project: p.ID, File: f.Path, Revision: rev, LoadedAt: r.opts.Now(), Jobs: len(p.Jobs)})
 	r.opts.Logger.Info("config applied", "project", p.ID, "file", f.Path, "revision", rev[:12], "jobs", len(p.Jobs))
 }
 
 // remove disables the jobs of a project whose file is gone, and forgets it
 // once that is done.
-func (r *Refresher) remove(ctx context.Context, project string) {
-	if err := r.engine.ApplyProject(ctx, project, nil); err != nil {
+func (r *Refresher) remove(ctx context.Context, project string, ps *projectState) {
+	err := r.engine.ApplyProject(ctx, project, nil)
+	r.mu.Lock()
+	ps.busy = false
+	if err == nil && r.projects[project] == ps {
+		delete(r.projects, project)
+	}
+	r.mu.Unlock()
+	if err != nil {
 		r.failed(project, "", err)
 		return
 	}
-	delete(r.projects, project)
 	r.statusMu.Lock()
 	_, had := r.status[project]
 	delete(r.status, project)
@@ -238,20 +273,25 @@ func (r *Refresher) ProjectStatus(project string) (s Status, ok bool) {
 	return s, ok
 }
 
-// Run refreshes at each of RefresherOptions.Ticks until ctx is done or
-// Ticks is closed. A refresh that fails changes nothing and is logged; the
-// next tick tries again, so Run returns nil.
+// Run makes a pass at once, then one at each of RefresherOptions.Ticks,
+// until ctx is done or Ticks is closed; then it waits for the applies
+// under way, which ctx's end cuts short. A pass does not wait for the
+// applies it starts, so a slow project delays no later pass. A pass that
+// fails changes nothing and is logged; the next tick tries again, so Run
+// returns nil.
 func (r *Refresher) Run(ctx context.Context) error {
+	var applies sync.WaitGroup
+	defer applies.Wait()
 	for {
+		if err := r.pass(ctx, &applies); err != nil {
+			r.opts.Logger.Error("config refresh failed; nothing changed", "dir", r.dir, "err", err)
+		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case _, ok := <-r.opts.Ticks:
 			if !ok {
 				return nil
-			}
-			if err := r.Refresh(ctx); err != nil {
-				r.opts.Logger.Error("config refresh failed; nothing changed", "dir", r.dir, "err", err)
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package config_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/sundial-cron/sundial/config"
 	"github.com/sundial-cron/sundial/store"
+	"github.com/sundial-cron/sundial/target"
 )
 
 const (
@@ -332,4 +334,74 @@ func TestRunRefreshesAtEachTickAndStopsWhenTheTickerCloses(t *testing.T) {
 	close(tick)
 	<-done
 	e.wantState("billing/report", scheduled, "")
+}
+
+// gate is a target whose Check waits until it is opened: a project that
+// uses it (as its command target) is one whose apply takes as long as the
+// test wants (a project of 100,000 jobs, say).
+type gate struct{ open chan struct{} }
+
+func (gate) Launch(context.Context, target.Request) target.Result {
+	return target.Result{Status: target.Succeeded}
+}
+
+func (g gate) Check(json.RawMessage) error {
+	<-g.open
+	return nil
+}
+
+// A project whose apply is slow holds no other project up: neither the
+// projects read in the same pass, nor a later pass that brings an edit of
+// another project, which Run makes while the slow apply goes on.
+func TestASlowProjectHoldsNoOtherProjectUp(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	slow := gate{open: make(chan struct{})}
+	e.tgts["command"] = slow
+	tick := make(chan time.Time)
+	r := e.refresher(tick)
+	// "big" is read first: the directory is read in name order.
+	e.write("big.yaml", "jobs:\n  - id: a\n    schedule: \"@hourly\"\n    command: {argv: [date]}\n")
+	e.write("small.yaml", "jobs:\n  - id: a\n    schedule: \"@hourly\"\n    noop: {}\n")
+	ctx, cancel := context.WithCancel(e.ctx)
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		r.Run(ctx)
+		close(done)
+	}()
+	waitFor(t, "small/a to be applied while big is still being applied", func() bool {
+		_, ok := r.ProjectStatus("small")
+		return ok
+	})
+	e.write("small.yaml", "jobs:\n  - id: a\n    schedule: \"@daily\"\n    noop: {}\n")
+	tick <- t0
+	waitFor(t, "small's edit to be applied while big is still being applied", func() bool {
+		s, _ := r.ProjectStatus("small")
+		return s.Revision != "" && e.definition("small/a").Schedule == "@daily"
+	})
+	if _, ok := r.ProjectStatus("big"); ok {
+		t.Fatalf("big has a status before its apply could end: %+v", r.Status())
+	}
+	close(slow.open)
+	waitFor(t, "big to be applied once it may", func() bool {
+		_, ok := r.ProjectStatus("big")
+		return ok
+	})
+	e.wantState("big/a", scheduled, "")
+	close(tick)
+	<-done
+}
+
+// waitFor polls cond until it holds, for what another goroutine does; it
+// fails the test after a minute.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("still waiting for %s after a minute", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }

@@ -1,8 +1,11 @@
 package engine_test
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -456,3 +459,50 @@ func TestApplyProjectTouchesOnlyItsOwnProject(t *testing.T) {
 		t.Errorf("b/keep after project a's revision:\n%+v\nwant\n%+v", after, before)
 	}
 }
+
+// An apply cut short (the server stopping) goes no further: it defines
+// and disables nothing more, and says so in one error instead of one per
+// job left.
+func TestApplyProjectStoppedGoesNoFurther(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// The first job the revision disables stops the server.
+	h := newHarness(t, engine.Options{Observer: cancelOnDisable{cancel}})
+	def := engine.Definition{Schedule: "*/5 * * * *", Target: "rec"}
+	listed := []engine.Job{{ID: "p/a", Definition: def}}
+	var left []engine.Job
+	for i := range 10 {
+		listed = append(listed, engine.Job{ID: fmt.Sprintf("p/b%d", i), Definition: def})
+		left = append(left, engine.Job{ID: fmt.Sprintf("p/x%d", i), Definition: def})
+	}
+	if err := h.eng.ApplyProject(h.ctx, "p", append(slices.Clone(listed), left...)); err != nil {
+		t.Fatal(err)
+	}
+	before := map[string]*store.JobRecord{}
+	for _, j := range append(slices.Clone(listed), left...) {
+		before[j.ID] = h.job(j.ID)
+	}
+	listed[0].Disabled = true
+	err := h.eng.ApplyProject(ctx, "p", listed)
+	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "stopped before the revision was applied whole") {
+		t.Errorf("a stopped apply returned %q; want one line saying it stopped", err)
+	}
+	if got := h.job("p/a").State; got != string(statemachine.Disabled) {
+		t.Errorf("p/a is %s; want DISABLED, as the revision says, before the stop", got)
+	}
+	for id, j := range before {
+		if id != "p/a" && !reflect.DeepEqual(h.job(id), j) {
+			t.Errorf("%s changed after the stop", id)
+		}
+	}
+}
+
+// cancelOnDisable calls cancel when a job is disabled.
+type cancelOnDisable struct{ cancel func() }
+
+func (cancelOnDisable) Launched(string, time.Duration)               {}
+func (cancelOnDisable) Ended(string, statemachine.Status)            {}
+func (cancelOnDisable) Skipped(string, statemachine.SkipReason, int) {}
+func (cancelOnDisable) Repaired(string)                              {}
+func (c cancelOnDisable) Disabled(string, statemachine.Reason)       { c.cancel() }
+func (cancelOnDisable) TaskFailed(string, task.Kind, bool)           {}

@@ -38,6 +38,9 @@ func (e *Engine) ApplyProject(ctx context.Context, project string, jobs []Job) e
 	}
 	var errs []error
 	for _, j := range jobs {
+		if ctx.Err() != nil {
+			break // stopping: each job left would only fail the same way
+		}
 		if ProjectOf(j.ID) != project {
 			errs = append(errs, fmt.Errorf("job %s: not a job of project %s", j.ID, project))
 			continue
@@ -57,9 +60,17 @@ func (e *Engine) ApplyProject(ctx context.Context, project string, jobs []Job) e
 		}
 	}
 	for _, id := range slices.Sorted(maps.Keys(stored)) {
+		if ctx.Err() != nil {
+			// Before all of jobs were seen, stored still holds jobs the
+			// revision lists.
+			break
+		}
 		if err := e.Disable(ctx, id, statemachine.Reason{Kind: statemachine.ReasonRemovedFromConfig}); err != nil {
 			errs = append(errs, fmt.Errorf("job %s: %w", id, err))
 		}
+	}
+	if ctx.Err() != nil {
+		errs = append(errs, fmt.Errorf("stopped before the revision was applied whole: %w", context.Cause(ctx)))
 	}
 	return errors.Join(errs...)
 }

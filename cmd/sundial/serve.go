@@ -213,10 +213,12 @@ func serveEmbedded(ctx context.Context, f serveFlags, logger *slog.Logger, now f
 	})
 	eng = p.eng
 	// A directory that cannot be read at all is the operator's mistake, and
-	// better said now than as an empty server; a project's own errors are
-	// its status and do not stop the others.
-	if err := p.configs.Refresh(ctx); err != nil {
-		return err
+	// better said now than as an empty server. The configs themselves are
+	// applied once the server listens (the refresher's first pass): a
+	// project of 100,000 jobs must not keep the API down, nor the jobs
+	// already in the store from running.
+	if _, err := os.ReadDir(f.configDir); err != nil {
+		return fmt.Errorf("--config-dir: %w", err)
 	}
 
 	ln, srv, err := listen(f, p.api(true))
