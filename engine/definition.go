@@ -112,7 +112,10 @@ func (c *schedules) get(jobID string, encoded []byte) (*Definition, *schedule.Sc
 // the one a record of an older release holds.
 func (e *Engine) definitionOf(ctx context.Context, inv *store.InvocationRecord) (*Definition, error) {
 	encoded := inv.Definition
-	if inv.DefinitionHash != "" {
+	switch {
+	case inv.DefinitionHash == "" && len(encoded) == 0:
+		return nil, fmt.Errorf("invocation %s/%s (%s) records no definition", inv.JobID, inv.ID, inv.Status)
+	case inv.DefinitionHash != "":
 		if def, ok := e.scheds.named(inv.JobID, inv.DefinitionHash); ok {
 			return def, nil
 		}

@@ -211,7 +211,8 @@ func (jt *jobTx) record(a statemachine.Record) error {
 	}
 	if errors.Is(err, store.ErrNotFound) {
 		// The record names the job's definition, stored once for all the
-		// invocations that run under it.
+		// invocations that run under it: by Define, or, for a job an
+		// older release defined, here.
 		hash, err := jt.tx.PutDefinition(jt.job.Definition)
 		if err != nil {
 			return err

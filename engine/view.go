@@ -52,7 +52,8 @@ func Decode(job *store.JobRecord) (View, error) {
 }
 
 // InvocationDefinition returns the definition an invocation runs or ran
-// under: its job's when it was created, whatever the job's is now.
+// under: its job's when it was created, whatever the job's is now. A
+// record of skipped occurrences names none, and gets an error.
 func (e *Engine) InvocationDefinition(ctx context.Context, inv *store.InvocationRecord) (Definition, error) {
 	def, err := e.definitionOf(ctx, inv)
 	if err != nil {
