@@ -62,8 +62,7 @@ func (e *Engine) targetRequest(ctx context.Context, jobID, invocation string, at
 			return nil, target.Request{}, nil, fmt.Errorf("reading invocation %s/%s: %w", jobID, invocation, err)
 		}
 	}
-	// Usually the job's current definition, decoded and cached already.
-	def, _, err := e.scheds.get(jobID, inv.Definition)
+	def, err := e.definitionOf(ctx, inv)
 	if err != nil {
 		// Not permanent for the job (%v, not %w): the job's own definition
 		// was usable, or its step would have failed first. The attempt's

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/sundial-cron/sundial/schedule"
 	"github.com/sundial-cron/sundial/statemachine"
+	"github.com/sundial-cron/sundial/store"
 )
 
 // Definition is a job as its project's config defines it.
@@ -69,8 +71,18 @@ type schedules struct{ m sync.Map } // job id -> cachedSchedule
 
 type cachedSchedule struct {
 	encoded string
+	hash    string      // store.DefinitionHash of encoded
 	def     *Definition // shared: never modified
 	sched   *schedule.Schedule
+}
+
+// named returns the job's cached definition if hash names it.
+func (c *schedules) named(jobID, hash string) (*Definition, bool) {
+	v, ok := c.m.Load(jobID)
+	if !ok || v.(cachedSchedule).hash != hash {
+		return nil, false
+	}
+	return v.(cachedSchedule).def, true
 }
 
 // get decodes and parses an encoded definition of a job.
@@ -91,6 +103,27 @@ func (c *schedules) get(jobID string, encoded []byte) (*Definition, *schedule.Sc
 	if err != nil {
 		return nil, nil, permanent(statemachine.ReasonScheduleInvalid, err, fmt.Errorf("job %s: %w", jobID, err))
 	}
-	c.m.Store(jobID, cachedSchedule{encoded: string(encoded), def: def, sched: s})
+	c.m.Store(jobID, cachedSchedule{encoded: string(encoded), hash: store.DefinitionHash(encoded), def: def, sched: s})
 	return def, s, nil
+}
+
+// definitionOf returns the definition an invocation runs under: the one
+// its hash names, usually the job's current one and cached already, or
+// the one a record of an older release holds.
+func (e *Engine) definitionOf(ctx context.Context, inv *store.InvocationRecord) (*Definition, error) {
+	encoded := inv.Definition
+	switch {
+	case inv.DefinitionHash == "" && len(encoded) == 0:
+		return nil, fmt.Errorf("invocation %s/%s (%s) records no definition", inv.JobID, inv.ID, inv.Status)
+	case inv.DefinitionHash != "":
+		if def, ok := e.scheds.named(inv.JobID, inv.DefinitionHash); ok {
+			return def, nil
+		}
+		var err error
+		if encoded, err = e.store.Definition(ctx, inv.JobID, inv.DefinitionHash); err != nil {
+			return nil, fmt.Errorf("job %s: reading definition %s: %w", inv.JobID, inv.DefinitionHash, err)
+		}
+	}
+	def, _, err := e.scheds.get(inv.JobID, encoded)
+	return def, err
 }

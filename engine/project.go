@@ -131,6 +131,11 @@ func (e *Engine) Define(ctx context.Context, jobID string, def Definition) error
 		if err := jt.setDefinition(encoded); err != nil {
 			return err
 		}
+		// Stored with the revision that brings it, for the invocations
+		// that will run under it to name.
+		if _, err := jt.tx.PutDefinition(encoded); err != nil {
+			return err
+		}
 		return jt.step(statemachine.Defined{})
 	})
 	if err != nil {

@@ -144,6 +144,46 @@ func (r *replay) records() []string {
 	return out
 }
 
+// namedDefinitions checks that every record of an invocation shows the
+// definition of its job (views are the jobs as 313afd2 left them): one
+// that 313afd2 wrote holds the bytes, one this release wrote names the
+// job's stored bytes. It returns how many name it.
+func (r *replay) namedDefinitions(views map[string]engine.View) int {
+	r.t.Helper()
+	named := 0
+	for _, j := range replayConfig() {
+		invs, _, err := r.st.Invocations(r.ctx, j.ID, store.Page{Limit: 100})
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		for _, inv := range invs {
+			if inv.Status == string(statemachine.StatusSkipped) {
+				// A record of occurrences that did not run names no
+				// definition.
+				if _, err := r.eng.InvocationDefinition(r.ctx, inv); err == nil || inv.DefinitionHash != "" || inv.Definition != nil {
+					r.t.Errorf("%s %s, skipped, names %q, holds %q, shows one (err %v)", j.ID, inv.ID, inv.DefinitionHash, inv.Definition, err)
+				}
+				continue
+			}
+			if def, err := r.eng.InvocationDefinition(r.ctx, inv); err != nil || !def.Equal(&j.Definition) {
+				r.t.Errorf("%s %s shows %+v, %v; want %+v", j.ID, inv.ID, def, err, j.Definition)
+			}
+			if inv.DefinitionHash == "" {
+				if len(inv.Definition) == 0 {
+					r.t.Errorf("%s %s neither names nor holds its definition", j.ID, inv.ID)
+				}
+				continue
+			}
+			named++
+			stored, err := r.st.Definition(r.ctx, j.ID, inv.DefinitionHash)
+			if err != nil || inv.Definition != nil || string(stored) != string(views[j.ID].Job.Definition) {
+				r.t.Errorf("%s %s holds %q and names %q, %v; want it to name the job's %s", j.ID, inv.ID, inv.Definition, stored, err, views[j.ID].Job.Definition)
+			}
+		}
+	}
+	return named
+}
+
 // TestReplayOfThePreviousReleasesDatabase: the jobs, invocation records and
 // task rows that 313afd2 stored read as what they were, and the engine runs
 // on them: scheduled jobs fire, the queued retry starts under the
@@ -199,6 +239,9 @@ func TestReplayOfThePreviousReleasesDatabase(t *testing.T) {
 	if got := r.records(); !slices.Equal(got, oldRecords) {
 		t.Errorf("records:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(oldRecords, "\n"))
 	}
+	if n := r.namedDefinitions(views); n != 0 {
+		t.Errorf("%d records of 313afd2 name their definition, want none", n)
+	}
 
 	// The first config refresh after the upgrade.
 	if err := r.eng.ApplyProject(r.ctx, "replay", replayConfig()); err != nil {
@@ -244,6 +287,9 @@ func TestReplayOfThePreviousReleasesDatabase(t *testing.T) {
 	}
 	if fired != 2+13 { // 10:05 and 10:10 before, 10:15 to 11:15 after
 		t.Errorf("every5 ran %d scheduled occurrences, want 15:\n%s", fired, strings.Join(got, "\n"))
+	}
+	if n := r.namedDefinitions(views); n == 0 {
+		t.Errorf("no record this release wrote names its definition")
 	}
 	for _, spec := range r.ok.specs {
 		if spec != `{"b":1,"a":[true,null]}` {

@@ -210,9 +210,16 @@ func (jt *jobTx) record(a statemachine.Record) error {
 		return fmt.Errorf("job %s: occurrence %s is already recorded (%s); not queuing it again", jt.job.ID, a.ID, inv.Status)
 	}
 	if errors.Is(err, store.ErrNotFound) {
+		// The record names the job's definition, stored once for all the
+		// invocations that run under it: by Define, or, for a job an
+		// older release defined, here.
+		hash, err := jt.tx.PutDefinition(jt.job.Definition)
+		if err != nil {
+			return err
+		}
 		inv = &store.InvocationRecord{
 			JobID: jt.job.ID, ID: a.ID, Occurrence: a.At, Manual: a.Manual,
-			Created: jt.now, Definition: jt.job.Definition,
+			Created: jt.now, DefinitionHash: hash,
 		}
 	} else if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"time"
@@ -48,6 +49,19 @@ func Decode(job *store.JobRecord) (View, error) {
 		return View{}, fmt.Errorf("job %s: stored definition: %w", job.ID, err)
 	}
 	return v, nil
+}
+
+// InvocationDefinition returns the definition an invocation runs or ran
+// under: its job's when it was created, whatever the job's is now. A
+// record of skipped occurrences names none, and gets an error.
+func (e *Engine) InvocationDefinition(ctx context.Context, inv *store.InvocationRecord) (Definition, error) {
+	def, err := e.definitionOf(ctx, inv)
+	if err != nil {
+		return Definition{}, err
+	}
+	d := *def
+	d.Spec = bytes.Clone(d.Spec) // the cached one is shared
+	return d, nil
 }
 
 // NextFire is the job's next scheduled occurrence, the one its expected

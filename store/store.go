@@ -3,7 +3,7 @@
 // conformance suite both pass.
 //
 // The interface is shaped by Cloud Datastore. A job is an entity group: the
-// Job and its Invocations. A transaction touches exactly one group and a few
+// Job, its Invocations and the Definitions they run under. A transaction touches exactly one group and a few
 // hundred entities at most, and the tasks it enqueues commit with it (or, for
 // a backend whose queue cannot join the transaction, are returned to be
 // posted right after it). Reads across jobs happen outside transactions and
@@ -12,6 +12,8 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"time"
 
@@ -64,8 +66,22 @@ type InvocationRecord struct {
 	Count int
 	Last  time.Time
 
-	Definition []byte // the definition it runs under (the job's at creation)
+	// DefinitionHash names the definition it runs under (the job's at
+	// creation), stored once in the job's group (Tx.PutDefinition).
+	DefinitionHash string
+	// Definition holds the definition's bytes in a record an older release
+	// wrote, before definitions were stored apart; those keep reading so.
+	// New records leave it nil.
+	Definition []byte
 	Log        []byte // bounded debug log, head and tail kept
+}
+
+// DefinitionHash is the name a job's encoded definition is stored under:
+// its SHA-256, in hex. Equal bytes get one name, so a job's invocations
+// share one stored copy of each definition it had.
+func DefinitionHash(encoded []byte) string {
+	sum := sha256.Sum256(encoded)
+	return hex.EncodeToString(sum[:])
 }
 
 // Page asks for one page of a listing.
@@ -100,6 +116,12 @@ type Tx interface {
 	// Invocation returns one of the job's invocations, or ErrNotFound.
 	Invocation(id string) (*InvocationRecord, error)
 	PutInvocation(*InvocationRecord) error
+	// PutDefinition stores one of the job's definitions, if it is not
+	// stored yet, and returns its DefinitionHash for the invocations that
+	// run under it. Definitions are never replaced nor, yet, deleted:
+	// removing those no invocation refers to any more belongs with the
+	// retention of invocations, which must keep the job's current one.
+	PutDefinition(encoded []byte) (hash string, err error)
 	// Enqueue schedules a task; it commits with the transaction.
 	Enqueue(task.Task) error
 }
@@ -119,6 +141,9 @@ type Store interface {
 	Jobs(ctx context.Context, project string, p Page) (jobs []*JobRecord, next string, err error)
 	// Invocation reads one invocation outside any transaction.
 	Invocation(ctx context.Context, jobID, id string) (*InvocationRecord, error)
+	// Definition reads a definition of the job stored by Tx.PutDefinition,
+	// or returns ErrNotFound.
+	Definition(ctx context.Context, jobID, hash string) ([]byte, error)
 	// Invocations lists a job's invocations, newest occurrence first.
 	Invocations(ctx context.Context, jobID string, p Page) (invs []*InvocationRecord, next string, err error)
 	// Overdue lists up to limit jobs whose WatchdogTimerTs is set and at or

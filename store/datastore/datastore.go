@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"cloud.google.com/go/datastore"
@@ -36,8 +37,9 @@ type Options struct {
 
 // Store is a store.Store on a Datastore client.
 type Store struct {
-	client *datastore.Client
-	opts   Options
+	client      *datastore.Client
+	opts        Options
+	definitions storedDefinitions
 }
 
 var _ store.Store = (*Store)(nil)
@@ -112,7 +114,7 @@ func (s *Store) attempt(ctx context.Context, jobID string, fn func(store.Tx) err
 			_ = dtx.Rollback()
 		}
 	}()
-	t := &tx{s: s, dtx: dtx, jobID: jobID}
+	t := &tx{ctx: ctx, s: s, dtx: dtx, jobID: jobID}
 	if err := fn(t); err != nil {
 		return nil, err
 	}
@@ -122,6 +124,7 @@ func (s *Store) attempt(ctx context.Context, jobID string, fn func(store.Tx) err
 		return nil, t.refused
 	}
 	if !t.dirty() {
+		t.committed()
 		return t.tasks, nil
 	}
 	if err := t.flush(); err != nil {
@@ -131,8 +134,23 @@ func (s *Store) attempt(ctx context.Context, jobID string, fn func(store.Tx) err
 		return nil, err
 	}
 	committed = true
+	t.committed()
 	return t.tasks, nil
 }
+
+// storedDefinitions knows, per job, the hash of the definition it last
+// stored or found stored. A stored definition is never replaced nor
+// deleted, so this is a fact, not a guess; retention that deletes
+// definitions must keep the job's current one, the one its new invocations
+// put. It holds one entry per job that created an invocation since New.
+type storedDefinitions struct{ m sync.Map } // job id -> hash
+
+func (d *storedDefinitions) stored(jobID, hash string) bool {
+	v, ok := d.m.Load(jobID)
+	return ok && v.(string) == hash
+}
+
+func (d *storedDefinitions) put(jobID, hash string) { d.m.Store(jobID, hash) }
 
 // conflict tells a call that lost to a concurrent transaction: Datastore
 // reports it at a commit, and Firestore in Datastore mode may report it at

@@ -1,12 +1,16 @@
 package datastore
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"cloud.google.com/go/datastore"
+	"google.golang.org/api/iterator"
 	"google.golang.org/api/option"
 
 	"github.com/sundial-cron/sundial/internal/emulator/emulatortest"
@@ -50,4 +54,39 @@ func openStore(t testing.TB, opts Options, c *Counter) *Store {
 func TestConformance(t *testing.T) {
 	t.Parallel()
 	storetest.Run(t, func(t *testing.T) store.Store { return openStore(t, Options{}, nil) })
+}
+
+// StoredBytes adds up the store's entities as Datastore sizes them for
+// storage: each key's name and each property's name and value, strings and
+// blobs at their length and other values at 8 bytes (storetest.Footprint).
+// The emulator keeps no statistics entities to ask instead.
+func (s *Store) StoredBytes(ctx context.Context) (int64, error) {
+	it := s.client.Run(ctx, datastore.NewQuery("").Namespace(s.opts.Namespace))
+	var n int64
+	for {
+		var props datastore.PropertyList
+		k, err := it.Next(&props)
+		if errors.Is(err, iterator.Done) {
+			return n, nil
+		}
+		if err != nil {
+			return 0, err
+		}
+		for ; k != nil; k = k.Parent {
+			n += int64(len(k.Kind) + len(k.Name))
+		}
+		for _, p := range props {
+			n += int64(len(p.Name))
+			switch v := p.Value.(type) {
+			case string:
+				n += int64(len(v))
+			case []byte:
+				n += int64(len(v))
+			case int64, bool, float64, time.Time, nil:
+				n += 8
+			default:
+				return 0, fmt.Errorf("property %s holds %T", p.Name, p.Value)
+			}
+		}
+	}
 }

@@ -9,11 +9,13 @@ import (
 	"github.com/sundial-cron/sundial/store"
 )
 
-// Kinds. A Job is the root of its entity group; its Invocations are its
-// children, so every transaction on a job stays inside one group.
+// Kinds. A Job is the root of its entity group; its Invocations and the
+// Definitions they run under are its children, so every transaction on a
+// job stays inside one group.
 const (
 	kindJob        = "Job"
 	kindInvocation = "Invocation"
+	kindDefinition = "Definition"
 )
 
 // maxBlobs bounds the bytes an entity's blobs may hold together. Datastore
@@ -29,6 +31,13 @@ func (s *Store) jobKey(id string) *datastore.Key {
 
 func (s *Store) invocationKey(jobID, id string) *datastore.Key {
 	k := datastore.NameKey(kindInvocation, id, s.jobKey(jobID))
+	k.Namespace = s.opts.Namespace
+	return k
+}
+
+// definitionKey names a definition by its store.DefinitionHash.
+func (s *Store) definitionKey(jobID, hash string) *datastore.Key {
+	k := datastore.NameKey(kindDefinition, hash, s.jobKey(jobID))
 	k.Namespace = s.opts.Namespace
 	return k
 }
@@ -99,7 +108,7 @@ func (e *invocationEntity) Save() ([]datastore.Property, error) {
 	noindex := func(name string, value any) datastore.Property {
 		return datastore.Property{Name: name, Value: value, NoIndex: true}
 	}
-	return []datastore.Property{
+	props := []datastore.Property{
 		{Name: "Occurrence", Value: v.Occurrence},
 		noindex("Status", v.Status),
 		noindex("Attempt", int64(v.Attempt)),
@@ -111,9 +120,17 @@ func (e *invocationEntity) Save() ([]datastore.Property, error) {
 		noindex("Reason", v.Reason),
 		noindex("Count", int64(v.Count)),
 		noindex("Last", v.Last),
-		noindex("Definition", v.Definition),
-		noindex("Log", v.Log),
-	}, nil
+	}
+	// A record names its definition; only one an older release wrote
+	// holds the bytes.
+	if v.Definition != nil {
+		props = append(props, noindex("Definition", v.Definition))
+	}
+	props = append(props, noindex("Log", v.Log))
+	if v.DefinitionHash != "" {
+		props = append(props, noindex("DefinitionHash", v.DefinitionHash))
+	}
+	return props, nil
 }
 
 func (e *invocationEntity) Load(props []datastore.Property) error {
@@ -150,6 +167,8 @@ func (e *invocationEntity) Load(props []datastore.Property) error {
 			v.Definition, ok = bytesOf(p.Value)
 		case "Log":
 			v.Log, ok = bytesOf(p.Value)
+		case "DefinitionHash":
+			v.DefinitionHash, ok = p.Value.(string)
 		default:
 			ok = true
 		}
@@ -165,6 +184,29 @@ func (e *invocationEntity) LoadKey(k *datastore.Key) error {
 	e.ID = k.Name
 	if k.Parent != nil {
 		e.JobID = k.Parent.Name
+	}
+	return nil
+}
+
+// definitionEntity is one of a job's definitions, keyed by its hash.
+type definitionEntity struct{ encoded []byte }
+
+func (e *definitionEntity) Save() ([]datastore.Property, error) {
+	if len(e.encoded) > maxBlobs {
+		return nil, fmt.Errorf("datastore: a definition of %d bytes, more than the %d an entity may hold", len(e.encoded), maxBlobs)
+	}
+	return []datastore.Property{{Name: "Definition", Value: e.encoded, NoIndex: true}}, nil
+}
+
+func (e *definitionEntity) Load(props []datastore.Property) error {
+	for _, p := range props {
+		if p.Name != "Definition" {
+			continue // a property a newer version added
+		}
+		var ok bool
+		if e.encoded, ok = bytesOf(p.Value); !ok {
+			return fmt.Errorf("datastore: definition: property Definition holds %T", p.Value)
+		}
 	}
 	return nil
 }

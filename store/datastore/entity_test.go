@@ -20,8 +20,11 @@ var createGoldens = flag.Bool("create-goldens", false, "write the entity golden 
 // The entities' property names and types are the format every job and
 // invocation in Datastore is in (the blobs in them carry their own
 // versions, pinned in engine/testdata). testdata/entity holds the
-// properties Save gives known entities; entity.go is as release 313afd2
-// had it, so they are also what that release stored.
+// properties Save gives known entities. job.json and invocation.json are
+// also what release 313afd2 stored: Save still gives an invocation that
+// holds its definition's bytes, as that release wrote every one, the same
+// properties. invocation-named.json is one that names its definition, and
+// definition.json the Definition entity that holds it.
 
 var goldenAt = time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
 
@@ -36,6 +39,12 @@ var goldenInvocation = store.InvocationRecord{
 	Created: goldenAt.Add(time.Second), Started: goldenAt.Add(time.Minute), Ended: goldenAt.Add(2 * time.Minute),
 	Message: "exit status 1", Reason: "overrun", Count: 3, Last: goldenAt.Add(10 * time.Minute),
 	Definition: []byte(`{"v":1,"schedule":"*/5 * * * *","target":"noop"}`), Log: []byte("attempt 1 FAILED\n"),
+}
+
+var goldenNamedInvocation = store.InvocationRecord{
+	JobID: "proj/job", ID: "20260302T100500Z", Occurrence: goldenAt.Add(5 * time.Minute), Status: "SUCCEEDED", Attempt: 1,
+	Created: goldenAt.Add(5*time.Minute + time.Second), Started: goldenAt.Add(5*time.Minute + 2*time.Second), Ended: goldenAt.Add(6 * time.Minute),
+	Message: "ok", DefinitionHash: store.DefinitionHash(goldenJob.Definition), Log: []byte("attempt 1 SUCCEEDED\n"),
 }
 
 // goldenProperty is a datastore.Property as a golden file spells it.
@@ -93,9 +102,9 @@ func fromGolden(gs []goldenProperty) []datastore.Property {
 	return out
 }
 
-// TestEntityGoldens: the properties Save gives a job and an invocation are
-// their goldens, and the goldens' properties (with one a later release
-// might add) load as the entity they came from.
+// TestEntityGoldens: the properties Save gives a job, invocations and a
+// definition are their goldens, and the goldens' properties (with one a
+// later release might add) load as the entity they came from.
 func TestEntityGoldens(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
@@ -113,6 +122,16 @@ func TestEntityGoldens(t *testing.T) {
 			err := e.Load(ps)
 			return e.InvocationRecord, err
 		}, goldenInvocation},
+		{"invocation-named.json", (&invocationEntity{goldenNamedInvocation}).Save, func(ps []datastore.Property) (any, error) {
+			e := invocationEntity{store.InvocationRecord{JobID: goldenNamedInvocation.JobID, ID: goldenNamedInvocation.ID}}
+			err := e.Load(ps)
+			return e.InvocationRecord, err
+		}, goldenNamedInvocation},
+		{"definition.json", (&definitionEntity{goldenJob.Definition}).Save, func(ps []datastore.Property) (any, error) {
+			var e definitionEntity
+			err := e.Load(ps)
+			return e, err
+		}, definitionEntity{goldenJob.Definition}},
 	} {
 		t.Run(tt.file, func(t *testing.T) {
 			path := filepath.Join("testdata", "entity", tt.file)

@@ -33,6 +33,15 @@ func (s *Store) Invocation(ctx context.Context, jobID, id string) (*store.Invoca
 	return &e.InvocationRecord, nil
 }
 
+// Definition reads one of the job's stored definitions.
+func (s *Store) Definition(ctx context.Context, jobID, hash string) ([]byte, error) {
+	var e definitionEntity
+	if _, err := s.retry(ctx, func() error { return s.client.Get(ctx, s.definitionKey(jobID, hash), &e) }); err != nil {
+		return nil, notFound(err, fmt.Sprintf("definition %s of %s", hash, jobID))
+	}
+	return e.encoded, nil
+}
+
 func notFound(err error, what string) error {
 	if errors.Is(err, datastore.ErrNoSuchEntity) {
 		return store.ErrNotFound

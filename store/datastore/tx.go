@@ -1,6 +1,7 @@
 package datastore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -16,6 +17,7 @@ import (
 // with the commit: a second read of an entity costs no lookup, and each
 // entity is written once however often fn puts it.
 type tx struct {
+	ctx   context.Context
 	s     *Store
 	dtx   *datastore.Transaction
 	jobID string
@@ -27,6 +29,10 @@ type tx struct {
 	invs   map[string]*store.InvocationRecord // as read or put; nil: not found
 	invPut []string                           // ids put, each once, in order
 	isPut  map[string]bool
+
+	defs    map[string][]byte // definitions to store, by hash
+	defPut  []string          // their hashes, in order
+	defSeen []string          // hashes found stored
 
 	tasks []task.Task
 	names map[string]bool
@@ -112,6 +118,33 @@ func (t *tx) remember(id string, inv *store.InvocationRecord) {
 	t.invs[id] = inv
 }
 
+// PutDefinition stores the definition with the commit unless it is stored
+// already. The Store knows the job's last one; otherwise a keys-only query
+// in the transaction, which reads an index entry and not the bytes, tells.
+func (t *tx) PutDefinition(encoded []byte) (string, error) {
+	hash := store.DefinitionHash(encoded)
+	if _, ok := t.defs[hash]; ok || t.s.definitions.stored(t.jobID, hash) {
+		return hash, nil
+	}
+	key := t.s.definitionKey(t.jobID, hash)
+	q := datastore.NewQuery(kindDefinition).Namespace(t.s.opts.Namespace).Ancestor(t.s.jobKey(t.jobID)).
+		FilterField("__key__", "=", key).KeysOnly().Transaction(t.dtx)
+	keys, err := t.s.client.GetAll(t.ctx, q, nil)
+	if err != nil {
+		return "", fmt.Errorf("datastore: looking up definition %s of %s: %w", hash, t.jobID, err)
+	}
+	if len(keys) > 0 {
+		t.defSeen = append(t.defSeen, hash)
+		return hash, nil
+	}
+	if t.defs == nil {
+		t.defs = map[string][]byte{}
+	}
+	t.defs[hash] = encoded
+	t.defPut = append(t.defPut, hash)
+	return hash, nil
+}
+
 // Enqueue collects the task; Update returns it after the commit. A second
 // task of the same name is the same task.
 func (t *tx) Enqueue(tk task.Task) error {
@@ -129,6 +162,14 @@ func (t *tx) Enqueue(tk task.Task) error {
 	return nil
 }
 
+// committed tells the Store of the definitions the committed transaction
+// stored or found stored.
+func (t *tx) committed() {
+	for _, hash := range append(t.defSeen, t.defPut...) {
+		t.s.definitions.put(t.jobID, hash)
+	}
+}
+
 func (t *tx) refuse(err error) error {
 	if t.refused == nil {
 		t.refused = err
@@ -136,7 +177,7 @@ func (t *tx) refuse(err error) error {
 	return err
 }
 
-func (t *tx) dirty() bool { return t.jobPut || len(t.invPut) > 0 }
+func (t *tx) dirty() bool { return t.jobPut || len(t.invPut) > 0 || len(t.defPut) > 0 }
 
 // flush hands the buffered writes to the transaction, which sends them with
 // its commit.
@@ -150,6 +191,10 @@ func (t *tx) flush() error {
 	for _, id := range t.invPut {
 		keys = append(keys, t.s.invocationKey(t.jobID, id))
 		src = append(src, &invocationEntity{*t.invs[id]})
+	}
+	for _, hash := range t.defPut {
+		keys = append(keys, t.s.definitionKey(t.jobID, hash))
+		src = append(src, &definitionEntity{t.defs[hash]})
 	}
 	if _, err := t.dtx.PutMulti(keys, src); err != nil {
 		return fmt.Errorf("datastore: job %s: %w", t.jobID, err)

@@ -75,6 +75,9 @@ func (t *tx) committed() {
 	if !t.writes() {
 		return
 	}
+	for _, d := range t.defs {
+		t.s.definitions.put(t.jobID, d.hash)
+	}
 	if len(t.adopted) > 0 {
 		t.adoption.Adopted(t.adopted)
 	}
@@ -121,3 +124,18 @@ func (t *tx) committed() {
 	}
 	t.s.cache.put(t.jobID, &cachedGroup{version: version, job: job, invs: invs})
 }
+
+// storedDefinitions knows, per job, the hash of the definition it last
+// stored or found stored. A stored definition is never replaced nor
+// deleted, so unlike the row cache this is a fact, not a guess; one whose
+// definitions could be deleted (retention) must keep the job's current
+// one, the one its new invocations put. It holds one entry per job that
+// created an invocation since Open.
+type storedDefinitions struct{ m sync.Map } // job id -> hash
+
+func (d *storedDefinitions) stored(jobID, hash string) bool {
+	v, ok := d.m.Load(jobID)
+	return ok && v.(string) == hash
+}
+
+func (d *storedDefinitions) put(jobID, hash string) { d.m.Store(jobID, hash) }

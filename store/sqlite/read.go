@@ -93,6 +93,16 @@ func (s *Store) Invocation(ctx context.Context, jobID, id string) (*store.Invoca
 	return inv, err
 }
 
+// Definition reads one of the job's stored definitions.
+func (s *Store) Definition(ctx context.Context, jobID, hash string) ([]byte, error) {
+	var b []byte
+	err := s.read.QueryRowContext(ctx, "SELECT definition FROM definitions WHERE job_id = ? AND hash = ?", jobID, hash).Scan(&b)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, store.ErrNotFound
+	}
+	return b, err
+}
+
 // Invocations lists a job's invocations, newest occurrence first, and by
 // id (descending) among equal occurrences.
 func (s *Store) Invocations(ctx context.Context, jobID string, p store.Page) ([]*store.InvocationRecord, string, error) {

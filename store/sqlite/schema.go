@@ -73,6 +73,18 @@ CREATE TABLE owners (
 -- ran its function on the Store's cache commits only if the job is still
 -- at the version cached (see cache.go).
 ALTER TABLE jobs ADD COLUMN version INTEGER NOT NULL DEFAULT 0;
+`, `
+-- A job's definitions, each stored once however many invocations run
+-- under it: an invocation names its own by hash (definition_hash). Rows
+-- of invocations written before this version hold the bytes in their
+-- definition column instead, and keep them.
+CREATE TABLE definitions (
+	job_id     TEXT NOT NULL,
+	hash       TEXT NOT NULL,
+	definition BLOB NOT NULL,
+	PRIMARY KEY (job_id, hash)
+);
+ALTER TABLE invocations ADD COLUMN definition_hash TEXT NOT NULL DEFAULT '';
 `}
 
 // migrate brings the file's schema to len(migrations). Two processes may

@@ -71,8 +71,9 @@ var ErrClosed = errors.New("sqlite: store closed")
 // Store is the SQLite backend of store.Store. It is safe for concurrent use,
 // and several Stores (in one process or several) may share one file.
 type Store struct {
-	read  *sql.DB // WAL readers, query_only
-	cache rowCache
+	read        *sql.DB // WAL readers, query_only
+	cache       rowCache
+	definitions storedDefinitions
 
 	writeDB *sql.DB
 	queue   queue

@@ -391,3 +391,11 @@ func TestFailedCommitAdoptsNothing(t *testing.T) {
 		t.Errorf("failed commit: %v, adopted %v; want %v and nothing adopted", err, adopted, errBoom)
 	}
 }
+
+// StoredBytes is the file's size as SQLite counts it, the pages still in
+// the WAL included (storetest.Footprint).
+func (s *Store) StoredBytes(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.read.QueryRowContext(ctx, "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()").Scan(&n)
+	return n, err
+}

@@ -173,6 +173,7 @@ type tx struct {
 	job      *store.JobRecord // PutJob's, if any
 	invs     map[string]*store.InvocationRecord
 	invOrder []string
+	defs     []definition // PutDefinition's, not known to be stored
 	tasks    []task.Task
 	// adopted are the tasks written claimed for adoption, handed to it
 	// once the transaction committed.
@@ -223,6 +224,12 @@ func cloneInvocation(inv *store.InvocationRecord) *store.InvocationRecord {
 	c := *inv
 	c.Definition, c.Log = bytes.Clone(inv.Definition), bytes.Clone(inv.Log)
 	return &c
+}
+
+// definition is one of the job's definitions, to be stored.
+type definition struct {
+	hash    string
+	encoded []byte
 }
 
 func (t *tx) Job() (*store.JobRecord, error) {
@@ -323,6 +330,26 @@ func (t *tx) PutInvocation(inv *store.InvocationRecord) error {
 	return nil
 }
 
+// PutDefinition keeps the definition for apply to insert, unless the Store
+// knows it is stored: a job's every new invocation puts its definition,
+// and only the first since it changed costs the committer an insert.
+func (t *tx) PutDefinition(encoded []byte) (string, error) {
+	if err := t.check(); err != nil {
+		return "", err
+	}
+	hash := store.DefinitionHash(encoded)
+	if t.s.definitions.stored(t.jobID, hash) {
+		return hash, nil
+	}
+	for _, d := range t.defs {
+		if d.hash == hash {
+			return hash, nil
+		}
+	}
+	t.defs = append(t.defs, definition{hash, bytes.Clone(encoded)})
+	return hash, nil
+}
+
 // Enqueue adds the task unless a task of that name is already queued: a
 // repeat is a duplicate, not a second task, and the first one's ETA
 // stands. Within one transaction a repeat is not returned twice.
@@ -416,19 +443,27 @@ func (t *tx) apply() error {
 		case err != nil:
 		case read && old.Occurrence.Equal(inv.Occurrence):
 			err = t.updateOne(`UPDATE invocations SET status = ?, attempt = ?, manual = ?, created = ?, started = ?, ended = ?,
-					message = ?, reason = ?, count = ?, last = ?, definition = ?, log = ?
+					message = ?, reason = ?, count = ?, last = ?, definition = ?, log = ?, definition_hash = ?
 				WHERE job_id = ? AND id = ?`,
-				append(args[3:15:15], args[0], args[1])...)
+				append(args[3:16:16], args[0], args[1])...)
 		default:
-			_, err = t.w.exec(`INSERT INTO invocations (`+invColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			_, err = t.w.exec(`INSERT INTO invocations (`+invColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 				ON CONFLICT (job_id, id) DO UPDATE SET occurrence = excluded.occurrence, status = excluded.status,
 					attempt = excluded.attempt, manual = excluded.manual, created = excluded.created,
 					started = excluded.started, ended = excluded.ended, message = excluded.message, reason = excluded.reason,
-					count = excluded.count, last = excluded.last, definition = excluded.definition, log = excluded.log`,
+					count = excluded.count, last = excluded.last, definition = excluded.definition, log = excluded.log,
+					definition_hash = excluded.definition_hash`,
 				args...)
 		}
 		if err != nil {
 			return fmt.Errorf("sqlite: put invocation %s/%s: %w", t.jobID, id, err)
+		}
+	}
+	for _, d := range t.defs {
+		// Another process, or this one before it learnt of it, may have
+		// stored it: the same hash is the same bytes.
+		if _, err := t.w.exec("INSERT OR IGNORE INTO definitions (job_id, hash, definition) VALUES (?, ?, ?)", t.jobID, d.hash, d.encoded); err != nil {
+			return fmt.Errorf("sqlite: put definition %s of %s: %w", d.hash, t.jobID, err)
 		}
 	}
 	return t.enqueue()
@@ -480,7 +515,7 @@ func (t *tx) enqueue() error {
 
 // writes reports whether fn put or enqueued anything.
 func (t *tx) writes() bool {
-	return t.job != nil || len(t.invs) > 0 || len(t.tasks) > 0
+	return t.job != nil || len(t.invs) > 0 || len(t.defs) > 0 || len(t.tasks) > 0
 }
 
 // bumpVersion moves the job's version on, for a transaction that does not
