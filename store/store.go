@@ -3,10 +3,10 @@
 // conformance suite both pass.
 //
 // The interface is shaped by Cloud Datastore. A job is an entity group: the
-// Job, its Invocations and the Definitions they run under. A transaction touches exactly one group and a few
-// hundred entities at most, and the tasks it enqueues commit with it (or, for
-// a backend whose queue cannot join the transaction, are returned to be
-// posted right after it). Reads across jobs happen outside transactions and
+// Job, its Invocations and the Definitions they run under. A transaction
+// touches exactly one group and a few hundred entities at most, and the
+// tasks it enqueues commit with it (or, for a backend whose queue cannot
+// join the transaction, are returned to be posted right after it). Reads across jobs happen outside transactions and
 // may be slightly stale. There are no joins.
 package store
 
