@@ -252,8 +252,11 @@ func (e *Engine) HandleTask(ctx context.Context, t task.Task) error {
 			e.setHealth(ctx, t.JobID, nil)
 		}
 		return nil
-	case errors.Is(err, ErrBusy), errors.Is(err, statemachine.ErrLaunchInProgress), errors.As(err, new(interrupted)), ctx.Err() != nil:
-		// Expected, or the process stopping: not the job's trouble.
+	case errors.Is(err, ErrBusy), errors.Is(err, statemachine.ErrLaunchInProgress):
+		// Expected: not the job's trouble, nor the queue's to report.
+		return fmt.Errorf("%w (%w)", err, task.ErrRetryLater)
+	case errors.As(err, new(interrupted)), ctx.Err() != nil:
+		// The process stopping: not the job's trouble.
 		return err
 	}
 	pe := asPermanent(err)

@@ -9,9 +9,18 @@ package task
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
+
+// ErrRetryLater is wrapped by a handler's error that asks for the task
+// again later as a matter of course (the project has as many target calls
+// in flight as it may; a launch is still in progress) rather than reporting
+// a fault. A queue delivers the task again as after any failure, but logs
+// it only at debug level: a project of many jobs at its limit would
+// otherwise write thousands of warnings a minute into the server's log.
+var ErrRetryLater = errors.New("to be delivered again later")
 
 // Kind says what a task asks the engine to do.
 type Kind string

@@ -63,7 +63,11 @@ func (e *TaskEndpoint) run(w http.ResponseWriter, r *http.Request, log *slog.Log
 	if err := e.Handler(r.Context(), t); err != nil {
 		// 500, not 503 or 429: Cloud Tasks answers those by slowing the
 		// whole queue, and one busy project must not slow the others.
-		log.Warn("task failed; Cloud Tasks will retry it", "task", t.String(), "retry", retryCount(r), "err", err)
+		level := slog.LevelWarn
+		if errors.Is(err, task.ErrRetryLater) {
+			level = slog.LevelDebug
+		}
+		log.Log(r.Context(), level, "task failed; Cloud Tasks will retry it", "task", t.String(), "retry", retryCount(r), "err", err)
 		http.Error(w, "task failed: "+err.Error(), http.StatusInternalServerError)
 		return
 	}

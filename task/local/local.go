@@ -549,7 +549,11 @@ func (d *Dispatcher) settle(now time.Time, outs []outcome, inflight map[string]b
 			continue
 		}
 		eta := now.Add(d.backoff(o.claimed.Failures + 1))
-		d.log.Warn("task/local: task failed", "task", o.claimed.Task.String(), "failures", o.claimed.Failures+1, "retry_at", eta, "err", o.err)
+		level := slog.LevelWarn
+		if errors.Is(o.err, task.ErrRetryLater) {
+			level = slog.LevelDebug
+		}
+		d.log.Log(context.Background(), level, "task/local: task failed", "task", o.claimed.Task.String(), "failures", o.claimed.Failures+1, "retry_at", eta, "err", o.err)
 		retry = append(retry, sqlite.Retry{Name: name, ETA: eta})
 	}
 	return done, retry

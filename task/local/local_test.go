@@ -462,3 +462,71 @@ func TestRunRunsAdoptedTasks(t *testing.T) {
 		})
 	}
 }
+
+// A task handed back as a matter of course (task.ErrRetryLater: a project
+// at its limit of calls in flight) is delivered again but not logged as a
+// failure: a big project at its limit would flood the log. Any other error
+// is a warning.
+func TestRunLogsOnlyRealFailuresAsWarnings(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		err  error
+		warn bool
+	}{
+		{fmt.Errorf("busy (%w)", task.ErrRetryLater), false},
+		{errors.New("the store is read-only"), true},
+	} {
+		s := tempStore(t)
+		var mu sync.Mutex
+		calls := 0
+		succeeded := make(chan struct{})
+		logs := &levels{}
+		d := New(s, func(context.Context, task.Task) error {
+			mu.Lock()
+			defer mu.Unlock()
+			calls++
+			if calls == 1 {
+				return tc.err
+			}
+			close(succeeded)
+			return nil
+		}, Options{Now: time.Now, BackoffMin: time.Millisecond, Logger: slog.New(logs)})
+		ctx, cancel := context.WithCancel(t.Context())
+		stopped := running(t, ctx, d)
+		must(t, d.Post(ctx, enqueue(t, s, tick(1, time.Now()))))
+		<-succeeded
+		cancel()
+		<-stopped
+		if got := logs.count(slog.LevelWarn) > 0; got != tc.warn {
+			t.Errorf("handler error %q: logged a warning %v, want %v", tc.err, got, tc.warn)
+		}
+		if logs.count(slog.LevelDebug) == 0 && !tc.warn {
+			t.Errorf("handler error %q: not logged at all; want it at debug level", tc.err)
+		}
+	}
+}
+
+// levels is a slog handler that counts records by level.
+type levels struct {
+	mu sync.Mutex
+	n  map[slog.Level]int
+}
+
+func (l *levels) Enabled(context.Context, slog.Level) bool { return true }
+func (l *levels) WithAttrs([]slog.Attr) slog.Handler       { return l }
+func (l *levels) WithGroup(string) slog.Handler            { return l }
+func (l *levels) Handle(_ context.Context, r slog.Record) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.n == nil {
+		l.n = map[slog.Level]int{}
+	}
+	l.n[r.Level]++
+	return nil
+}
+
+func (l *levels) count(level slog.Level) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.n[level]
+}
