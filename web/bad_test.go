@@ -31,6 +31,16 @@ func TestBadRequestsChangeNothing(t *testing.T) {
 		{"an invocation of an unknown job is not found", req{method: "GET", path: "/api/v1/projects/billing/jobs/nope/invocations/20260302T100100Z"}, 404, "job billing/nope not found"},
 		{"an unknown route is not found", req{method: "GET", path: "/api/v1/jobs"}, 404, "no such API route"},
 
+		{"a path with .. is not found, not redirected", req{method: "POST", path: "/api/v1/projects/ops/../billing/jobs/nightly/trigger"}, 404, "not canonical"},
+		{"a path with an encoded .. is not found", req{method: "GET", path: "/api/v1/projects/%2e%2e/projects/billing/jobs"}, 404, "not canonical"},
+		{"a path with // is not found", req{method: "GET", path: "/api/v1/projects//billing/jobs"}, 404, "not canonical"},
+		{"a path starting with // is not found", req{method: "GET", path: "//api/v1/projects"}, 404, "not canonical"},
+		{"a path with /./ is not found", req{method: "GET", path: "/api/v1/./projects"}, 404, "not canonical"},
+		{"the API's root is not found, not redirected", req{method: "GET", path: "/api/v1"}, 404, "no such API route"},
+		{"a path outside the API is a JSON 404", req{method: "GET", path: "/console"}, 404, "no such path: /console"},
+		{"the root is a JSON 404", req{method: "GET", path: "/"}, 404, "no such path: /"},
+		{"a change posted to /healthz is not allowed", req{method: "POST", path: "/healthz"}, 405, "allowed: GET, HEAD"},
+
 		{"triggering an unknown job is not found", req{method: "POST", path: "/api/v1/projects/billing/jobs/nope/trigger"}, 404, "job billing/nope not found"},
 		{"pausing an unknown job is not found", req{method: "POST", path: "/api/v1/projects/billing/jobs/nope/pause", body: `{"reason": "x"}`}, 404, "job billing/nope not found"},
 		{"resuming an unknown job is not found", req{method: "POST", path: "/api/v1/projects/billing/jobs/nope/resume"}, 404, "job billing/nope not found"},

@@ -195,7 +195,8 @@ func serveCloud(ctx context.Context, f serveFlags, logger *slog.Logger, now func
 	}
 	mux.Handle("/", p.api(false))
 
-	ln, srv, err := listen(f, mux)
+	// web.New's own check comes after this mux, which would redirect first.
+	ln, srv, err := listen(f, web.Canonical(mux))
 	if err != nil {
 		return err
 	}
