@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
@@ -82,6 +83,9 @@ var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
 // document parses the file's one YAML document and returns its root node.
 func (d *decoder) document(data []byte) *yaml.Node {
+	if !d.utf8(data) {
+		return nil
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
@@ -105,6 +109,36 @@ func (d *decoder) document(data []byte) *yaml.Node {
 		return nil
 	}
 	return doc.Content[0]
+}
+
+// utf8 reports whether data is UTF-8, and if not records where the first
+// byte that is not is. The YAML parser finds it too, but says neither line
+// nor column; and it would take a UTF-16 file, which nothing else in a
+// config repository's tooling (diffs, reviews, grep) reads as text.
+func (d *decoder) utf8(data []byte) bool {
+	if utf8.Valid(data) {
+		return true
+	}
+	line, col := 1, 1
+	for len(data) > 0 {
+		r, size := utf8.DecodeRune(data)
+		if r == utf8.RuneError && size <= 1 {
+			what := ""
+			if line == 1 && col == 1 && (bytes.HasPrefix(data, []byte{0xff, 0xfe}) || bytes.HasPrefix(data, []byte{0xfe, 0xff})) {
+				what = " (a UTF-16 byte order mark)"
+			}
+			d.errs = append(d.errs, &Error{File: d.file, Line: line,
+				Msg: fmt.Sprintf("column %d: byte 0x%02x is not UTF-8%s: a config file must be UTF-8", col, data[0], what)})
+			return false
+		}
+		if r == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+		data = data[size:]
+	}
+	return true
 }
 
 func (d *decoder) syntax(err error) {

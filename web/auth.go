@@ -21,7 +21,8 @@ import (
 // Behind a reverse proxy on the same machine RemoteAddr is the proxy's
 // loopback address, so the forwarding header the proxy adds (every common
 // one adds X-Forwarded-For or Forwarded) is what marks the request as not
-// local; forwarding headers are never trusted to make a caller local. The
+// local (proxyHeader lists what counts as one); forwarding headers are
+// never trusted to make a caller local. The
 // Host check stops DNS rebinding: a web page whose name resolves to
 // 127.0.0.1 still sends its own name as Host.
 type auth struct {
@@ -74,10 +75,8 @@ func (a *auth) check(r *http.Request, mutates bool) error {
 // local reports whether the request comes from this machine itself, not
 // through a proxy and not from a page that rebound its name to loopback.
 func local(r *http.Request) bool {
-	for _, h := range []string{"Forwarded", "X-Forwarded-For", "X-Real-Ip"} {
-		if _, ok := r.Header[h]; ok {
-			return false
-		}
+	if _, ok := proxyHeader(r.Header); ok {
+		return false
 	}
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
@@ -95,6 +94,54 @@ func local(r *http.Request) bool {
 	}
 	ip, err := netip.ParseAddr(strings.Trim(name, "[]"))
 	return err == nil && ip.IsLoopback()
+}
+
+// proxyHeaders are the names, lower case, of the headers a proxy, load
+// balancer or CDN adds to say whom it forwards for, beyond those that
+// proxyWords find: the standard Via, Cloudflare's CDN-Loop and CF-Ray,
+// Envoy's, App Engine's, Azure's and others' own.
+var proxyHeaders = map[string]bool{
+	"via":                      true,
+	"cdn-loop":                 true,
+	"cf-ray":                   true,
+	"cf-ipcountry":             true,
+	"x-envoy-external-address": true,
+	"x-envoy-internal":         true,
+	"x-appengine-user-ip":      true,
+	"x-azure-clientip":         true,
+	"x-azure-socketip":         true,
+	"x-proxyuser-ip":           true,
+	"x-original-url":           true,
+	"x-rewrite-url":            true,
+}
+
+// proxyWords are parts of header names that say a proxy forwarded the
+// request: Forwarded, X-Forwarded-For, -Host, -Proto, -Port, -Prefix,
+// X-Original-Forwarded-For; X-Real-IP; X-Client-IP, True-Client-IP,
+// Fastly-Client-IP, X-Cluster-Client-IP, Fly-Client-IP; CF-Connecting-IP
+// and -IPv6. Matching parts rather than a list of whole names also catches
+// the variants proxies keep inventing.
+var proxyWords = []string{"forwarded", "real-ip", "client-ip", "connecting-ip"}
+
+// proxyHeader returns the name of a header in h that says the request came
+// through a proxy. Such a header is never trusted to tell who the caller
+// is, only that the connection's address is not the caller's: a local
+// proxy (nginx, Caddy, a tunnel, a CDN's agent) connects from loopback on
+// behalf of anyone. A local client that sends one of these itself needs
+// the token, which fails closed.
+func proxyHeader(h http.Header) (string, bool) {
+	for name := range h {
+		lower := strings.ToLower(name)
+		if proxyHeaders[lower] {
+			return name, true
+		}
+		for _, w := range proxyWords {
+			if strings.Contains(lower, w) {
+				return name, true
+			}
+		}
+	}
+	return "", false
 }
 
 // bearer returns the token of an "Authorization: Bearer <token>" header.

@@ -103,3 +103,31 @@ func TestReadTokenFile(t *testing.T) {
 		})
 	}
 }
+
+// Every header a proxy, load balancer or CDN adds to name the client it
+// forwards for takes locality away: a caller that reached the server
+// through a local proxy needs the token, whichever proxy it was.
+func TestEveryForwardingHeaderMakesACallerRemote(t *testing.T) {
+	h := fixture(t)
+	h.handler = newHandler(h, h.st, adminToken, true)
+	for _, name := range []string{
+		"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto", "X-Forwarded-Port", "X-Forwarded-Prefix",
+		"X-Forwarded-Server", "X-Original-Forwarded-For", "X-Real-IP", "Via", "X-Client-IP", "True-Client-IP",
+		"CF-Connecting-IP", "CF-Connecting-IPv6", "CF-Ray", "CDN-Loop", "X-Cluster-Client-IP", "Fastly-Client-IP",
+		"Fly-Client-IP", "X-Envoy-External-Address", "X-AppEngine-User-IP", "X-Azure-ClientIP", "X-Azure-SocketIP",
+		"X-ProxyUser-IP", "X-Vercel-Forwarded-For", "X-Original-URL",
+	} {
+		t.Run(name, func(t *testing.T) {
+			h.t = t
+			hdr := http.Header{}
+			hdr.Set(name, "198.51.100.2")
+			if a := h.do(req{method: "GET", path: "/api/v1/projects/billing/jobs/nightly", header: hdr}); a.status != http.StatusUnauthorized {
+				t.Errorf("a loopback caller with %s: status %d, want 401: %s", name, a.status, a.raw)
+			}
+		})
+	}
+	h.t = t
+	if a := h.do(req{method: "GET", path: "/api/v1/projects/billing/jobs/nightly", header: http.Header{"User-Agent": {"curl/8"}, "Accept": {"application/json"}}}); a.status != http.StatusOK {
+		t.Errorf("a loopback caller with ordinary headers: status %d, want 200: %s", a.status, a.raw)
+	}
+}

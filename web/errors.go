@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 
 	"github.com/sundial-cron/sundial/statemachine"
@@ -72,17 +73,23 @@ func (s *server) api(h func(r *http.Request) (int, any, error)) http.Handler {
 		if status == 0 {
 			status = http.StatusOK
 		}
-		w.Header().Set("Content-Type", "application/json; charset=utf-8")
-		w.Header().Set("Cache-Control", "no-store")
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-		w.WriteHeader(status)
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		// Logs and messages hold <, > and &; escaping them would make the
-		// JSON harder to read and buys nothing with nosniff set.
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(body); err != nil {
-			s.log.Warn("writing an API response failed", "path", r.URL.Path, "err", err)
-		}
+		writeJSON(w, s.log, status, body)
 	})
+}
+
+// writeJSON writes body as the API's JSON answer with status. A failure
+// to write goes to log, if set.
+func writeJSON(w http.ResponseWriter, log *slog.Logger, status int, body any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	// Logs and messages hold <, > and &; escaping them would make the
+	// JSON harder to read and buys nothing with nosniff set.
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(body); err != nil && log != nil {
+		log.Warn("writing an API response failed", "err", err)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -95,8 +96,9 @@ func nextCursor(listing, next string) string {
 // maxBody bounds a request body; the API's bodies are a few fields.
 const maxBody = 64 << 10
 
-// decodeBody decodes an optional JSON body into v, refusing unknown fields
-// and anything after the object. An empty body leaves v as it is.
+// decodeBody decodes an optional JSON body into v, refusing unknown fields,
+// keys given twice or in another case than v's fields (checkKeys), and
+// anything after the object. An empty body leaves v as it is.
 func decodeBody(r *http.Request, v any) error {
 	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxBody))
 	var tooBig *http.MaxBytesError
@@ -108,6 +110,9 @@ func decodeBody(r *http.Request, v any) error {
 	}
 	if len(strings.TrimSpace(string(body))) == 0 {
 		return nil
+	}
+	if err := checkKeys(body, reflect.TypeOf(v)); err != nil {
+		return err
 	}
 	dec := json.NewDecoder(strings.NewReader(string(body)))
 	dec.DisallowUnknownFields()

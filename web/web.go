@@ -11,9 +11,12 @@
 package web
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"path"
+	"strings"
 	"time"
 
 	"github.com/sundial-cron/sundial/engine"
@@ -86,11 +89,15 @@ func New(opts Options) http.Handler {
 		// answer is JSON like every other error.
 		mux.Handle(path, s.methodNotAllowed(methods))
 	}
-	mux.Handle(prefix+"/", s.api(func(r *http.Request) (int, any, error) {
+	noRoute := s.api(func(r *http.Request) (int, any, error) {
 		return 0, nil, notFound("no such API route: %s", r.URL.Path)
-	}))
+	})
+	// The subtree's root too, or the mux would redirect it to prefix+"/".
+	mux.Handle(prefix, noRoute)
+	mux.Handle(prefix+"/", noRoute)
 	if opts.Metrics != nil {
 		mux.Handle("GET /metrics", opts.Metrics.Handler())
+		mux.Handle("/metrics", s.methodNotAllowed([]string{"GET", "HEAD"}))
 	}
 	// Liveness for load balancers and platforms' probes: it touches
 	// nothing, so a slow store does not get a healthy instance restarted.
@@ -98,5 +105,35 @@ func New(opts Options) http.Handler {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		io.WriteString(w, "ok\n")
 	})
-	return mux
+	mux.Handle("/healthz", s.methodNotAllowed([]string{"GET", "HEAD"}))
+	// Everything else is the API's JSON 404 until the console serves
+	// pages of its own: a client of this server reads JSON errors, and
+	// the mux's text/plain ones would be the only exception.
+	mux.Handle("/", s.api(func(r *http.Request) (int, any, error) {
+		return 0, nil, notFound("no such path: %s", r.URL.Path)
+	}))
+	return Canonical(mux)
+}
+
+// Canonical answers a request whose path is not in canonical form (an
+// empty, "." or ".." segment: "//", "/./", "/../", also percent-encoded)
+// with a JSON 404, and passes the others to h. http.ServeMux would answer
+// it with a redirect to the cleaned path, which clients follow, a POST
+// becoming a request for another resource than the one named; and a
+// proxy or log that matched the path as sent saw another one. Sundial's
+// paths are canonical, so such a path names nothing.
+func Canonical(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := r.URL.Path
+		clean := path.Clean(p)
+		if strings.HasSuffix(p, "/") && clean != "/" {
+			clean += "/"
+		}
+		if p != clean {
+			writeJSON(w, nil, http.StatusNotFound, map[string]string{"error": fmt.Sprintf(
+				"no such path: %q is not canonical (it has an empty, . or .. segment); paths are not cleaned or redirected", p)})
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }

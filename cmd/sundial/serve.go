@@ -146,6 +146,11 @@ func runServe(args []string, stdout, stderr io.Writer, now func() time.Time) int
 		h = slog.NewJSONHandler(stderr, hopts)
 	}
 	logger := slog.New(h)
+	if f.backend == "cloud" {
+		if warning := f.cloud.offPlatform(os.Getenv); warning != "" {
+			logger.Warn(warning)
+		}
+	}
 	if f.adminTokenFile != "" {
 		if f.adminToken, err = web.ReadTokenFile(f.adminTokenFile); err != nil {
 			logger.Error("sundial serve: --admin-token-file", "err", err)

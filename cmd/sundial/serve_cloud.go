@@ -100,6 +100,38 @@ func defaultPlatform() string {
 	return ""
 }
 
+// offPlatform returns a warning when the environment does not say this
+// runs on the platform --platform names, "" when it does. Running off the
+// platform is how the cloud shape is tried on one machine, so it is not
+// refused; but on App Engine the internal endpoints trust headers only the
+// platform can set, and anywhere else anyone who reaches the port can set
+// them.
+func (c *cloudFlags) offPlatform(getenv func(string) string) string {
+	var want []string
+	var risk string
+	switch c.platform {
+	case "appengine":
+		want = []string{"GAE_APPLICATION", "GAE_ENV", "GAE_SERVICE"}
+		risk = "the task and cron endpoints admit any request carrying X-AppEngine-QueueName or X-Appengine-Cron, " +
+			"headers only App Engine strips from outside requests: here anyone who reaches the port can run tasks and cron passes"
+	case "cloudrun":
+		want = []string{"K_SERVICE"}
+		risk = "the task and cron endpoints still need Google-signed tokens for --public-url, so this is safe, but tasks go to --public-url, not here"
+	}
+	var missing []string
+	for _, name := range want {
+		if getenv(name) == "" {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("--platform=%s, but this is not %s: %s not set; %s", c.platform, platformNames[c.platform], strings.Join(missing, ", "), risk)
+}
+
+var platformNames = map[string]string{"appengine": "App Engine", "cloudrun": "Cloud Run"}
+
 func envOr(name, def string) string {
 	if v := os.Getenv(name); v != "" {
 		return v
@@ -195,7 +227,8 @@ func serveCloud(ctx context.Context, f serveFlags, logger *slog.Logger, now func
 	}
 	mux.Handle("/", p.api(false))
 
-	ln, srv, err := listen(f, mux)
+	// web.New's own check comes after this mux, which would redirect first.
+	ln, srv, err := listen(f, web.Canonical(mux))
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Bad settings are refused before anything starts, each with the flag it
@@ -72,6 +73,48 @@ func TestServeFlags(t *testing.T) {
 			}
 			if tc.check != nil {
 				tc.check(t, f)
+			}
+		})
+	}
+}
+
+// The cloud shape started where the environment does not say it is on the
+// platform --platform names warns at start, naming what is missing: off
+// App Engine, the headers its internal endpoints trust can come from
+// anyone.
+func TestServeWarnsOffItsPlatform(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		env     map[string]string
+		args    []string
+		warning string // "" for none
+	}{
+		{name: "App Engine named on a laptop", args: []string{"--platform", "appengine"},
+			warning: "--platform=appengine, but this is not App Engine: GAE_APPLICATION, GAE_ENV, GAE_SERVICE not set; the task and cron endpoints admit any request"},
+		{name: "App Engine named without its service", args: []string{"--platform", "appengine"}, env: map[string]string{"GAE_APPLICATION": "s~acme", "GAE_ENV": "standard"},
+			warning: "GAE_SERVICE not set"},
+		{name: "App Engine", args: []string{"--platform", "appengine"}, env: map[string]string{"GAE_APPLICATION": "s~acme", "GAE_ENV": "standard", "GAE_SERVICE": "default"}},
+		{name: "Cloud Run named on a laptop", args: []string{"--platform", "cloudrun", "--public-url", "https://s.example", "--invoker", "i@acme.iam.gserviceaccount.com"},
+			warning: "--platform=cloudrun, but this is not Cloud Run: K_SERVICE not set"},
+		{name: "Cloud Run", args: []string{"--platform", "cloudrun", "--public-url", "https://s.example", "--invoker", "i@acme.iam.gserviceaccount.com"}, env: map[string]string{"K_SERVICE": "sundial"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, k := range []string{"GAE_APPLICATION", "GAE_ENV", "GAE_SERVICE", "K_SERVICE"} {
+				t.Setenv(k, tc.env[k])
+			}
+			// A token file that does not exist stops the start right after
+			// the warning, before anything reaches for Google Cloud.
+			args := append([]string{"--backend", "cloud", "--project", "p", "--tasks-location", "l", "--admin-token-file", t.TempDir() + "/none"}, tc.args...)
+			var stderr strings.Builder
+			if code := runServe(args, io.Discard, &stderr, time.Now); code != 1 {
+				t.Fatalf("exit %d, want 1 (no token file); log:\n%s", code, stderr.String())
+			}
+			warned := strings.Contains(stderr.String(), "level=WARN")
+			switch {
+			case tc.warning == "" && warned:
+				t.Errorf("a warning on the platform itself:\n%s", stderr.String())
+			case tc.warning != "" && !strings.Contains(stderr.String(), tc.warning):
+				t.Errorf("log:\n%s\nwant a warning saying %q", stderr.String(), tc.warning)
 			}
 		})
 	}

@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -65,4 +66,53 @@ func BenchmarkUpdate(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkIntegrityCheck measures the quick_check Open runs, on a file of
+// 100,000 jobs with 5 invocations each (the build is not timed). It
+// reports the file's size.
+//
+//	go test ./store/sqlite -run '^$' -bench BenchmarkIntegrityCheck -benchtime 3x
+func BenchmarkIntegrityCheck(b *testing.B) {
+	path := tempPath(b)
+	s := openAt(b, path, Options{Synchronous: SyncOff}, testHooks{})
+	blob := make([]byte, 400)
+	t0 := time.Date(2026, 3, 8, 9, 0, 0, 0, time.UTC)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			for i := next.Add(1); i <= 100_000; i = next.Add(1) {
+				id := fmt.Sprintf("bench/job%06d", i)
+				if _, err := s.Update(b.Context(), id, func(tx store.Tx) error {
+					err := tx.PutJob(&store.JobRecord{ID: id, Project: "bench", State: "SCHEDULED", WatchdogTimerTs: t0, Definition: blob, EncodedState: blob})
+					for n := range 5 {
+						at := t0.Add(time.Duration(n) * time.Minute)
+						err = errors.Join(err, tx.PutInvocation(&store.InvocationRecord{JobID: id, ID: fmt.Sprintf("inv%d", n), Occurrence: at, Status: "SUCCEEDED", Created: at, Definition: blob}))
+					}
+					return err
+				}); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	conn, err := s.read.Conn(b.Context())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	var pages, pageSize int64
+	if err := conn.QueryRowContext(b.Context(), "SELECT page_count, page_size FROM pragma_page_count, pragma_page_size").Scan(&pages, &pageSize); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if err := checkIntegrity(conn, path); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(pages*pageSize)/(1<<20), "MiB")
 }

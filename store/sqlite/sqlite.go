@@ -104,6 +104,8 @@ type testHooks struct {
 var _ store.Store = (*Store)(nil)
 
 // Open opens (creating if needed) the database file at path and its schema.
+// It refuses, with an error wrapping ErrDamaged, an empty file and a file
+// whose pages fail SQLite's quick_check.
 func Open(path string, opts Options) (*Store, error) {
 	return open(path, opts, testHooks{})
 }
@@ -124,6 +126,9 @@ func open(path string, opts Options, hooks testHooks) (*Store, error) {
 		opts.Readers = 4
 	}
 	busy := fmt.Sprintf("busy_timeout(%d)", opts.BusyTimeout.Milliseconds())
+	if err := prepareFile(path); err != nil {
+		return nil, err
+	}
 
 	// temp_store: inside the batch's transaction SQLite journals what a
 	// multi-row statement changes, to undo it alone if it fails; in a
@@ -149,7 +154,15 @@ func open(path string, opts Options, hooks testHooks) (*Store, error) {
 	conn, err := writeDB.Conn(context.Background())
 	if err != nil {
 		writeDB.Close()
+		if isDamage(err) {
+			return nil, damaged(path, "open", err)
+		}
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	if err := checkIntegrity(conn, path); err != nil {
+		conn.Close()
+		writeDB.Close()
+		return nil, err
 	}
 	if err := migrate(conn); err != nil {
 		conn.Close()
