@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -64,7 +65,7 @@ func TestLaunchExitStatus(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			res := command.New(command.Options{}).Launch(t.Context(), request(tc.spec))
+			res := newTarget(t, command.Options{}).Launch(t.Context(), request(tc.spec))
 			if res.Status != tc.want || !strings.Contains(res.Message, tc.wantMessage) {
 				t.Errorf("Launch = %v %q; want %v with %q", res.Status, res.Message, tc.want, tc.wantMessage)
 			}
@@ -82,7 +83,7 @@ func TestLaunchAppliesEnvAndDir(t *testing.T) {
 		Dir:  dir,
 		Env:  map[string]string{"LANG": "C", "RETENTION": "7 days", "PATH": "/usr/bin:/bin"},
 	}
-	res := command.New(command.Options{}).Launch(t.Context(), request(spec))
+	res := newTarget(t, command.Options{}).Launch(t.Context(), request(spec))
 	if res.Status != target.Succeeded {
 		t.Fatalf("Launch = %v %q\n%s", res.Status, res.Message, res.Log)
 	}
@@ -144,7 +145,7 @@ func TestLaunchCapturesOutputBounded(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			res := command.New(command.Options{LogLimit: tc.limit}).Launch(t.Context(), request(shell(tc.script)))
+			res := newTarget(t, command.Options{LogLimit: tc.limit}).Launch(t.Context(), request(shell(tc.script)))
 			if res.Status != target.Succeeded {
 				t.Fatalf("Launch = %v %q", res.Status, res.Message)
 			}
@@ -259,7 +260,7 @@ func TestLaunchEndsTheProcessTree(t *testing.T) {
 			dir := t.TempDir()
 			pidFile := filepath.Join(dir, "child.pid")
 			fifo, started := readyFifo(t, dir)
-			tgt := command.New(command.Options{Grace: 100 * time.Millisecond})
+			tgt := newTarget(t, command.Options{Grace: 100 * time.Millisecond})
 			req := request(command.Spec{Argv: []string{"/bin/sh", "-c", tc.script, "sh", pidFile, fifo}})
 			ctx, cancel := context.WithCancelCause(t.Context())
 			defer cancel(nil)
@@ -304,7 +305,7 @@ func TestLaunchMaxMemory(t *testing.T) {
 			// LANG=C: a locale archive mapped by tr would count against
 			// the address space.
 			tc.spec.Env = map[string]string{"LANG": "C"}
-			res := command.New(command.Options{}).Launch(t.Context(), request(tc.spec))
+			res := newTarget(t, command.Options{}).Launch(t.Context(), request(tc.spec))
 			if res.Status != tc.want || !strings.Contains(res.Message, tc.wantMessage) {
 				t.Errorf("Launch = %v %q; want %v with %q\n%s", res.Status, res.Message, tc.want, tc.wantMessage, res.Log)
 			}
@@ -324,7 +325,7 @@ func TestLaunchRefusesAKeyThatIsRunning(t *testing.T) {
 	// SIGTERM ends the shell and its sleep at once, so the abort's message
 	// below says "terminated"; with a grace of 100ms a loaded machine
 	// reached SIGKILL first, and it said "killed".
-	tgt := command.New(command.Options{Grace: time.Minute})
+	tgt := newTarget(t, command.Options{Grace: time.Minute})
 	req := request(command.Spec{Argv: []string{"/bin/sh", "-c", `echo > "$1"; sleep 1000`, "sh", fifo}})
 	done := make(chan target.Result)
 	go func() { done <- tgt.Launch(t.Context(), req) }()
@@ -339,4 +340,17 @@ func TestLaunchRefusesAKeyThatIsRunning(t *testing.T) {
 	if res := <-done; res.Message != "command: stopped (aborted): signal: terminated" {
 		t.Errorf("the first Launch = %v %q; want it aborted", res.Status, res.Message)
 	}
+}
+
+// newTarget is command.New, failing the test on its error.
+func newTarget(t *testing.T, opts command.Options) *command.Target {
+	t.Helper()
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	tgt, err := command.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tgt
 }

@@ -22,7 +22,7 @@ func TestConformance(t *testing.T) {
 	t.Parallel()
 	targettest.Run(t, targettest.Harness{
 		New: func(*testing.T) target.Target {
-			return command.New(command.Options{Grace: 100 * time.Millisecond, LogLimit: suiteLogLimit})
+			return newTarget(t, command.Options{Grace: 100 * time.Millisecond, LogLimit: suiteLogLimit})
 		},
 		Succeeding: argv("true"),
 		Launched:   target.Succeeded,

@@ -11,7 +11,7 @@ import (
 // them alike, are the conformance suite's BadSpecs (conformance_test.go).
 func TestCheckAccepts(t *testing.T) {
 	t.Parallel()
-	tgt := command.New(command.Options{})
+	tgt := newTarget(t, command.Options{})
 	for _, tc := range []struct {
 		name string
 		spec string
