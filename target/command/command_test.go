@@ -283,36 +283,39 @@ func TestLaunchEndsTheProcessTree(t *testing.T) {
 }
 
 // The same script allocates 48 MiB in the shell (a string of x's); under
-// max_memory_mb 16 the kernel refuses the allocation and the attempt fails,
-// while without a limit, or under a generous one, it succeeds. So the
-// limit, not the script, is what fails it.
+// max_memory_mb 16 the kernel refuses the allocation (RLIMIT_AS) or kills
+// the attempt (memory.max) and the attempt fails, while without a limit,
+// or under a generous one, it succeeds. So the limit, not the script, is
+// what fails it: with the target's cgroups, and without them.
 func TestLaunchMaxMemory(t *testing.T) {
 	t.Parallel()
 	const greedy = `x=$(head -c 50331648 /dev/zero | tr '\0' x); echo ${#x}`
-	for _, tc := range []struct {
-		name        string
-		spec        command.Spec
-		want        target.Status
-		wantMessage string
-	}{
-		{"no limit lets it allocate", command.Spec{Argv: []string{greedy}, Shell: true}, target.Succeeded, "exit status 0"},
-		{"a generous limit lets it allocate", command.Spec{Argv: []string{greedy}, Shell: true, MaxMemoryMB: 512}, target.Succeeded, "exit status 0"},
-		{"a tight limit fails it", command.Spec{Argv: []string{greedy}, Shell: true, MaxMemoryMB: 16}, target.Failed, "under max_memory_mb 16"},
-		{"a tight limit applies to argv without a shell", command.Spec{Argv: []string{"/bin/sh", "-c", greedy}, MaxMemoryMB: 16}, target.Failed, "under max_memory_mb 16"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			// LANG=C: a locale archive mapped by tr would count against
-			// the address space.
-			tc.spec.Env = map[string]string{"LANG": "C"}
-			res := newTarget(t, command.Options{}).Launch(t.Context(), request(tc.spec))
-			if res.Status != tc.want || !strings.Contains(res.Message, tc.wantMessage) {
-				t.Errorf("Launch = %v %q; want %v with %q\n%s", res.Status, res.Message, tc.want, tc.wantMessage, res.Log)
-			}
-			if tc.want == target.Succeeded && strings.TrimSpace(string(res.Log)) != "50331648" {
-				t.Errorf("Log = %q; want the string's length", res.Log)
-			}
-		})
+	for _, cgroup := range []string{"", "none"} {
+		for _, tc := range []struct {
+			name        string
+			spec        command.Spec
+			want        target.Status
+			wantMessage string
+		}{
+			{"no limit lets it allocate", command.Spec{Argv: []string{greedy}, Shell: true}, target.Succeeded, "exit status 0"},
+			{"a generous limit lets it allocate", command.Spec{Argv: []string{greedy}, Shell: true, MaxMemoryMB: 512}, target.Succeeded, "exit status 0"},
+			{"a tight limit fails it", command.Spec{Argv: []string{greedy}, Shell: true, MaxMemoryMB: 16}, target.Failed, "max_memory_mb 16"},
+			{"a tight limit applies to argv without a shell", command.Spec{Argv: []string{"/bin/sh", "-c", greedy}, MaxMemoryMB: 16}, target.Failed, "max_memory_mb 16"},
+		} {
+			t.Run(fmt.Sprintf("cgroup %q: %s", cgroup, tc.name), func(t *testing.T) {
+				t.Parallel()
+				// LANG=C: a locale archive mapped by tr would count against
+				// the address space.
+				tc.spec.Env = map[string]string{"LANG": "C"}
+				res := newTarget(t, command.Options{Cgroup: cgroup}).Launch(t.Context(), request(tc.spec))
+				if res.Status != tc.want || !strings.Contains(res.Message, tc.wantMessage) {
+					t.Errorf("Launch = %v %q; want %v with %q\n%s", res.Status, res.Message, tc.want, tc.wantMessage, res.Log)
+				}
+				if tc.want == target.Succeeded && strings.TrimSpace(string(res.Log)) != "50331648" {
+					t.Errorf("Log = %q; want the string's length", res.Log)
+				}
+			})
+		}
 	}
 }
 

@@ -149,6 +149,8 @@ func (p *process) stop(grace time.Duration) (note string) {
 			break
 		}
 	}
+	ctx, cancel = context.WithTimeout(context.Background(), grace)
+	defer cancel()
 	select {
 	case <-p.outDone:
 		return fmt.Sprintf("killed %d processes that had left the attempt's process group and held its output", len(killed))

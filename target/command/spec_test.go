@@ -17,7 +17,7 @@ func TestCheckAccepts(t *testing.T) {
 		spec string
 	}{
 		{"argv alone", `{"argv": ["/usr/sbin/logrotate", "/etc/logrotate.conf"]}`},
-		{"every field", `{"argv": ["logrotate"], "dir": "/var/log", "env": {"LANG": "C", "_X1": ""}, "max_memory_mb": 256}`},
+		{"every field", `{"argv": ["logrotate"], "dir": "/var/log", "env": {"LANG": "C", "_X1": ""}, "max_memory_mb": 256, "max_processes": 64}`},
 		{"a shell script", `{"argv": ["echo hi | wc -c"], "shell": true}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
