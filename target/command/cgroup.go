@@ -85,6 +85,7 @@ func openCgroups(dir string, auto bool) (*cgroups, error) {
 		cg.memory = cg.memory || c == "memory"
 		cg.pids = cg.pids || c == "pids"
 	}
+	cg.endOrphans()
 	// A child made and removed now says the server may make them, so a
 	// lack of permission is said at start, not at each launch.
 	probe, err := cg.make(0, 0)
@@ -96,6 +97,27 @@ func openCgroups(dir string, auto bool) (*cgroups, error) {
 		return nil, err
 	}
 	return cg, nil
+}
+
+// endOrphans ends the attempts of servers that died (kill -9, a crash)
+// before they could end them: their cgroups are named after a pid that no
+// longer runs. The engine has settled those attempts as failed; their
+// processes must not run on beside the next ones.
+func (c *cgroups) endOrphans() {
+	entries, _ := os.ReadDir(c.dir)
+	for _, e := range entries {
+		server, _, ok := strings.Cut(e.Name(), "-")
+		pid, err := strconv.Atoi(server)
+		if !ok || err != nil || !e.IsDir() || syscall.Kill(pid, 0) != syscall.ESRCH {
+			continue
+		}
+		orphan := &cgroup{dir: filepath.Join(c.dir, e.Name())}
+		orphan.kill()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		orphan.waitEmpty(ctx)
+		cancel()
+		orphan.remove()
+	}
 }
 
 // ownCgroup is the directory of the server's own cgroup in the cgroup v2

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -282,5 +283,55 @@ func TestLaunchCgroupProcessLimit(t *testing.T) {
 	res := tgt.Launch(t.Context(), request(spec))
 	if !strings.Contains(res.Message, "forks refused at max_processes 8") {
 		t.Errorf("Launch = %v %q; want forks refused at max_processes 8", res.Status, res.Message)
+	}
+}
+
+// A server killed with its attempts running leaves their cgroups, named
+// after its pid; the next server's New ends them and removes the cgroups.
+func TestNewEndsAttemptsOfADeadServer(t *testing.T) {
+	t.Parallel()
+	parent := cgroupTarget(t, command.Options{}).Isolation().Cgroup
+	// The pid of a process that has ended stands for the dead server's.
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(parent, fmt.Sprintf("%d-1", dead.Process.Pid))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	orphan := exec.Command("sleep", "1000")
+	orphan.SysProcAttr = &syscall.SysProcAttr{Setsid: true, UseCgroupFD: true, CgroupFD: int(f.Fd())}
+	if err := orphan.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var waitErr error
+	waited := make(chan struct{})
+	go func() {
+		waitErr = orphan.Wait()
+		close(waited)
+	}()
+	t.Cleanup(func() {
+		orphan.Process.Kill()
+		<-waited
+		syscall.Rmdir(dir)
+	})
+
+	newTarget(t, command.Options{})
+	select {
+	case <-waited:
+		if !strings.Contains(fmt.Sprint(waitErr), "killed") {
+			t.Errorf("the orphan ended with %v; want killed", waitErr)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the orphan still runs after New")
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the dead server's cgroup %s is still there (%v); want it removed", dir, err)
 	}
 }
