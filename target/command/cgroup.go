@@ -36,10 +36,10 @@ var cgroupSeq atomic.Uint64
 // openCgroups makes dir, if it is not there, and checks it is a cgroup v2
 // directory whose children can be killed whole (cgroup.kill, Linux 5.14);
 // it enables the memory and pids controllers for the children where the
-// kernel and the parent allow. With auto, dir is the server's own cgroup's
-// child sundial-commands, and the controllers are asked of the server's
-// cgroup too, which succeeds when it holds no processes of its own (the
-// root cgroup, or a delegated subtree the operator set up).
+// kernel allows: in dir's parent, which succeeds when the parent holds no
+// processes of its own (the root cgroup, or a delegated subtree whose
+// processes are in a leaf), and in dir. With auto, dir is the server's own
+// cgroup's child sundial-commands.
 func openCgroups(dir string, auto bool) (*cgroups, error) {
 	if auto {
 		own, err := ownCgroup()
@@ -47,15 +47,15 @@ func openCgroups(dir string, auto bool) (*cgroups, error) {
 			return nil, err
 		}
 		dir = filepath.Join(own, "sundial-commands")
-		for _, c := range []string{"+memory", "+pids"} {
-			// Refused (EBUSY, ENOENT, EACCES) where the server's cgroup
-			// holds processes or lacks the controller: the check below
-			// says what is missing.
-			os.WriteFile(filepath.Join(own, "cgroup.subtree_control"), []byte(c), 0)
-		}
 	}
 	if !filepath.IsAbs(dir) {
 		return nil, fmt.Errorf("cgroup %q: want an absolute path", dir)
+	}
+	for _, c := range []string{"+memory", "+pids"} {
+		// Refused (EBUSY, ENOENT, EACCES) where the parent holds
+		// processes or lacks the controller: the check below says what
+		// is missing.
+		os.WriteFile(filepath.Join(filepath.Dir(dir), "cgroup.subtree_control"), []byte(c), 0)
 	}
 	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return nil, fmt.Errorf("cgroup: %w", err)
