@@ -45,6 +45,7 @@ type serveFlags struct {
 	logLevel       slog.Level
 	sync           sqlite.Sync
 	commands       bool
+	commandCgroup  string
 	workers        int
 	refresh        time.Duration
 	stopGrace      time.Duration
@@ -69,6 +70,7 @@ func parseServeFlags(args []string, stderr io.Writer) (serveFlags, error) {
 	fs.TextVar(&f.logLevel, "log-level", slog.LevelInfo, "debug (a line per launch and end), info, warn or error")
 	syncMode := fs.String("sync", "full", "SQLite synchronous setting: full (survives power loss) or normal")
 	fs.BoolVar(&f.commands, "commands", true, "run command targets (never in the cloud shape)")
+	fs.StringVar(&f.commandCgroup, "command-cgroup", "", "the cgroup v2 directory under which each command attempt gets a cgroup (default: sundial-commands in the server's own cgroup, where it can make one); none: process groups and rlimits only")
 	fs.IntVar(&f.workers, "workers", 0, "tasks handled at once (default: the dispatcher's)")
 	fs.DurationVar(&f.refresh, "config-refresh", time.Minute, "how often the config directory is read again (SIGHUP reads it at once)")
 	fs.DurationVar(&f.stopGrace, "stop-grace", 30*time.Second, "how long running invocations may go on after SIGTERM")
@@ -188,7 +190,9 @@ func embeddedConfig(f serveFlags) statemachine.Config {
 // refresher and the HTTP server, in one process.
 func serveEmbedded(ctx context.Context, f serveFlags, logger *slog.Logger, now func() time.Time) error {
 	tgts, err := targets(targetOptions{
-		commands: f.commands,
+		commands:      f.commands,
+		commandCgroup: f.commandCgroup,
+		logger:        logger,
 		// The embedded shape's receivers often run on the same machine.
 		policy: urlfetch.Policy{AllowLoopback: true, Allow: f.urlAllow, Deny: f.urlDeny},
 	})

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"log/slog"
+
 	"github.com/sundial-cron/sundial/target"
 	"github.com/sundial-cron/sundial/target/command"
 	"github.com/sundial-cron/sundial/target/noop"
@@ -12,6 +14,11 @@ type targetOptions struct {
 	// commands enables the command target: the embedded default runs
 	// commands on its own machine; the cloud shape never does.
 	commands bool
+	// commandCgroup is where each command attempt gets a cgroup (see
+	// command.Options.Cgroup).
+	commandCgroup string
+	// logger gets a target's warnings at start; nil: slog.Default().
+	logger *slog.Logger
 	// policy bounds where url_fetch jobs may connect.
 	policy urlfetch.Policy
 }
@@ -29,7 +36,11 @@ func targets(o targetOptions) (map[string]target.Target, error) {
 		"url_fetch": fetch,
 	}
 	if o.commands {
-		ts["command"] = command.New(command.Options{})
+		cmd, err := command.New(command.Options{Cgroup: o.commandCgroup, Logger: o.logger})
+		if err != nil {
+			return nil, err
+		}
+		ts["command"] = cmd
 	}
 	return ts, nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"os"
 	"slices"
@@ -43,7 +44,7 @@ func runValidate(args []string, stdout, stderr io.Writer) int {
 	}
 	// A config repo's CI checks every kind: whether a server enables
 	// commands is the server's business, not the config's.
-	tgts, err := targets(targetOptions{commands: true})
+	tgts, err := targets(targetOptions{commands: true, commandCgroup: "none", logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		fmt.Fprintf(stderr, "sundial validate: %v\n", err)
 		return 1

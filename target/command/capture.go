@@ -39,6 +39,13 @@ func (c *capture) Write(p []byte) (int, error) {
 	return n, nil
 }
 
+// Dropped is how many bytes of the stream so far Bytes leaves out.
+func (c *capture) Dropped() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.dropped + int64(max(0, len(c.tail)-c.tailMax))
+}
+
 // Bytes returns the head, a marker saying how much was dropped (if any),
 // and the tail.
 func (c *capture) Bytes() []byte {

@@ -2,10 +2,15 @@
 // machine. It is only for servers whose operator enables commands: a job
 // config can then run anything the server's user can.
 //
-// Each attempt runs in a process group of its own, so it can be stopped as
-// a tree: when the job's timeout passes or the attempt is aborted, the
-// group gets SIGTERM, then SIGKILL after the grace period; so does what the
-// program leaves in its group when it exits. Stdin is /dev/null.
+// Each attempt runs in a process group of its own and, where the host has
+// cgroup v2, in a cgroup of its own, so it can be stopped as a tree: when
+// the job's timeout passes, the attempt is aborted or the program exits,
+// the group and every process of the cgroup get SIGTERM, then, after the
+// grace period, SIGKILL and cgroup.kill, which also ends processes that
+// left the group (setsid). The cgroup bounds the attempt's memory and
+// processes where the memory and pids controllers are enabled for it.
+// Without cgroups (or a controller), the target falls back to rlimits and
+// says at start, once, which protection is missing. Stdin is /dev/null.
 //
 // The program sees a small base environment, not the server's: PATH (the
 // usual system directories), SHELL=/bin/sh, and HOME, USER, LOGNAME and
@@ -20,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"maps"
 	"os"
 	"os/exec"
@@ -38,6 +44,11 @@ import (
 // SIGKILL when Options does not say.
 const DefaultGrace = 10 * time.Second
 
+// DefaultMaxProcesses is the max_processes of a spec that does not say,
+// when Options does not say either: room for a build or a pipeline of
+// threaded programs, far below what starves a machine of pids.
+const DefaultMaxProcesses = 1024
+
 // DefaultLogLimit is how many bytes of output are kept when Options does
 // not say: the first half and the last half.
 const DefaultLogLimit = 64 << 10
@@ -54,13 +65,37 @@ type Options struct {
 	// LogLimit is how many bytes of stdout and stderr (interleaved) are
 	// kept; 0 means DefaultLogLimit.
 	LogLimit int
+	// Cgroup is the cgroup v2 directory under which each attempt gets a
+	// cgroup of its own. "" means a sundial-commands child of the server's
+	// own cgroup, where the server can make one, and process groups with
+	// rlimits where it cannot; "none" means process groups and rlimits.
+	// A directory named here that cannot be used is an error of New.
+	Cgroup string
+	// MaxProcesses is the max_processes of a spec that does not say; 0
+	// means DefaultMaxProcesses.
+	MaxProcesses int
+	// Logger gets the one warning New gives when a protection is missing;
+	// nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Isolation says how a Target contains an attempt.
+type Isolation struct {
+	// Cgroup is the directory under which each attempt gets a cgroup; ""
+	// when attempts run in process groups only.
+	Cgroup string
+	// Memory and Processes say whether the cgroup bounds an attempt's
+	// memory (max_memory_mb) and its processes (max_processes).
+	Memory, Processes bool
 }
 
 // Target is the command target. It is safe for concurrent use.
 type Target struct {
 	grace    time.Duration
 	logLimit int
+	maxProcs int
 	baseEnv  map[string]string
+	cgroups  *cgroups // nil: process groups and rlimits only
 
 	mu      sync.Mutex
 	running map[string]*attempt // by idempotency key
@@ -73,14 +108,17 @@ type attempt struct {
 }
 
 // New returns a command target. The base environment is taken from the
-// server's now.
-func New(opts Options) *Target {
-	t := &Target{grace: opts.Grace, logLimit: opts.LogLimit, running: map[string]*attempt{}}
+// server's now, and the cgroup is made (see Options.Cgroup).
+func New(opts Options) (*Target, error) {
+	t := &Target{grace: opts.Grace, logLimit: opts.LogLimit, maxProcs: opts.MaxProcesses, running: map[string]*attempt{}}
 	if t.grace <= 0 {
 		t.grace = DefaultGrace
 	}
 	if t.logLimit <= 0 {
 		t.logLimit = DefaultLogLimit
+	}
+	if t.maxProcs <= 0 {
+		t.maxProcs = DefaultMaxProcesses
 	}
 	t.baseEnv = map[string]string{"PATH": basePath, "SHELL": "/bin/sh"}
 	for _, name := range []string{"HOME", "USER", "LOGNAME", "LANG"} {
@@ -88,7 +126,54 @@ func New(opts Options) *Target {
 			t.baseEnv[name] = v
 		}
 	}
-	return t
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	var why error
+	switch opts.Cgroup {
+	case "none":
+		why = errors.New("cgroups are turned off")
+	case "":
+		t.cgroups, why = openCgroups("", true)
+	default:
+		cg, err := openCgroups(opts.Cgroup, false)
+		if err != nil {
+			return nil, fmt.Errorf("command: %w", err)
+		}
+		t.cgroups = cg
+	}
+	if w := t.warning(why); w != "" {
+		logger.Warn(w)
+	}
+	return t, nil
+}
+
+// warning says which protection an attempt lacks here, and why; "" when
+// it has them all.
+func (t *Target) warning(why error) string {
+	if t.cgroups == nil {
+		return fmt.Sprintf("command: attempts run without a cgroup (%v): a process that leaves its attempt's process group (setsid) and its output outlives the attempt unseen; max_memory_mb caps each process's address space (RLIMIT_AS), not the attempt's memory, and is bypassed by forking or by files in /dev/shm; max_processes is not enforced", why)
+	}
+	var missing []string
+	if !t.cgroups.memory {
+		missing = append(missing, "memory (max_memory_mb caps each process's address space (RLIMIT_AS) instead, which forking or files in /dev/shm bypass)")
+	}
+	if !t.cgroups.pids {
+		missing = append(missing, "pids (max_processes is not enforced)")
+	}
+	if len(missing) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("command: attempts run in cgroups under %s, which lacks the controllers %s: enable them for it to bound attempts", t.cgroups.dir, strings.Join(missing, " and "))
+}
+
+// Isolation says how the target contains an attempt.
+func (t *Target) Isolation() Isolation {
+	if t.cgroups == nil {
+		return Isolation{}
+	}
+	return Isolation{Cgroup: t.cgroups.dir, Memory: t.cgroups.memory, Processes: t.cgroups.pids}
 }
 
 // Check refuses a spec that Launch could not run, naming the field.
@@ -113,7 +198,8 @@ func (t *Target) Launch(ctx context.Context, req target.Request) target.Result {
 	if err != nil {
 		return failed("%v", err)
 	}
-	if spec.MaxMemoryMB > 0 {
+	memoryCgroup := t.cgroups != nil && t.cgroups.memory
+	if spec.MaxMemoryMB > 0 && !memoryCgroup {
 		// Go cannot set an rlimit between fork and exec, and setting it
 		// after the start races the program's first allocations; a shell
 		// that sets it on itself and then execs the program is in place
@@ -133,11 +219,21 @@ func (t *Target) Launch(ctx context.Context, req target.Request) target.Result {
 	}
 	defer t.unregister(req.Key, a)
 
+	maxProcs := spec.MaxProcesses
+	if maxProcs == 0 {
+		maxProcs = t.maxProcs
+	}
+	var cg *cgroup
+	if t.cgroups != nil {
+		if cg, err = t.cgroups.make(spec.MaxMemoryMB, maxProcs); err != nil {
+			return failed("not started: %v", err)
+		}
+	}
 	cmd := &exec.Cmd{
 		Path: path, Args: argv, Env: flatten(env), Dir: spec.Dir,
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
 	}
-	p, err := start(cmd, t.logLimit)
+	p, err := start(cmd, cg, t.logLimit)
 	if err != nil {
 		return failed("starting %s: %v", argv[0], err)
 	}
@@ -158,13 +254,31 @@ func (t *Target) Launch(ctx context.Context, req target.Request) target.Result {
 	switch {
 	case stopped != nil:
 		res.Message = fmt.Sprintf("command: stopped (%v): %v", stopped, state)
-	case state.Success():
+	case state.Success() && p.oomKills == 0:
 		res.Status = target.Succeeded
 		res.Message = "command: " + state.String()
-	case spec.MaxMemoryMB > 0:
+	case spec.MaxMemoryMB > 0 && !memoryCgroup:
 		res.Message = fmt.Sprintf("command: %v (under max_memory_mb %d, where a failed allocation may end it so)", state, spec.MaxMemoryMB)
 	default:
 		res.Message = "command: " + state.String()
+	}
+	// Why it ended, and what the log leaves out, where the user reads
+	// first: the engine may cut the middle of a long log, marker and all.
+	var also []string
+	if p.oomKills > 0 {
+		also = append(also, fmt.Sprintf("%d processes killed for going over max_memory_mb %d", p.oomKills, spec.MaxMemoryMB))
+	}
+	if p.forksRefused > 0 {
+		also = append(also, fmt.Sprintf("%d forks refused at max_processes %d", p.forksRefused, maxProcs))
+	}
+	if note != "" {
+		also = append(also, note)
+	}
+	if n := p.out.Dropped(); n > 0 {
+		also = append(also, fmt.Sprintf("%d bytes of output dropped from the log", n))
+	}
+	if len(also) > 0 {
+		res.Message += " (" + strings.Join(also, "; ") + ")"
 	}
 	return res
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -64,7 +65,7 @@ func TestLaunchExitStatus(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			res := command.New(command.Options{}).Launch(t.Context(), request(tc.spec))
+			res := newTarget(t, command.Options{}).Launch(t.Context(), request(tc.spec))
 			if res.Status != tc.want || !strings.Contains(res.Message, tc.wantMessage) {
 				t.Errorf("Launch = %v %q; want %v with %q", res.Status, res.Message, tc.want, tc.wantMessage)
 			}
@@ -82,7 +83,7 @@ func TestLaunchAppliesEnvAndDir(t *testing.T) {
 		Dir:  dir,
 		Env:  map[string]string{"LANG": "C", "RETENTION": "7 days", "PATH": "/usr/bin:/bin"},
 	}
-	res := command.New(command.Options{}).Launch(t.Context(), request(spec))
+	res := newTarget(t, command.Options{}).Launch(t.Context(), request(spec))
 	if res.Status != target.Succeeded {
 		t.Fatalf("Launch = %v %q\n%s", res.Status, res.Message, res.Log)
 	}
@@ -144,7 +145,7 @@ func TestLaunchCapturesOutputBounded(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			res := command.New(command.Options{LogLimit: tc.limit}).Launch(t.Context(), request(shell(tc.script)))
+			res := newTarget(t, command.Options{LogLimit: tc.limit}).Launch(t.Context(), request(shell(tc.script)))
 			if res.Status != target.Succeeded {
 				t.Fatalf("Launch = %v %q", res.Status, res.Message)
 			}
@@ -259,7 +260,7 @@ func TestLaunchEndsTheProcessTree(t *testing.T) {
 			dir := t.TempDir()
 			pidFile := filepath.Join(dir, "child.pid")
 			fifo, started := readyFifo(t, dir)
-			tgt := command.New(command.Options{Grace: 100 * time.Millisecond})
+			tgt := newTarget(t, command.Options{Grace: 100 * time.Millisecond})
 			req := request(command.Spec{Argv: []string{"/bin/sh", "-c", tc.script, "sh", pidFile, fifo}})
 			ctx, cancel := context.WithCancelCause(t.Context())
 			defer cancel(nil)
@@ -282,36 +283,39 @@ func TestLaunchEndsTheProcessTree(t *testing.T) {
 }
 
 // The same script allocates 48 MiB in the shell (a string of x's); under
-// max_memory_mb 16 the kernel refuses the allocation and the attempt fails,
-// while without a limit, or under a generous one, it succeeds. So the
-// limit, not the script, is what fails it.
+// max_memory_mb 16 the kernel refuses the allocation (RLIMIT_AS) or kills
+// the attempt (memory.max) and the attempt fails, while without a limit,
+// or under a generous one, it succeeds. So the limit, not the script, is
+// what fails it: with the target's cgroups, and without them.
 func TestLaunchMaxMemory(t *testing.T) {
 	t.Parallel()
 	const greedy = `x=$(head -c 50331648 /dev/zero | tr '\0' x); echo ${#x}`
-	for _, tc := range []struct {
-		name        string
-		spec        command.Spec
-		want        target.Status
-		wantMessage string
-	}{
-		{"no limit lets it allocate", command.Spec{Argv: []string{greedy}, Shell: true}, target.Succeeded, "exit status 0"},
-		{"a generous limit lets it allocate", command.Spec{Argv: []string{greedy}, Shell: true, MaxMemoryMB: 512}, target.Succeeded, "exit status 0"},
-		{"a tight limit fails it", command.Spec{Argv: []string{greedy}, Shell: true, MaxMemoryMB: 16}, target.Failed, "under max_memory_mb 16"},
-		{"a tight limit applies to argv without a shell", command.Spec{Argv: []string{"/bin/sh", "-c", greedy}, MaxMemoryMB: 16}, target.Failed, "under max_memory_mb 16"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			// LANG=C: a locale archive mapped by tr would count against
-			// the address space.
-			tc.spec.Env = map[string]string{"LANG": "C"}
-			res := command.New(command.Options{}).Launch(t.Context(), request(tc.spec))
-			if res.Status != tc.want || !strings.Contains(res.Message, tc.wantMessage) {
-				t.Errorf("Launch = %v %q; want %v with %q\n%s", res.Status, res.Message, tc.want, tc.wantMessage, res.Log)
-			}
-			if tc.want == target.Succeeded && strings.TrimSpace(string(res.Log)) != "50331648" {
-				t.Errorf("Log = %q; want the string's length", res.Log)
-			}
-		})
+	for _, cgroup := range []string{"", "none"} {
+		for _, tc := range []struct {
+			name        string
+			spec        command.Spec
+			want        target.Status
+			wantMessage string
+		}{
+			{"no limit lets it allocate", command.Spec{Argv: []string{greedy}, Shell: true}, target.Succeeded, "exit status 0"},
+			{"a generous limit lets it allocate", command.Spec{Argv: []string{greedy}, Shell: true, MaxMemoryMB: 512}, target.Succeeded, "exit status 0"},
+			{"a tight limit fails it", command.Spec{Argv: []string{greedy}, Shell: true, MaxMemoryMB: 16}, target.Failed, "max_memory_mb 16"},
+			{"a tight limit applies to argv without a shell", command.Spec{Argv: []string{"/bin/sh", "-c", greedy}, MaxMemoryMB: 16}, target.Failed, "max_memory_mb 16"},
+		} {
+			t.Run(fmt.Sprintf("cgroup %q: %s", cgroup, tc.name), func(t *testing.T) {
+				t.Parallel()
+				// LANG=C: a locale archive mapped by tr would count against
+				// the address space.
+				tc.spec.Env = map[string]string{"LANG": "C"}
+				res := newTarget(t, command.Options{Cgroup: cgroup}).Launch(t.Context(), request(tc.spec))
+				if res.Status != tc.want || !strings.Contains(res.Message, tc.wantMessage) {
+					t.Errorf("Launch = %v %q; want %v with %q\n%s", res.Status, res.Message, tc.want, tc.wantMessage, res.Log)
+				}
+				if tc.want == target.Succeeded && strings.TrimSpace(string(res.Log)) != "50331648" {
+					t.Errorf("Log = %q; want the string's length", res.Log)
+				}
+			})
+		}
 	}
 }
 
@@ -324,7 +328,7 @@ func TestLaunchRefusesAKeyThatIsRunning(t *testing.T) {
 	// SIGTERM ends the shell and its sleep at once, so the abort's message
 	// below says "terminated"; with a grace of 100ms a loaded machine
 	// reached SIGKILL first, and it said "killed".
-	tgt := command.New(command.Options{Grace: time.Minute})
+	tgt := newTarget(t, command.Options{Grace: time.Minute})
 	req := request(command.Spec{Argv: []string{"/bin/sh", "-c", `echo > "$1"; sleep 1000`, "sh", fifo}})
 	done := make(chan target.Result)
 	go func() { done <- tgt.Launch(t.Context(), req) }()
@@ -339,4 +343,17 @@ func TestLaunchRefusesAKeyThatIsRunning(t *testing.T) {
 	if res := <-done; res.Message != "command: stopped (aborted): signal: terminated" {
 		t.Errorf("the first Launch = %v %q; want it aborted", res.Status, res.Message)
 	}
+}
+
+// newTarget is command.New, failing the test on its error.
+func newTarget(t *testing.T, opts command.Options) *command.Target {
+	t.Helper()
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	tgt, err := command.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tgt
 }

@@ -22,7 +22,7 @@ func TestConformance(t *testing.T) {
 	t.Parallel()
 	targettest.Run(t, targettest.Harness{
 		New: func(*testing.T) target.Target {
-			return command.New(command.Options{Grace: 100 * time.Millisecond, LogLimit: suiteLogLimit})
+			return newTarget(t, command.Options{Grace: 100 * time.Millisecond, LogLimit: suiteLogLimit})
 		},
 		Succeeding: argv("true"),
 		Launched:   target.Succeeded,
@@ -67,6 +67,9 @@ func TestConformance(t *testing.T) {
 			{Spec: `{"argv": ["ls"], "max_memory_mb": -1}`, Field: "bad max_memory_mb -1"},
 			{Spec: `{"argv": ["ls"], "max_memory_mb": 2560000}`, Field: "bad max_memory_mb 2560000: want 0 (no limit) to 1048576"},
 			{Spec: `{"argv": ["ls"], "max_memory_mb": "256"}`, Field: "Spec.max_memory_mb"},
+			{Spec: `{"argv": ["ls"], "max_processes": -1}`, Field: "bad max_processes -1"},
+			{Spec: `{"argv": ["ls"], "max_processes": 4194305}`, Field: "bad max_processes 4194305: want 0 (the server's default) to 4194304"},
+			{Spec: `{"argv": ["ls"], "max_processes": 1.5}`, Field: "Spec.max_processes"},
 			{Spec: `{"argv": ["ls"], "timeout": "1m"}`, Field: `unknown field "timeout"`},
 			{Spec: `{"argv": ["ls"]} []`, Field: "more than one JSON value"},
 		},

@@ -21,16 +21,27 @@ type Spec struct {
 	// Env is added to the base environment, overriding it where they share
 	// a name.
 	Env map[string]string `json:"env,omitempty"`
-	// MaxMemoryMB caps the address space (RLIMIT_AS) of every process of
-	// an attempt, in MiB; 0 means no cap. It counts virtual memory, so a
-	// runtime that reserves more than it uses (a JVM, a large heap) needs a
-	// figure above its reservation.
+	// MaxMemoryMB caps the memory of an attempt, in MiB; 0 means no cap.
+	// Where the server's cgroup has the memory controller it is the
+	// attempt's cgroup's memory.max: all its processes together, tmpfs
+	// files (/dev/shm) and page cache included, and going over it kills
+	// the attempt. Elsewhere it caps the address space (RLIMIT_AS) of each
+	// process, which counts virtual memory, so a runtime that reserves
+	// more than it uses (a JVM, a large heap) needs a figure above its
+	// reservation.
 	MaxMemoryMB int `json:"max_memory_mb,omitempty"`
+	// MaxProcesses caps the processes and threads an attempt has at once
+	// (the cgroup's pids.max); 0 means the server's default. Only a server
+	// whose cgroup has the pids controller can enforce it.
+	MaxProcesses int `json:"max_processes,omitempty"`
 }
 
 // maxMemoryMB bounds max_memory_mb at 1 TiB, far above any machine Sundial
 // runs commands on, so a typo of extra zeros is an error, not "no limit".
 const maxMemoryMB = 1 << 20
+
+// maxProcesses bounds max_processes at the kernel's largest pid_max.
+const maxProcesses = 1 << 22
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
@@ -75,6 +86,9 @@ func parseSpec(raw json.RawMessage) (Spec, error) {
 	}
 	if spec.MaxMemoryMB < 0 || spec.MaxMemoryMB > maxMemoryMB {
 		return spec, fmt.Errorf("command: bad max_memory_mb %d: want 0 (no limit) to %d", spec.MaxMemoryMB, maxMemoryMB)
+	}
+	if spec.MaxProcesses < 0 || spec.MaxProcesses > maxProcesses {
+		return spec, fmt.Errorf("command: bad max_processes %d: want 0 (the server's default) to %d", spec.MaxProcesses, maxProcesses)
 	}
 	return spec, nil
 }
