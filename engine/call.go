@@ -76,6 +76,9 @@ func (e *Engine) targetRequest(ctx context.Context, jobID, invocation string, at
 		Occurrence: inv.Occurrence,
 		Attempt:    attempt,
 		Spec:       def.Spec,
+		// An attempt's output and the engine's lines about it fit in the
+		// log whole; a later attempt's may push the middle out.
+		LogLimit: e.opts.LogLimit / 2,
 	}
 	return e.targets[def.Target], req, def, nil
 }

@@ -23,6 +23,11 @@ type Request struct {
 	// Spec is the target's part of the job definition the invocation was
 	// created under, as JSON.
 	Spec json.RawMessage
+	// LogLimit is how many bytes of Result.Log the invocation's log keeps
+	// whole; 0 says nothing. A target that bounds its own output (keeping
+	// its head and tail, with a note of what it left out) keeps within it,
+	// so its note is not cut away with the middle of a longer log.
+	LogLimit int
 }
 
 // Status is how a launch turned out.

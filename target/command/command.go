@@ -233,7 +233,11 @@ func (t *Target) Launch(ctx context.Context, req target.Request) target.Result {
 		Path: path, Args: argv, Env: flatten(env), Dir: spec.Dir,
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
 	}
-	p, err := start(cmd, cg, t.logLimit)
+	logLimit := t.logLimit
+	if req.LogLimit > 0 {
+		logLimit = min(logLimit, req.LogLimit)
+	}
+	p, err := start(cmd, cg, logLimit)
 	if err != nil {
 		return failed("starting %s: %v", argv[0], err)
 	}
