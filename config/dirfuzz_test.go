@@ -57,10 +57,7 @@ var names = []func(i int) string{
 }
 
 // bigSizes are the sizes of an entryBig: large enough to cost, and either
-// side of the bound. A file of exactly MaxFileSize is one valid config
-// and a comment, because parsing 16 MB of fuzzed YAML takes seconds per
-// iteration; the fuzzed bytes at a size the parser does read are the 1 MB
-// ones.
+// side of the bound.
 var bigSizes = []int{64 << 10, 1 << 20, config.MaxFileSize, config.MaxFileSize + 1}
 
 // marker is what the secret outside the directory holds: random, so that
@@ -137,27 +134,30 @@ func buildDir(t *testing.T, dir, secret string, layout []byte, texts []string) [
 	return entries
 }
 
-// bigContent is size bytes from seed. Past the bound, and at 64 KB and 1 MB,
-// it is seed over and over; at the bound it is seed and then a comment, so
-// that the file is as valid as seed is.
+// bigContent is size bytes from seed: up to the first \x01 once, and the
+// rest over and over, then newlines. A file of exactly MaxFileSize is seed and then NULs,
+// which the parser refuses at once: 16 MB of YAML it reads through take
+// seconds, more than the fuzzer gives an input, and the 1 MB files are
+// there for what the parser makes of many bytes.
 func bigContent(seed string, size int) []byte {
+	data := make([]byte, 0, size)
 	if size == config.MaxFileSize {
-		comment := strings.NewReplacer("\n", " ", "\r", " ").Replace(seed)
-		head := seed + "\n# "
-		if len(head) > size {
-			head = "# "
-		}
-		return append([]byte(head), repeat(comment+"x", size-len(head))...)
+		return append(data, seed[:min(len(seed), size)]...)[:size]
 	}
-	return repeat(seed, size)
-}
-
-// repeat is size bytes of s over and over.
-func repeat(s string, size int) []byte {
-	if s == "" {
-		s = "#"
+	head, unit, _ := strings.Cut(seed, "\x01")
+	if unit == "" {
+		unit = "#"
 	}
-	return bytes.Repeat([]byte(s), size/len(s)+1)[:size]
+	data = append(data, head[:min(len(head), size)]...)
+	for len(data)+len(unit) <= size {
+		data = append(data, unit...)
+	}
+	// Whole units and then blank lines: a unit cut short would make many
+	// a file bad YAML just for that.
+	for len(data) < size {
+		data = append(data, '\n')
+	}
+	return data
 }
 
 // expected is what a pass over the directory must make of one project.
@@ -240,7 +240,9 @@ func FuzzConfigDirectory(f *testing.F) {
 	valid := "jobs:\n  - id: a\n    schedule: \"@hourly\"\n    noop: {}\n  - id: b\n    schedule: \"0 4 * * *\"\n    command: {argv: [date]}\n  - id: c\n    schedule: \"@daily\"\n    disabled: true\n    noop: {}\n"
 	aliases := "x: &a [\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\", \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"]\njobs:\n  - id: a\n    schedule: \"@hourly\"\n    command: {argv: [*a, *a, *a, *a, *a, *a, *a, *a]}\n"
 	invalid := "jobs:\n  - id: a\n    schedule: \"61 * * * *\"\n    noop: {}\n  - {id: a}\n"
-	texts := strings.Join([]string{valid, aliases, invalid, "jobs: [", ""}, "\x00")
+	// A value named by alias in many errors.
+	quoted := "x: &s " + strings.Repeat("A", 4000) + "\njobs:\n\x01  - *s\n"
+	texts := strings.Join([]string{valid, aliases, invalid, "jobs: [", quoted}, "\x00")
 	for _, layout := range [][]byte{
 		{entryFile, 0, 0, entryFile, 1, 2, entryFile, 0, 1},                                                     // good, bad and aliased files
 		{entryFile, 0, 0, entrySecret, 0, 0, entryFile, 1, 1},                                                   // a link to the secret among good files
@@ -250,10 +252,11 @@ func FuzzConfigDirectory(f *testing.F) {
 		{entrySubdir, 0, 0, entryDirLink, 1, 0, entryFile, 0, 0},                                                // a directory and a link to one
 		{entryFile, 0, 0, entryFile, 10, 2, entryFile, 2, 0, entryFile, 3, 0, entryFile, 4, 0},                  // two files of a project; files that are not configs
 		{entryFile, 5, 0, entryFile, 6, 0, entryFile, 7, 0, entryFile, 8, 0, entryFile, 9, 0, entryFile, 11, 0}, // names that are not project ids
-		{entryBig, 0, 5 * 2, entryFile, 1, 0},                                                                   // valid, MaxFileSize bytes
+		{entryBig, 0, 5 * 2, entryFile, 1, 0},                                                                   // MaxFileSize bytes
 		{entryBig, 0, 5*3 + 3, entryFile, 1, 0},                                                                 // past the bound
 		{entryBig, 0, 5*1 + 1, entryFile, 1, 0},                                                                 // aliases over and over, 1 MB
 		{entryBig, 0, 5*1 + 3, entryFile, 1, 0},                                                                 // an unclosed list, 1 MB
+		{entryBig, 0, 5*1 + 4, entryFile, 1, 0},                                                                 // a 4 KB value named by alias in each of 250,000 errors, 1 MB
 	} {
 		f.Add(layout, texts)
 	}
@@ -288,7 +291,7 @@ func FuzzConfigDirectory(f *testing.F) {
 		}()
 		select {
 		case <-done:
-		case <-time.After(2 * time.Minute): // a FIFO read or a wedged apply would block here
+		case <-time.After(time.Minute): // a FIFO read or a wedged apply would block here
 			cancel()
 			buf := make([]byte, 1<<20)
 			t.Fatalf("ReadDir and Refresh of %d entries did not end:\n%s", len(entries), buf[:runtime.Stack(buf, true)])
