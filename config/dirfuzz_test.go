@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/metrics"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -85,13 +86,10 @@ func buildDir(t *testing.T, dir, secret string, layout []byte, texts []string) [
 		if _, err := os.Lstat(path); err == nil {
 			continue
 		}
-		var err error
-		switch kind {
-		case entryBig:
-			if big { // one a directory: a few of them would only be slower
-				e.kind, kind = entryFile, entryFile
-			}
+		if kind == entryBig && big { // one a directory: more would only be slower
+			e.kind, kind = entryFile, entryFile
 		}
+		var err error
 		switch kind {
 		case entryFile:
 			e.data = []byte(texts[sel%len(texts)])
@@ -340,7 +338,7 @@ func checkProject(t *testing.T, e *env, s config.Status, want []expected) {
 		if s.Error == "" || s.Revision != "" || s.Jobs != 0 {
 			t.Errorf("project %q: status %+v; want an error and no revision", s.Project, s)
 		}
-		if !strings.Contains(s.Error, s.File) || !slicesHasPath(want, s.File) {
+		if !strings.Contains(s.Error, s.File) || !slices.ContainsFunc(want, func(w expected) bool { return w.path == s.File }) {
 			t.Errorf("project %q: error %q about %q; want it to name one of its files", s.Project, s.Error, s.File)
 		}
 		if jobs, _, err := e.st.Jobs(e.ctx, s.Project, store.Page{Limit: 1}); err != nil || len(jobs) != 0 {
@@ -363,15 +361,6 @@ func checkProject(t *testing.T, e *env, s config.Status, want []expected) {
 	if err != nil || len(jobs) != min(enabled, store.MaxLimit) {
 		t.Errorf("project %q: %d jobs stored (%v), want its %d enabled ones", s.Project, len(jobs), err, enabled)
 	}
-}
-
-func slicesHasPath(want []expected, path string) bool {
-	for _, w := range want {
-		if w.path == path {
-			return true
-		}
-	}
-	return false
 }
 
 func mustRead(t *testing.T, path string) []byte {
