@@ -79,3 +79,28 @@ func TestAliasesWithinTheBoundsParse(t *testing.T) {
 		}
 	}
 }
+
+// What a file's errors come to is bounded whatever the file holds (found by
+// FuzzConfigDirectory): an error quoted the value it was about whole, so a
+// 100 KB string named by alias as each of 2,000 jobs made 200 MB of errors
+// from a 106 KB file, kept in the project's status and logged at every
+// refresh; and every job of a file of 16 MB of `- {}` had three errors.
+func TestAFilesErrorsAreBounded(t *testing.T) {
+	for _, tc := range []struct{ name, yaml string }{
+		{"a big value named by alias", "x: &s " + strings.Repeat("A", 100_000) + "\njobs: [" + strings.Repeat("*s, ", 2000) + "*s]\n"},
+		{"a big key named by alias", "x: &k " + strings.Repeat("K", 100_000) + "\njobs:\n" + strings.Repeat("  - {*k : 1}\n", 2000)},
+		{"many bad jobs", "jobs:\n" + strings.Repeat("  - {}\n", 200_000)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var err error
+			n := allocated(func() { _, _, err = parseFile(t, "p.yaml", tc.yaml, allTargets()) })
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if len(err.Error()) > 256<<10 {
+				t.Errorf("a %d-byte file has %d bytes of errors; want at most 256 KB", len(tc.yaml), len(err.Error()))
+			}
+			t.Logf("%d-byte file: %d bytes of errors, %d MB allocated", len(tc.yaml), len(err.Error()), n>>20)
+		})
+	}
+}

@@ -57,7 +57,8 @@ func ProjectOf(path string) (id string, ok bool) {
 // Parse reads one project's config file. file names it in errors and gives
 // the project id; targets are the kinds the server runs, and each job's
 // spec is checked by its target when the target is a target.Checker. The
-// error, if any, is Errors listing everything wrong in the file.
+// error, if any, is Errors listing what is wrong in the file: the first
+// maxErrors things, and how many more there are.
 func Parse(file string, data []byte, targets map[string]target.Target) (*Project, error) {
 	d := &decoder{file: file}
 	p := &Project{File: file, Revision: revision(data)}
@@ -73,6 +74,9 @@ func Parse(file string, data []byte, targets map[string]target.Target) (*Project
 	}
 	if len(d.errs) > 0 {
 		slices.SortStableFunc(d.errs, func(a, b *Error) int { return a.Line - b.Line })
+		if d.dropped > 0 {
+			d.errs = append(d.errs, &Error{File: d.file, Msg: fmt.Sprintf("and %d more errors", d.dropped)})
+		}
 		return nil, d.errs
 	}
 	return p, nil
@@ -145,10 +149,10 @@ func (d *decoder) syntax(err error) {
 	msg := err.Error()
 	if m := yamlLine.FindStringSubmatch(msg); m != nil {
 		line, _ := strconv.Atoi(m[1])
-		d.errs = append(d.errs, &Error{File: d.file, Line: line, Msg: "bad YAML: " + m[2]})
+		d.add(&Error{File: d.file, Line: line}, "bad YAML: %s", m[2])
 		return
 	}
-	d.errs = append(d.errs, &Error{File: d.file, Msg: "bad YAML: " + strings.TrimPrefix(msg, "yaml: ")})
+	d.add(&Error{File: d.file}, "bad YAML: %s", strings.TrimPrefix(msg, "yaml: "))
 }
 
 func (d *decoder) project(p *Project, root *yaml.Node, targets map[string]target.Target) {

@@ -3,8 +3,10 @@ package config
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -19,14 +21,63 @@ type decoder struct {
 	// specBytes counts the bytes the file's target specs expand to so far,
 	// against maxFileSpecBytes.
 	specBytes int
+	// dropped counts the errors past maxErrors, which are not kept.
+	dropped int
 }
+
+// A file's errors are bounded whatever it holds: each error quotes at
+// most maxQuoted bytes of what it is about, and a file keeps maxErrors of
+// them. Without the bounds, a large value named by alias as each of many
+// jobs made errors thousands of times the file's size, which the
+// project's status keeps and every refresh logs.
+const (
+	maxErrors   = 100
+	maxQuoted   = 100
+	maxErrField = 200  // bytes of an error's field path, whose keys may be long
+	maxErrMsg   = 1000 // bytes of an error's message, which may quote a target's
+)
 
 func (d *decoder) errorf(n *yaml.Node, field, format string, args ...any) {
 	line := 0
 	if n != nil {
 		line = n.Line
 	}
-	d.errs = append(d.errs, &Error{File: d.file, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)})
+	d.add(&Error{File: d.file, Line: line, Field: clip(field, maxErrField)}, format, args...)
+}
+
+// add keeps an error, with its message made from format and args, unless
+// the file has maxErrors already: then it only counts it, and does not
+// format a message no one will read.
+func (d *decoder) add(e *Error, format string, args ...any) {
+	if len(d.errs) >= maxErrors {
+		d.dropped++
+		return
+	}
+	e.Msg = clip(fmt.Sprintf(format, args...), maxErrMsg)
+	d.errs = append(d.errs, e)
+}
+
+// failures is how many errors the file has so far, kept or not.
+func (d *decoder) failures() int { return len(d.errs) + d.dropped }
+
+// clip cuts s to at most max bytes, on a character boundary, and says so.
+func clip(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes)", s[:cut], len(s))
+}
+
+// quote is s quoted, cut to maxQuoted bytes.
+func quote(s string) string {
+	if len(s) <= maxQuoted {
+		return strconv.Quote(s)
+	}
+	return clip(strconv.Quote(s[:maxQuoted+1]), maxQuoted)
 }
 
 // resolve follows an alias to the node it names.
@@ -49,15 +100,15 @@ func describe(n *yaml.Node) string {
 		case "!!null":
 			return "nothing"
 		case "!!str":
-			return fmt.Sprintf("the string %q", n.Value)
+			return "the string " + quote(n.Value)
 		case "!!int":
-			return "the number " + n.Value
+			return "the number " + clip(n.Value, maxQuoted)
 		case "!!float":
-			return "the number " + n.Value
+			return "the number " + clip(n.Value, maxQuoted)
 		case "!!bool":
 			return n.Value
 		}
-		return fmt.Sprintf("%s %q", n.Tag, n.Value)
+		return clip(n.Tag, maxQuoted) + " " + quote(n.Value)
 	}
 	return "something else"
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -37,8 +38,10 @@ func (specChecker) Launch(context.Context, target.Request) target.Result {
 func (c specChecker) Check(spec json.RawMessage) error {
 	dec := json.NewDecoder(bytes.NewReader(spec))
 	dec.DisallowUnknownFields()
-	v := c.fields
-	if err := dec.Decode(&v); err != nil {
+	// A value of its own: projects are applied side by side, so Check is
+	// called from several goroutines at once.
+	v := reflect.New(reflect.TypeOf(c.fields).Elem()).Interface()
+	if err := dec.Decode(v); err != nil {
 		return fmt.Errorf("bad spec: %v", err)
 	}
 	return nil

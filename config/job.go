@@ -36,7 +36,7 @@ const (
 // that duplicates are found even among invalid jobs; ok is false when
 // anything about the job was wrong.
 func (d *decoder) job(project string, n *yaml.Node, path string, targets map[string]target.Target) (engine.Job, bool) {
-	before := len(d.errs)
+	before := d.failures()
 	n = resolve(n)
 	var j engine.Job
 	fs, ok := d.mapping(n, path, jobFields...)
@@ -59,7 +59,7 @@ func (d *decoder) job(project string, n *yaml.Node, path string, targets map[str
 	}
 	d.when(fs, n, path, j.ID, def)
 	d.target(fs, n, path, j.ID, def, targets)
-	return j, len(d.errs) == before
+	return j, d.failures() == before
 }
 
 // when reads the schedule, its zone and its DST policy, and checks the
