@@ -60,10 +60,10 @@ type InvocationRecord struct {
 	// of releases that did not keep it.
 	TriggeredBy string
 	Created     time.Time
-	Started    time.Time // the current attempt's launch; zero before it
-	Ended      time.Time
-	Message    string // why it ended as it did, or why it was skipped
-	Reason     string // SKIPPED: the reason, one word (overrun, missed, ...)
+	Started     time.Time // the current attempt's launch; zero before it
+	Ended       time.Time
+	Message     string // why it ended as it did, or why it was skipped
+	Reason      string // SKIPPED: the reason, one word (overrun, missed, ...)
 
 	// A SKIPPED record may stand for several occurrences of one reason, the
 	// first at Occurrence and the last at Last.
