@@ -87,6 +87,9 @@ func (s *server) authorize(r *http.Request, rt route, id access.Identity) error 
 		hidden = notFound("project %q not found", project)
 	case job != "" && !s.policy.May(id, access.Read, grants, job):
 		hidden = notFound("job %s not found", project+"/"+job)
+	case job == "" && rt.perm == access.Read:
+		// The job listing: the caller sees the project, and the listing
+		// holds only the jobs it may read.
 	case !s.policy.May(id, rt.perm, grants, job):
 		hidden = &apiError{status: http.StatusForbidden, msg: string(id) + " may not " + string(rt.perm) + " job " + project + "/" + job}
 	}
