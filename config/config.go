@@ -22,6 +22,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/sundial-cron/sundial/access"
 	"github.com/sundial-cron/sundial/engine"
 	"github.com/sundial-cron/sundial/target"
 )
@@ -32,6 +33,9 @@ type Project struct {
 	File     string
 	Revision string // the hex SHA-256 of the file's bytes
 	Jobs     []engine.Job
+	// Grants are the roles the file's `roles:` list grants; none makes
+	// the project visible to the server's administrators only.
+	Grants []access.Grant
 }
 
 // projectID is what a config file's name may be: lower case, so that the
@@ -156,7 +160,7 @@ func (d *decoder) syntax(err error) {
 }
 
 func (d *decoder) project(p *Project, root *yaml.Node, targets map[string]target.Target) {
-	fields, ok := d.mapping(root, "", "jobs")
+	fields, ok := d.mapping(root, "", "jobs", "roles")
 	if !ok {
 		return
 	}
@@ -185,5 +189,12 @@ func (d *decoder) project(p *Project, root *yaml.Node, targets map[string]target
 		if ok {
 			p.Jobs = append(p.Jobs, j)
 		}
+	}
+	if f, ok := fields["roles"]; ok {
+		names := map[string]int{}
+		for id, line := range seen {
+			names[strings.TrimPrefix(id, p.ID+"/")] = line
+		}
+		d.roles(p, f.value, names)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sundial-cron/sundial/access"
 	"github.com/sundial-cron/sundial/config"
 	"github.com/sundial-cron/sundial/engine"
 	"github.com/sundial-cron/sundial/statemachine"
@@ -50,7 +51,7 @@ func TestParseRefusesWithFileLineAndField(t *testing.T) {
 		want    string                   // after the file's path: ":line: field: " and the start of the message
 	}{
 		{"an unknown field of a job", "", job + "    colour: blue\n", nil, ":5: jobs[0].colour: unknown field"},
-		{"an unknown field at the top", "", job + "owner: me\n", nil, ":5: owner: unknown field (want one of jobs)"},
+		{"an unknown field at the top", "", job + "owner: me\n", nil, ":5: owner: unknown field (want one of jobs, roles)"},
 		{"an unknown field in retries", "", job + "    retries: {attempts: 3}\n", nil, ":5: jobs[0].retries.attempts: unknown field"},
 		{"an unknown field in dst", "", job + "    dst: {gaps: skip}\n", nil, ":5: jobs[0].dst.gaps: unknown field"},
 		{"a field given twice", "", job + "    schedule: \"@hourly\"\n", nil, ":5: jobs[0].schedule: given twice (first at line 3)"},
@@ -103,6 +104,20 @@ func TestParseRefusesWithFileLineAndField(t *testing.T) {
 		{"an empty file", "", "", nil, ": empty file: want a mapping with a jobs list"},
 		{"two YAML documents", "", "jobs: []\n---\njobs: []\n", nil, ":2: a second YAML document"},
 		{"a project id with capitals", "Billing.yaml", "jobs: []\n", nil, `: project id "Billing" (the file's name) must be lower-case`},
+		{"an unknown role", "", job + "roles:\n  - role: admin\n    members: [user:a@example.com]\n", nil, `:6: roles[0].role: "admin": want reader, triggerer or owner`},
+		{"a grant without a role", "", job + "roles:\n  - members: [user:a@example.com]\n", nil, ":6: roles[0].role: missing"},
+		{"a grant without members", "", job + "roles:\n  - role: reader\n", nil, ":6: roles[0].members: missing"},
+		{"a grant with no members", "", job + "roles:\n  - role: reader\n    members: []\n", nil, ":7: roles[0].members: empty"},
+		{"a member that is not an identity", "", job + "roles:\n  - role: reader\n    members:\n      - alice@example.com\n", nil, `:8: roles[0].members[0]: member "alice@example.com": want user:<email>`},
+		{"a member with a malformed email", "", job + "roles:\n  - role: owner\n    members: [\"user:not an email\"]\n", nil, `:7: roles[0].members[0]: member "user:not an email"`},
+		{"a member that is local", "", job + "roles:\n  - role: owner\n    members: [local]\n", nil, `:7: roles[0].members[0]: member "local": local is the administrator`},
+		{"a malformed group", "", job + "roles:\n  - role: owner\n    members: [\"group:Site Reliability\"]\n", nil, `:7: roles[0].members[0]: group "Site Reliability"`},
+		{"anonymous as a triggerer", "", job + "roles:\n  - role: triggerer\n    members: [anonymous]\n", nil, ":7: roles[0].members[0]: anonymous may be granted reader only"},
+		{"a grant naming a job the file lacks", "", job + "roles:\n  - role: reader\n    members: [user:a@example.com]\n    jobs: [a, b]\n", nil, `:8: roles[0].jobs[1]: "b" is not a job of this file`},
+		{"a grant with an empty jobs list", "", job + "roles:\n  - role: reader\n    members: [user:a@example.com]\n    jobs: []\n", nil, ":8: roles[0].jobs: empty"},
+		{"an unknown field of a grant", "", job + "roles:\n  - role: reader\n    members: [user:a@example.com]\n    until: 2027-01-01\n", nil, ":8: roles[0].until: unknown field"},
+		{"roles that are not a list", "", job + "roles: {owner: [user:a@example.com]}\n", nil, ":5: roles: want a list of grants"},
+		{"members that are not a list", "", job + "roles:\n  - role: reader\n    members: user:a@example.com\n", nil, `:7: roles[0].members: want a list of strings, got the string "user:a@example.com"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -307,5 +322,37 @@ func TestExamplesAreValid(t *testing.T) {
 		if _, err := config.Parse(f.Path, f.Data, allTargets()); err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+func TestParseReadsRoles(t *testing.T) {
+	t.Parallel()
+	_, p, err := parseFile(t, "billing.yaml", job+`  - id: b
+    schedule: "@hourly"
+    noop: {}
+roles:
+  - role: owner
+    members: [user:Alice@Example.com, group:billing-oncall]
+  - role: triggerer
+    members: [serviceAccount:ci@proj.iam.gserviceaccount.com]
+    jobs: [b]
+  - role: reader
+    members: [anonymous]
+    jobs: [a]
+`, allTargets())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []access.Grant{
+		{Role: access.Owner, Members: []access.Member{"user:alice@example.com", "group:billing-oncall"}},
+		{Role: access.Triggerer, Members: []access.Member{"serviceAccount:ci@proj.iam.gserviceaccount.com"}, Jobs: []string{"b"}},
+		{Role: access.Reader, Members: []access.Member{"anonymous"}, Jobs: []string{"a"}},
+	}
+	if !reflect.DeepEqual(p.Grants, want) {
+		t.Errorf("grants:\n%+v\nwant\n%+v", p.Grants, want)
+	}
+	_, p, err = parseFile(t, "billing.yaml", job, allTargets())
+	if err != nil || p.Grants != nil {
+		t.Errorf("a file without roles: grants %v, err %v; want none", p.Grants, err)
 	}
 }

@@ -194,7 +194,7 @@ func (r *Refresher) apply(ctx context.Context, f File, rev string, ps *projectSt
 		r.failed(f.Project, f.Path, err)
 		return
 	}
-	if err := r.engine.ApplyProject(ctx, p.ID, p.Jobs); err != nil {
+	if err := r.engine.ApplyProject(ctx, p.ID, engine.Revision{ID: rev, Jobs: p.Jobs, Grants: p.Grants}); err != nil {
 		r.failed(f.Project, f.Path, err)
 		return
 	}
@@ -206,7 +206,7 @@ func (r *Refresher) apply(ctx context.Context, f File, rev string, ps *projectSt
 // remove disables the jobs of a project whose file is gone, and forgets it
 // once that is done.
 func (r *Refresher) remove(ctx context.Context, project string, ps *projectState) {
-	err := r.engine.ApplyProject(ctx, project, nil)
+	err := r.engine.ApplyProject(ctx, project, engine.Revision{})
 	r.mu.Lock()
 	ps.busy = false
 	if err == nil && r.projects[project] == ps {

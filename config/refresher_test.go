@@ -119,7 +119,7 @@ func TestRefreshLeavesAnAutoDisabledJobAloneUntilItsDefinitionChanges(t *testing
 	const flaky = "  - id: flaky\n    schedule: triggered\n    auto_disable_after: 1\n    noop: {fail: true}\n"
 	e.write("ops.yaml", "jobs:\n"+flaky)
 	e.refresh()
-	if _, err := e.eng.Trigger(e.ctx, "ops/flaky"); err != nil {
+	if _, err := e.eng.Trigger(e.ctx, "ops/flaky", "user:tester@example.com"); err != nil {
 		t.Fatal(err)
 	}
 	e.runDue()

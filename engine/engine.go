@@ -148,39 +148,6 @@ func ProjectOf(jobID string) string {
 	return p
 }
 
-// Trigger asks for a run of the job now, under its overlap policy. It
-// returns the id of the occurrence it created.
-func (e *Engine) Trigger(ctx context.Context, jobID string) (string, error) {
-	var id string
-	c, err := e.updateOrDisable(ctx, jobID, func(jt *jobTx) error {
-		if err := jt.step(statemachine.Triggered{}); err != nil {
-			return err
-		}
-		id = statemachine.TriggerID(jt.m.Triggers)
-		return nil
-	})
-	if err != nil {
-		return "", err
-	}
-	return id, e.carryOut(ctx, jobID, c)
-}
-
-// Pause stops the job's ticks until Resume; note says why, for people.
-func (e *Engine) Pause(ctx context.Context, jobID, note string) error {
-	return e.request(ctx, jobID, statemachine.PauseRequested{Note: note})
-}
-
-// Resume restarts a paused job's ticks.
-func (e *Engine) Resume(ctx context.Context, jobID string) error {
-	return e.request(ctx, jobID, statemachine.ResumeRequested{})
-}
-
-// Abort ends an unfinished invocation as ABORTED, or all of the job's when
-// invocation is "", and asks their targets to stop them.
-func (e *Engine) Abort(ctx context.Context, jobID, invocation string) error {
-	return e.request(ctx, jobID, statemachine.AbortRequested{Invocation: invocation})
-}
-
 // Repair delivers WatchdogExpired to the job: it re-issues what the job
 // waits for past its time and ends attempts past their hard timeout. It
 // reports whether anything was repaired. A job that a permanent error
@@ -321,15 +288,6 @@ func (e *Engine) release(project string) {
 	if e.calls[project]--; e.calls[project] == 0 {
 		delete(e.calls, project)
 	}
-}
-
-// request applies an admin's or the config's request to the job.
-func (e *Engine) request(ctx context.Context, jobID string, ev statemachine.Event) error {
-	c, err := e.updateOrDisable(ctx, jobID, stepping(ev))
-	if err != nil {
-		return err
-	}
-	return e.carryOut(ctx, jobID, c)
 }
 
 // updateOrDisable is update for requests: a job that a permanent error

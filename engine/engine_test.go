@@ -220,7 +220,7 @@ func TestTriggerRecordsAManualInvocationAndRunsIt(t *testing.T) {
 	h := newHarness(t, engine.Options{})
 	h.define("p/job", "triggered", statemachine.Policy{}, "rec")
 
-	id, err := h.eng.Trigger(h.ctx, "p/job")
+	id, err := h.eng.Trigger(h.ctx, "p/job", "user:tester@example.com")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +239,7 @@ func TestTriggerRecordsAManualInvocationAndRunsIt(t *testing.T) {
 		t.Errorf("%s was launched %d times, want once", id, n)
 	}
 
-	id2, err := h.eng.Trigger(h.ctx, "p/job")
+	id2, err := h.eng.Trigger(h.ctx, "p/job", "user:tester@example.com")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +276,7 @@ func TestPauseAndResume(t *testing.T) {
 		t.Fatalf("%d invocations before the pause, want 1", n)
 	}
 
-	if err := h.eng.Pause(h.ctx, "p/job", "maintenance"); err != nil {
+	if err := h.eng.Pause(h.ctx, "p/job", "user:tester@example.com", "maintenance"); err != nil {
 		t.Fatal(err)
 	}
 	j := h.job("p/job")
@@ -284,7 +284,7 @@ func TestPauseAndResume(t *testing.T) {
 		t.Errorf("after Pause the job is %s (%q), watchdog timer %v; want PAUSED (maintenance), no timer", j.State, m.Reason, j.WatchdogTimerTs)
 	}
 	before := h.snapshot("p/job")
-	if err := h.eng.Pause(h.ctx, "p/job", "again"); err != nil {
+	if err := h.eng.Pause(h.ctx, "p/job", "user:tester@example.com", "again"); err != nil {
 		t.Errorf("Pause of a paused job: %v", err)
 	}
 	h.unchanged(before, "Pause of a paused job", "p/job")
@@ -296,14 +296,14 @@ func TestPauseAndResume(t *testing.T) {
 		}
 	}
 
-	if err := h.eng.Resume(h.ctx, "p/job"); err != nil {
+	if err := h.eng.Resume(h.ctx, "p/job", "user:tester@example.com"); err != nil {
 		t.Fatal(err)
 	}
 	if j := h.job("p/job"); j.State != string(statemachine.Scheduled) || j.WatchdogTimerTs.IsZero() {
 		t.Errorf("after Resume the job is %s, watchdog timer %v; want SCHEDULED with a timer", j.State, j.WatchdogTimerTs)
 	}
 	before = h.snapshot("p/job")
-	if err := h.eng.Resume(h.ctx, "p/job"); err != nil {
+	if err := h.eng.Resume(h.ctx, "p/job", "user:tester@example.com"); err != nil {
 		t.Errorf("Resume of a running job: %v", err)
 	}
 	h.unchanged(before, "Resume of a job that is not paused", "p/job")
@@ -323,11 +323,11 @@ func TestPauseAndResume(t *testing.T) {
 func TestAbortEndsAQueuedInvocationBeforeItLaunches(t *testing.T) {
 	h := newHarness(t, engine.Options{})
 	h.define("p/job", "triggered", statemachine.Policy{}, "rec")
-	id, err := h.eng.Trigger(h.ctx, "p/job")
+	id, err := h.eng.Trigger(h.ctx, "p/job", "user:tester@example.com")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := h.eng.Abort(h.ctx, "p/job", id); err != nil {
+	if err := h.eng.Abort(h.ctx, "p/job", id, "user:tester@example.com"); err != nil {
 		t.Fatal(err)
 	}
 	if inv := h.invocation("p/job", id); inv.Status != string(statemachine.StatusAborted) || inv.Ended.IsZero() {
@@ -346,7 +346,7 @@ func TestAbortEndsAQueuedInvocationBeforeItLaunches(t *testing.T) {
 	}
 
 	// The job runs again after an abort.
-	id2, err := h.eng.Trigger(h.ctx, "p/job")
+	id2, err := h.eng.Trigger(h.ctx, "p/job", "user:tester@example.com")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -367,7 +367,7 @@ func TestAbortOfAnInvocationItCannotAbortIsRefusedAndChangesNothing(t *testing.T
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := h.snapshot("p/job")
-			err := h.eng.Abort(h.ctx, "p/job", tc.invocation)
+			err := h.eng.Abort(h.ctx, "p/job", tc.invocation, "user:tester@example.com")
 			if !errors.Is(err, statemachine.ErrRefused) {
 				t.Errorf("Abort(%q) = %v; want an error wrapping %v", tc.invocation, err, statemachine.ErrRefused)
 			}
@@ -376,7 +376,7 @@ func TestAbortOfAnInvocationItCannotAbortIsRefusedAndChangesNothing(t *testing.T
 	}
 	t.Run("an unknown job", func(t *testing.T) {
 		before := h.snapshot("p/job")
-		if err := h.eng.Abort(h.ctx, "p/nosuch", "x"); !errors.Is(err, store.ErrNotFound) {
+		if err := h.eng.Abort(h.ctx, "p/nosuch", "x", "user:tester@example.com"); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("Abort of an unknown job = %v; want %v", err, store.ErrNotFound)
 		}
 		h.unchanged(before, "the Abort of an unknown job", "p/job")
@@ -406,7 +406,7 @@ func TestDisableKeepsHistoryAndDefineEnablesAgain(t *testing.T) {
 		t.Errorf("Disable changed the history: %s, want %s", describeInvs(got), describeInvs(history))
 	}
 	before := h.snapshot("p/job")
-	if _, err := h.eng.Trigger(h.ctx, "p/job"); !errors.Is(err, statemachine.ErrRefused) {
+	if _, err := h.eng.Trigger(h.ctx, "p/job", "user:tester@example.com"); !errors.Is(err, statemachine.ErrRefused) {
 		t.Errorf("Trigger of a disabled job = %v; want an error wrapping %v", err, statemachine.ErrRefused)
 	}
 	h.unchanged(before, "the refused Trigger", "p/job")
@@ -441,11 +441,11 @@ func TestDisableKeepsHistoryAndDefineEnablesAgain(t *testing.T) {
 func TestApplyProjectTouchesOnlyItsOwnProject(t *testing.T) {
 	h := newHarness(t, engine.Options{})
 	def := engine.Definition{Schedule: "*/5 * * * *", Target: "rec"}
-	if err := h.eng.ApplyProject(h.ctx, "b", []engine.Job{{ID: "b/keep", Definition: def}}); err != nil {
+	if err := h.eng.ApplyProject(h.ctx, "b", engine.Revision{ID: "r1", Jobs: []engine.Job{{ID: "b/keep", Definition: def}}}); err != nil {
 		t.Fatal(err)
 	}
 	before := h.job("b/keep")
-	err := h.eng.ApplyProject(h.ctx, "a", []engine.Job{{ID: "a/mine", Definition: def}, {ID: "b/stolen", Definition: def}})
+	err := h.eng.ApplyProject(h.ctx, "a", engine.Revision{ID: "r1", Jobs: []engine.Job{{ID: "a/mine", Definition: def}, {ID: "b/stolen", Definition: def}}})
 	if err == nil || !strings.Contains(err.Error(), "b/stolen: not a job of project a") {
 		t.Errorf("ApplyProject(a) with a job of b: %v; want it refused", err)
 	}
@@ -475,7 +475,7 @@ func TestApplyProjectStoppedGoesNoFurther(t *testing.T) {
 		listed = append(listed, engine.Job{ID: fmt.Sprintf("p/b%d", i), Definition: def})
 		left = append(left, engine.Job{ID: fmt.Sprintf("p/x%d", i), Definition: def})
 	}
-	if err := h.eng.ApplyProject(h.ctx, "p", append(slices.Clone(listed), left...)); err != nil {
+	if err := h.eng.ApplyProject(h.ctx, "p", engine.Revision{ID: "r1", Jobs: append(slices.Clone(listed), left...)}); err != nil {
 		t.Fatal(err)
 	}
 	before := map[string]*store.JobRecord{}
@@ -483,7 +483,7 @@ func TestApplyProjectStoppedGoesNoFurther(t *testing.T) {
 		before[j.ID] = h.job(j.ID)
 	}
 	listed[0].Disabled = true
-	err := h.eng.ApplyProject(ctx, "p", listed)
+	err := h.eng.ApplyProject(ctx, "p", engine.Revision{ID: "r1", Jobs: listed})
 	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "stopped before the revision was applied whole") {
 		t.Errorf("a stopped apply returned %q; want one line saying it stopped", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sundial-cron/sundial/access"
 	"github.com/sundial-cron/sundial/statemachine"
 )
 
@@ -81,7 +82,12 @@ var stateGoldens = map[string]jobState{
 	"v1-running.json": {m: goldenRunning, health: Health{
 		TaskFailures: 3, LastError: "store: conflict", LastErrorAt: gmin(9).Add(250 * time.Millisecond),
 	}},
-	"v1-paused.json":             {m: goldenPaused},
+	"v1-paused.json": {m: goldenPaused},
+	"v1-paused-audited.json": {m: goldenPaused, audit: []AuditEntry{
+		{At: gmin(-20), By: "user:alice@example.com", Action: ActionTrigger, Invocation: "manual-1"},
+		{At: gmin(-15), By: "serviceAccount:ci@proj.iam.gserviceaccount.com", Action: ActionAbort},
+		{At: gmin(-10), By: "user:alice@example.com", Action: ActionPause, Reason: "paused for the migration"},
+	}},
 	"v1-removed.json":            {m: disabledGolden(statemachine.Reason{Kind: statemachine.ReasonRemovedFromConfig})},
 	"v1-disabled-in-config.json": {m: disabledGolden(statemachine.Reason{Kind: statemachine.ReasonDisabledInConfig, Note: "by the owners"})},
 	"v1-auto-disabled.json":      {m: goldenAutoDisabled},
@@ -109,6 +115,40 @@ var definitionGoldens = map[string]Definition{
 	"v1-nanoseconds.json": {Schedule: "* * * * *", Target: "noop", Policy: statemachine.Policy{
 		Timeout: time.Hour + time.Nanosecond, MinBackoff: time.Microsecond, Overlap: statemachine.OverlapReplace,
 	}},
+}
+
+// projectGoldens lists every file of testdata/project and what it decodes
+// to.
+var projectGoldens = map[string]Project{
+	"v1-empty.json": {ID: "golden"},
+	"v1-grants.json": {ID: "golden", Revision: "4f2a9c", AppliedAt: gmin(0), Grants: []access.Grant{
+		{Role: access.Owner, Members: []access.Member{"user:alice@example.com", "group:sre"}},
+		{Role: access.Triggerer, Members: []access.Member{"serviceAccount:ci@proj.iam.gserviceaccount.com"}, Jobs: []string{"nightly", "hourly"}},
+		{Role: access.Reader, Members: []access.Member{"anonymous"}, Jobs: []string{"status"}},
+	}},
+}
+
+// TestStoredProjectGoldens: every stored version of the project record
+// decodes to what it held, and the current version encodes as its goldens
+// say.
+func TestStoredProjectGoldens(t *testing.T) {
+	checkGoldens(t, "project", projectVersion, projectGoldens, func(b []byte) (Project, error) { return decodeProject("golden", b) }, encodeProject)
+}
+
+// TestStoredProjectsThisReleaseCannotReadAreRefused: a record of a later
+// version, or with a role or member this release does not know, is an
+// error: never grants read wider than they were written.
+func TestStoredProjectsThisReleaseCannotReadAreRefused(t *testing.T) {
+	for _, b := range []string{
+		`{"v":2,"grants":[]}`,
+		`{"v":1,"grants":[{"role":"admin","members":["user:a@example.com"]}]}`,
+		`{"v":1,"grants":[{"role":"reader","members":["domain:example.com"]}]}`,
+		`not json`,
+	} {
+		if p, err := decodeProject("p", []byte(b)); err == nil {
+			t.Errorf("decodeProject(%s) = %+v; want an error", b, p)
+		}
+	}
 }
 
 // TestStoredStateGoldens: every stored version of the job state decodes

@@ -56,7 +56,7 @@ func TestAPermanentErrorDisablesTheJobAndDropsItsTask(t *testing.T) {
 				t.Fatal(err)
 			}
 			// A triggered invocation, QUEUED, that the break leaves unfinished.
-			if _, err := h.eng.Trigger(h.ctx, "p/job"); err != nil {
+			if _, err := h.eng.Trigger(h.ctx, "p/job", "user:tester@example.com"); err != nil {
 				t.Fatal(err)
 			}
 			tick := task.Task{Kind: task.TickLater, JobID: "p/job", Nonce: h.state("p/job").TickNonce}
@@ -87,7 +87,7 @@ func TestAPermanentErrorDisablesTheJobAndDropsItsTask(t *testing.T) {
 			if r, err := wd.Pass(h.ctx); err != nil || r != (watchdog.Result{}) {
 				t.Errorf("a watchdog pass did %+v (%v); want nothing", r, err)
 			}
-			if _, err := h.eng.Trigger(h.ctx, "p/job"); !errors.Is(err, statemachine.ErrRefused) {
+			if _, err := h.eng.Trigger(h.ctx, "p/job", "user:tester@example.com"); !errors.Is(err, statemachine.ErrRefused) {
 				t.Errorf("a trigger of the disabled job: %v, want refused", err)
 			}
 
@@ -99,7 +99,7 @@ func TestAPermanentErrorDisablesTheJobAndDropsItsTask(t *testing.T) {
 				t.Errorf("a new definition left the job %s (%s), want SCHEDULED", m.State, m.Reason)
 			}
 			// The trigger count survived even a state that was lost.
-			if id, err := h.eng.Trigger(h.ctx, "p/job"); err != nil || id != "manual-2" {
+			if id, err := h.eng.Trigger(h.ctx, "p/job", "user:tester@example.com"); err != nil || id != "manual-2" {
 				t.Errorf("the next trigger: %q, %v; want manual-2", id, err)
 			}
 			def.Schedule = "*/5 * * * *"
@@ -158,7 +158,7 @@ func TestATransientFailureIsCountedInTheJobsHealthUntilASuccess(t *testing.T) {
 		return nil
 	}})
 	h.define("p/job", "*/5 * * * *", statemachine.Policy{}, "rec")
-	if _, err := h.eng.Trigger(h.ctx, "p/job"); err != nil {
+	if _, err := h.eng.Trigger(h.ctx, "p/job", "user:tester@example.com"); err != nil {
 		t.Fatal(err)
 	}
 	a := h.state("p/job").Active[0]

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/sundial-cron/sundial/access"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store"
 )
@@ -20,6 +21,16 @@ type Job struct {
 	Disabled bool
 }
 
+// Revision is one valid revision of a project's config, as the engine
+// runs it.
+type Revision struct {
+	// ID names the revision (a commit, or a hash of the file); "" applies
+	// no revision: the project's config is gone.
+	ID     string
+	Jobs   []Job
+	Grants []access.Grant
+}
+
 // ApplyProject makes a project's jobs what one revision of its config
 // lists (LUCI's UpdateProjectJobs): new jobs are created, changed ones
 // redefined (a running invocation finishes under its old definition), and
@@ -27,7 +38,13 @@ type Job struct {
 // with their history kept. What "changed" means is Define's rule. The
 // error names every job that could not be brought in line; the others are
 // applied all the same.
-func (e *Engine) ApplyProject(ctx context.Context, project string, jobs []Job) error {
+//
+// Only once every job is in line is the project's record written with
+// the revision and its grants, so the grants in force are always those of
+// a revision applied whole: one that failed in part keeps the previous
+// revision's, and is applied again at the next refresh.
+func (e *Engine) ApplyProject(ctx context.Context, project string, rev Revision) error {
+	jobs := rev.Jobs
 	if project == "" {
 		// The store lists every job for the empty project.
 		return errors.New("a project needs an id")
@@ -72,7 +89,17 @@ func (e *Engine) ApplyProject(ctx context.Context, project string, jobs []Job) e
 	if ctx.Err() != nil {
 		errs = append(errs, fmt.Errorf("stopped before the revision was applied whole: %w", context.Cause(ctx)))
 	}
-	return errors.Join(errs...)
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	encoded, err := encodeProject(Project{ID: project, Revision: rev.ID, AppliedAt: e.opts.Now().Round(0).UTC(), Grants: rev.Grants})
+	if err != nil {
+		return err
+	}
+	if err := e.store.PutProject(ctx, &store.ProjectRecord{ID: project, Encoded: encoded}); err != nil {
+		return fmt.Errorf("project %s: its jobs are applied, but recording its revision and roles failed: %w", project, err)
+	}
+	return nil
 }
 
 // projectJobs returns the ids of a project's jobs in the store.

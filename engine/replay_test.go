@@ -244,7 +244,7 @@ func TestReplayOfThePreviousReleasesDatabase(t *testing.T) {
 	}
 
 	// The first config refresh after the upgrade.
-	if err := r.eng.ApplyProject(r.ctx, "replay", replayConfig()); err != nil {
+	if err := r.eng.ApplyProject(r.ctx, "replay", engine.Revision{ID: "r1", Jobs: replayConfig()}); err != nil {
 		t.Fatal(err)
 	}
 	after := r.views()

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -23,10 +24,12 @@ type Health struct {
 type jobState struct {
 	m      statemachine.JobState
 	health Health
+	audit  []AuditEntry // oldest first, at most MaxAudit
 }
 
 func (s jobState) clone() jobState {
 	s.m = s.m.Clone()
+	s.audit = slices.Clone(s.audit)
 	return s
 }
 

@@ -33,7 +33,7 @@ func TestCachedStateIsTheStoredOne(t *testing.T) {
 	if err := e.Define(ctx, "p/j", Definition{Schedule: "triggered", Target: "noop"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Trigger(ctx, "p/j"); err != nil {
+	if _, err := e.Trigger(ctx, "p/j", "user:tester@example.com"); err != nil {
 		t.Fatal(err)
 	}
 	job, err := st.Job(ctx, "p/j")

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sundial-cron/sundial/access"
 	"github.com/sundial-cron/sundial/statemachine"
 )
 
@@ -31,6 +32,18 @@ type storedState struct {
 	LastEnded time.Time          `json:"last_ended,omitzero"`
 	Watchdog  time.Time          `json:"watchdog_timer_ts,omitzero"`
 	Health    *storedHealth      `json:"health,omitempty"`
+	// Audit was added within version 1: left out while empty, so the
+	// bytes of a job no one steered are what they were, and a release
+	// before it reads the rest and drops the trail.
+	Audit []storedAudit `json:"audit,omitempty"`
+}
+
+type storedAudit struct {
+	At         time.Time `json:"at"`
+	By         string    `json:"by"`
+	Action     string    `json:"action"`
+	Invocation string    `json:"invocation,omitempty"`
+	Reason     string    `json:"reason,omitempty"`
 }
 
 type storedReason struct {
@@ -83,6 +96,9 @@ func encodeJobState(s jobState) ([]byte, error) {
 	}
 	if s.health != (Health{}) {
 		out.Health = &storedHealth{TaskFailures: s.health.TaskFailures, LastError: s.health.LastError, LastErrorAt: s.health.LastErrorAt}
+	}
+	for _, a := range s.audit {
+		out.Audit = append(out.Audit, storedAudit{At: a.At, By: string(a.By), Action: string(a.Action), Invocation: a.Invocation, Reason: a.Reason})
 	}
 	return json.Marshal(out)
 }
@@ -145,6 +161,9 @@ func (in storedState) jobState() jobState {
 	s := jobState{m: m}
 	if h := in.Health; h != nil {
 		s.health = Health{TaskFailures: h.TaskFailures, LastError: h.LastError, LastErrorAt: h.LastErrorAt}
+	}
+	for _, a := range in.Audit {
+		s.audit = append(s.audit, AuditEntry{At: a.At, By: access.Identity(a.By), Action: Action(a.Action), Invocation: a.Invocation, Reason: a.Reason})
 	}
 	return s
 }

@@ -27,6 +27,7 @@ type jobTx struct {
 	sched  *schedule.Schedule
 	m      statemachine.JobState
 	health Health
+	trail  []AuditEntry // the job's audit trail, oldest first
 	// stateErr and defErr are the permanent errors of a stored state or
 	// definition that could not be used (permanentError). A step fails
 	// with them, except one of a job that is idle; save refuses to write
@@ -124,7 +125,7 @@ func (jt *jobTx) load(jobID string) error {
 	case err != nil:
 		return err
 	default:
-		jt.m, jt.health = s.m, s.health
+		jt.m, jt.health, jt.trail = s.m, s.health, s.audit
 		jt.loaded = s.m
 	}
 	if err := jt.setDefinition(job.Definition); asPermanent(err) != nil {
@@ -221,6 +222,9 @@ func (jt *jobTx) record(a statemachine.Record) error {
 			JobID: jt.job.ID, ID: a.ID, Occurrence: a.At, Manual: a.Manual,
 			Created: jt.now, DefinitionHash: hash,
 		}
+		if a.Manual {
+			inv.TriggeredBy = string(jt.triggerer(a.ID))
+		}
 	} else if err != nil {
 		return err
 	}
@@ -260,11 +264,15 @@ func (jt *jobTx) recordSkipped(a statemachine.RecordSkipped) error {
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
-	return jt.tx.PutInvocation(&store.InvocationRecord{
+	inv := &store.InvocationRecord{
 		JobID: jt.job.ID, ID: a.ID, Occurrence: a.First, Last: a.Last, Count: a.Count,
 		Manual: a.Manual, Status: string(statemachine.StatusSkipped), Message: msg, Reason: string(a.Reason),
 		Created: jt.now, Ended: jt.now,
-	})
+	}
+	if a.Manual {
+		inv.TriggeredBy = string(jt.triggerer(a.ID))
+	}
+	return jt.tx.PutInvocation(inv)
 }
 
 // save stores the job if anything changed, and reports whether it did.
@@ -272,7 +280,7 @@ func (jt *jobTx) save() (bool, error) {
 	if jt.stateErr != nil {
 		return false, jt.stateErr
 	}
-	s := jobState{m: jt.m, health: jt.health}
+	s := jobState{m: jt.m, health: jt.health, audit: jt.trail}
 	encoded, err := encodeJobState(s)
 	if err != nil {
 		return false, err

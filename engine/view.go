@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/sundial-cron/sundial/statemachine"
@@ -18,6 +19,9 @@ type View struct {
 	Definition Definition
 	State      statemachine.JobState
 	Health     Health
+	// Audit is the job's recent changes asked through the API, newest
+	// first (at most MaxAudit).
+	Audit []AuditEntry
 }
 
 // View reads a job and decodes it. It returns store.ErrNotFound for a job
@@ -38,7 +42,8 @@ func Decode(job *store.JobRecord) (View, error) {
 	if err != nil {
 		return View{}, err
 	}
-	v := View{Job: job, State: s.m, Health: s.health}
+	v := View{Job: job, State: s.m, Health: s.health, Audit: slices.Clone(s.audit)}
+	slices.Reverse(v.Audit)
 	if v.Definition, err = decodeDefinition(job.Definition); err != nil {
 		if s.m.State == statemachine.Disabled && s.m.Reason.Kind == statemachine.ReasonDefinitionUnreadable {
 			// Shown with its reason, which names the error, rather than

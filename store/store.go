@@ -55,11 +55,15 @@ type InvocationRecord struct {
 	Status     string    // QUEUED, LAUNCHING, RUNNING, RETRYING, SUCCEEDED, FAILED, ABORTED, SKIPPED
 	Attempt    int
 	Manual     bool
-	Created    time.Time
-	Started    time.Time // the current attempt's launch; zero before it
-	Ended      time.Time
-	Message    string // why it ended as it did, or why it was skipped
-	Reason     string // SKIPPED: the reason, one word (overrun, missed, ...)
+	// TriggeredBy is the identity that asked for a manual occurrence, as
+	// access.Identity writes it; "" for a scheduled one, and for records
+	// of releases that did not keep it.
+	TriggeredBy string
+	Created     time.Time
+	Started     time.Time // the current attempt's launch; zero before it
+	Ended       time.Time
+	Message     string // why it ended as it did, or why it was skipped
+	Reason      string // SKIPPED: the reason, one word (overrun, missed, ...)
 
 	// A SKIPPED record may stand for several occurrences of one reason, the
 	// first at Occurrence and the last at Last.
@@ -74,6 +78,15 @@ type InvocationRecord struct {
 	// New records leave it nil.
 	Definition []byte
 	Log        []byte // bounded debug log, head and tail kept
+}
+
+// ProjectRecord is a project's own record, apart from its jobs: what the
+// revision it runs says about the project as a whole (who may see and
+// steer it). Every instance reads it from here, whichever one applied the
+// revision. The blob is the engine's and opaque here.
+type ProjectRecord struct {
+	ID      string
+	Encoded []byte
 }
 
 // DefinitionHash is the name a job's encoded definition is stored under:
@@ -150,6 +163,15 @@ type Store interface {
 	// before now, the most overdue first. Its cost follows the number of
 	// such jobs, not the number of jobs. The answer may be stale.
 	Overdue(ctx context.Context, now time.Time, limit int) ([]string, error)
+
+	// Project reads a project's record, or returns ErrNotFound.
+	Project(ctx context.Context, id string) (*ProjectRecord, error)
+	// Projects lists every project's record, by id. Projects are few (one
+	// per config file), so there is no paging.
+	Projects(ctx context.Context) ([]*ProjectRecord, error)
+	// PutProject writes a project's record whole, replacing any it had.
+	// It is its own entity group, written outside any job's transaction.
+	PutProject(ctx context.Context, p *ProjectRecord) error
 
 	Close() error
 }

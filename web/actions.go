@@ -22,10 +22,11 @@ func (s *server) trigger(r *http.Request) (int, any, error) {
 	if err := decodeBody(r, &noBody{}); err != nil {
 		return 0, nil, err
 	}
-	id, err := s.eng.Trigger(r.Context(), jobID)
+	id, err := s.eng.Trigger(r.Context(), jobID, identityOf(r))
 	if err != nil {
 		return 0, nil, notFoundJob(err, jobID)
 	}
+	s.changed(r, jobID, "invocation", id)
 	return s.answerJob(r, http.StatusAccepted, jobID, map[string]any{"invocation": id})
 }
 
@@ -45,9 +46,10 @@ func (s *server) pause(r *http.Request) (int, any, error) {
 	case utf8.RuneCountInString(body.Reason) > maxReason:
 		return 0, nil, badRequest("reason: %d characters; at most %d", utf8.RuneCountInString(body.Reason), maxReason)
 	}
-	if err := s.eng.Pause(r.Context(), jobID, body.Reason); err != nil {
+	if err := s.eng.Pause(r.Context(), jobID, identityOf(r), body.Reason); err != nil {
 		return 0, nil, notFoundJob(err, jobID)
 	}
+	s.changed(r, jobID, "reason", body.Reason)
 	return s.answerJob(r, http.StatusOK, jobID, nil)
 }
 
@@ -58,9 +60,10 @@ func (s *server) resume(r *http.Request) (int, any, error) {
 	if err := decodeBody(r, &noBody{}); err != nil {
 		return 0, nil, err
 	}
-	if err := s.eng.Resume(r.Context(), jobID); err != nil {
+	if err := s.eng.Resume(r.Context(), jobID, identityOf(r)); err != nil {
 		return 0, nil, notFoundJob(err, jobID)
 	}
+	s.changed(r, jobID)
 	return s.answerJob(r, http.StatusOK, jobID, nil)
 }
 
@@ -70,9 +73,10 @@ func (s *server) abortJob(r *http.Request) (int, any, error) {
 	if err := decodeBody(r, &noBody{}); err != nil {
 		return 0, nil, err
 	}
-	if err := s.eng.Abort(r.Context(), jobID, ""); err != nil {
+	if err := s.eng.Abort(r.Context(), jobID, "", identityOf(r)); err != nil {
 		return 0, nil, notFoundJob(err, jobID)
 	}
+	s.changed(r, jobID)
 	return s.answerJob(r, http.StatusOK, jobID, nil)
 }
 
@@ -91,14 +95,21 @@ func (s *server) abortInvocation(r *http.Request) (int, any, error) {
 	} else if err != nil {
 		return 0, nil, err
 	}
-	if err := s.eng.Abort(r.Context(), jobID, id); err != nil {
+	if err := s.eng.Abort(r.Context(), jobID, id, identityOf(r)); err != nil {
 		return 0, nil, notFoundJob(err, jobID)
 	}
+	s.changed(r, jobID, "invocation", id)
 	inv, err := s.st.Invocation(r.Context(), jobID, id)
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, map[string]any{"invocation": toInv(inv)}, nil
+}
+
+// changed logs a change made through the API with who made it: the job's
+// audit trail keeps the newest few, the server's log every one.
+func (s *server) changed(r *http.Request, jobID string, attrs ...any) {
+	s.log.Info("job changed through the API", append([]any{"identity", string(identityOf(r)), "job", jobID, "action", r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:]}, attrs...)...)
 }
 
 // answerJob answers a change with the job as it is after it, and any

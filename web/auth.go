@@ -9,67 +9,98 @@ import (
 	"net/netip"
 	"os"
 	"strings"
+
+	"github.com/sundial-cron/sundial/access"
 )
 
-// auth decides who may call the API. Reads and changes alike need the
-// admin: job logs and target specs (URLs, headers, argv) are not for the
-// network at large. A local caller is the admin when LoopbackAdmin is on;
-// anyone else must present the admin token.
+// Authenticator tells who made a request.
+type Authenticator interface {
+	// Authenticate returns the identity the request's credentials prove;
+	// access.Anonymous with a nil error when the request carries no
+	// credentials of this authenticator's kind; an error when it carries
+	// some that fail (expired, forged, revoked): the request is then refused
+	// with 401 and a JSON error, never served as anonymous.
+	Authenticate(r *http.Request) (access.Identity, error)
+}
+
+// LocalCaller is the single-user mode's authenticator: a caller on the
+// server's own machine is access.Local, the administrator, with no
+// credentials. A local caller is one that connected from a loopback
+// address, to a loopback host name, and whose request carries no
+// forwarding header. Behind a reverse proxy on the same machine RemoteAddr
+// is the proxy's loopback address, so the forwarding header the proxy adds
+// (every common one adds X-Forwarded-For or Forwarded) is what marks the
+// request as not local (proxyHeader lists what counts as one); forwarding
+// headers are never trusted to make a caller local. The Host check stops
+// DNS rebinding: a web page whose name resolves to 127.0.0.1 still sends
+// its own name as Host.
 //
-// A local caller is one that connected from a loopback address, to a
-// loopback host name, and whose request carries no forwarding header.
-// Behind a reverse proxy on the same machine RemoteAddr is the proxy's
-// loopback address, so the forwarding header the proxy adds (every common
-// one adds X-Forwarded-For or Forwarded) is what marks the request as not
-// local (proxyHeader lists what counts as one); forwarding headers are
-// never trusted to make a caller local. The
-// Host check stops DNS rebinding: a web page whose name resolves to
-// 127.0.0.1 still sends its own name as Host.
-type auth struct {
-	tokenSum      [sha256.Size]byte
-	hasToken      bool
-	loopbackAdmin bool
-	// csrf refuses browsers' cross-origin changes: a page open in a local
-	// browser must not be able to pause jobs through a local caller's
-	// rights with a form post.
-	csrf *http.CrossOriginProtection
+// Use it only where no sign-in is configured (the policy's
+// LocalAdministrator setting must say the same): once people sign in,
+// being local proves nothing, since any process on the machine — a job's
+// url_fetch or command among them — is local.
+type LocalCaller struct{}
+
+// Authenticate implements Authenticator.
+func (LocalCaller) Authenticate(r *http.Request) (access.Identity, error) {
+	if local(r) {
+		return access.Local, nil
+	}
+	return access.Anonymous, nil
 }
 
-func newAuth(token string, loopbackAdmin bool) *auth {
-	a := &auth{loopbackAdmin: loopbackAdmin, csrf: http.NewCrossOriginProtection()}
-	if token != "" {
-		a.tokenSum, a.hasToken = sha256.Sum256([]byte(token)), true
-	}
-	return a
+// AdminTokenIdentity is who a caller with the --admin-token-file token is:
+// a machine identity of its own, which the server makes an administrator,
+// so what it does is audited under a name. The .invalid domain can never
+// be a real account's.
+const AdminTokenIdentity access.Identity = "serviceAccount:admin-token@sundial.invalid"
+
+// adminToken authenticates the one static token of --admin-token-file.
+type adminToken struct{ sum [sha256.Size]byte }
+
+// AdminToken returns the authenticator of the admin token: a request
+// bearing it is AdminTokenIdentity. A request bearing another token is
+// left to the other authenticators (anonymous, not an error): the token
+// may be theirs. Deprecated in favour of sign-in's static token files,
+// which name each machine.
+func AdminToken(token string) Authenticator {
+	return adminToken{sum: sha256.Sum256([]byte(token))}
 }
 
-// check returns nil if the caller may make the request.
-func (a *auth) check(r *http.Request, mutates bool) error {
-	if mutates {
-		if err := a.csrf.Check(r); err != nil {
-			return &apiError{status: http.StatusForbidden, msg: "cross-origin request refused: " + err.Error()}
-		}
-	}
-	if a.loopbackAdmin && local(r) {
-		return nil
-	}
-	if !a.hasToken {
-		return &apiError{status: http.StatusForbidden,
-			msg: "only local callers may use the API: the server has no admin token (--admin-token-file)"}
-	}
+func (a adminToken) Authenticate(r *http.Request) (access.Identity, error) {
 	given, ok := bearer(r)
 	if !ok {
-		return &apiError{status: http.StatusUnauthorized, msg: "missing the admin token: send Authorization: Bearer <token>",
-			header: http.Header{"Www-Authenticate": {`Bearer realm="sundial"`}}}
+		return access.Anonymous, nil
 	}
 	// Hashing first makes the comparison's time independent of the
 	// token's length too.
 	sum := sha256.Sum256([]byte(given))
-	if subtle.ConstantTimeCompare(sum[:], a.tokenSum[:]) != 1 {
-		return &apiError{status: http.StatusUnauthorized, msg: "the bearer token is not the admin token",
+	if subtle.ConstantTimeCompare(sum[:], a.sum[:]) != 1 {
+		return access.Anonymous, nil
+	}
+	return AdminTokenIdentity, nil
+}
+
+// authenticate asks each authenticator in turn; the first that returns a
+// non-anonymous identity or an error decides. A request that carries an
+// Authorization header none of them accepted is refused rather than served
+// as anonymous: a mistyped or revoked token must be noticed.
+func (s *server) authenticate(r *http.Request) (access.Identity, error) {
+	for _, a := range s.authn {
+		id, err := a.Authenticate(r)
+		if err != nil {
+			return "", &apiError{status: http.StatusUnauthorized, msg: "credentials refused: " + err.Error(),
+				header: http.Header{"Www-Authenticate": {`Bearer realm="sundial", error="invalid_token"`}}}
+		}
+		if id != access.Anonymous && id != "" {
+			return id, nil
+		}
+	}
+	if r.Header.Get("Authorization") != "" {
+		return "", &apiError{status: http.StatusUnauthorized, msg: "credentials refused: the Authorization header holds no credential this server accepts",
 			header: http.Header{"Www-Authenticate": {`Bearer realm="sundial", error="invalid_token"`}}}
 	}
-	return nil
+	return access.Anonymous, nil
 }
 
 // local reports whether the request comes from this machine itself, not
@@ -127,8 +158,8 @@ var proxyWords = []string{"forwarded", "real-ip", "client-ip", "connecting-ip"}
 // through a proxy. Such a header is never trusted to tell who the caller
 // is, only that the connection's address is not the caller's: a local
 // proxy (nginx, Caddy, a tunnel, a CDN's agent) connects from loopback on
-// behalf of anyone. A local client that sends one of these itself needs
-// the token, which fails closed.
+// behalf of anyone. A local client that sends one of these itself is not
+// local, which fails closed.
 func proxyHeader(h http.Header) (string, bool) {
 	for name := range h {
 		lower := strings.ToLower(name)

@@ -37,7 +37,7 @@ func TestWhoMayCallTheAPI(t *testing.T) {
 		{"a remote caller with a wrong token may not change", adminToken, true, change, req{remote: true, token: adminToken + "x"}, 401},
 		{"a remote caller with a prefix of the token may not change", adminToken, true, change, req{remote: true, token: adminToken[:10]}, 401},
 		{"a remote caller with basic auth may not change", adminToken, true, change, req{remote: true, header: http.Header{"Authorization": {"Basic YWRtaW46YWRtaW4="}}}, 401},
-		{"a remote caller of a server without a token is forbidden", "", true, read, req{remote: true, token: adminToken}, 403},
+		{"a remote caller with a token a server without one does not know is refused", "", true, read, req{remote: true, token: adminToken}, 401},
 		{"a remote caller from a loopback proxy needs the token", adminToken, true, read, req{header: http.Header{"Forwarded": {"for=198.51.100.2"}}}, 401},
 		{"a proxied caller with the token may change", adminToken, true, change, req{token: adminToken, header: http.Header{"X-Forwarded-For": {"198.51.100.2"}}}, 200},
 		{"a local caller needs the token when loopback is not the admin", adminToken, false, change, req{}, 401},

@@ -87,11 +87,11 @@ func TestBadRequestsChangeNothing(t *testing.T) {
 		{"a body that is an array is refused", req{method: "POST", path: job + "/trigger", body: `[]`}, 400, "request body"},
 		{"a body over 64 KiB is refused", req{method: "POST", path: job + "/pause", body: `{"reason": "` + strings.Repeat("x", 70<<10) + `"}`}, 400, "over 65536 bytes"},
 
-		{"a remote change without a token is unauthorized", req{method: "POST", path: job + "/trigger", remote: true}, 401, "missing the admin token"},
-		{"a remote change with a wrong token is unauthorized", req{method: "POST", path: job + "/trigger", remote: true, token: "guess-guess-guess-guess"}, 401, "not the admin token"},
-		{"a remote read without a token is unauthorized", req{method: "GET", path: job, remote: true}, 401, "missing the admin token"},
-		{"a forwarded change from a local proxy is not local", req{method: "POST", path: job + "/trigger", header: http.Header{"X-Forwarded-For": {"198.51.100.2"}}}, 401, "missing the admin token"},
-		{"a change to a rebound host name is not local", req{method: "POST", path: job + "/trigger", host: "evil.example:8080"}, 401, "missing the admin token"},
+		{"a remote change without a token is unauthorized", req{method: "POST", path: job + "/trigger", remote: true}, 401, "sign in"},
+		{"a remote change with a wrong token is unauthorized", req{method: "POST", path: job + "/trigger", remote: true, token: "guess-guess-guess-guess"}, 401, "credentials refused"},
+		{"a remote read without a token is unauthorized", req{method: "GET", path: job, remote: true}, 401, "sign in"},
+		{"a forwarded change from a local proxy is not local", req{method: "POST", path: job + "/trigger", header: http.Header{"X-Forwarded-For": {"198.51.100.2"}}}, 401, "sign in"},
+		{"a change to a rebound host name is not local", req{method: "POST", path: job + "/trigger", host: "evil.example:8080"}, 401, "sign in"},
 		{"a cross-site change from a local browser is forbidden", req{method: "POST", path: job + "/trigger", header: http.Header{"Sec-Fetch-Site": {"cross-site"}}}, 403, "cross-origin request refused"},
 		{"a cross-site change with the token is forbidden", req{method: "POST", path: job + "/pause", body: `{"reason": "x"}`, remote: true, token: adminToken, header: http.Header{"Origin": {"https://evil.example"}}}, 403, "cross-origin request refused"},
 	}

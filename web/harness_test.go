@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sundial-cron/sundial/access"
 	"github.com/sundial-cron/sundial/engine"
 	"github.com/sundial-cron/sundial/engine/enginetest"
 	"github.com/sundial-cron/sundial/internal/fakeclock"
@@ -70,11 +72,48 @@ func newHarness(t *testing.T) *harness {
 }
 
 // newHandler is the API over the harness's engine and the given store.
-func newHandler(h *harness, st store.Store, token string, loopbackAdmin bool) http.Handler {
+// singleUser is the single-user mode: local callers are the
+// administrator. Otherwise sign-in is configured: testIdentity's header
+// stands for it. token, if set, is the admin token.
+func newHandler(h *harness, st store.Store, token string, singleUser bool) http.Handler {
+	settings := access.Settings{
+		Administrators:     []access.Member{"user:root@example.com", "group:admins"},
+		Groups:             map[string][]access.Identity{"sre": {"user:carol@example.com"}, "admins": {"user:oncall@example.com"}},
+		LocalAdministrator: singleUser,
+	}
+	var authn []web.Authenticator
+	if singleUser {
+		authn = append(authn, web.LocalCaller{})
+	} else {
+		authn = append(authn, testIdentity{})
+	}
+	if token != "" {
+		authn = append(authn, web.AdminToken(token))
+		settings.Administrators = append(settings.Administrators, access.Member(web.AdminTokenIdentity))
+	}
+	policy, err := access.NewPolicy(settings)
+	if err != nil {
+		h.t.Fatal(err)
+	}
 	return web.New(web.Options{
 		Engine: h.eng, Store: st, Configs: h.configs, Metrics: h.metrics,
-		AdminToken: token, LoopbackAdmin: loopbackAdmin,
+		Authenticators: authn, Policy: policy, Now: h.clock,
 	})
+}
+
+// testIdentity is the tests' sign-in: the X-Test-Identity header names
+// the caller. It exists only in tests.
+type testIdentity struct{}
+
+func (testIdentity) Authenticate(r *http.Request) (access.Identity, error) {
+	v := r.Header.Get("X-Test-Identity")
+	if v == "" {
+		return access.Anonymous, nil
+	}
+	if v == "forged" {
+		return "", errors.New("the test credential is forged")
+	}
+	return access.ParseIdentity(v)
 }
 
 // plainStore hides every method of a store but store.Store's.

@@ -3,7 +3,9 @@ package web
 import (
 	"errors"
 	"net/http"
+	"strings"
 
+	"github.com/sundial-cron/sundial/access"
 	"github.com/sundial-cron/sundial/engine"
 	"github.com/sundial-cron/sundial/store"
 )
@@ -29,8 +31,18 @@ func (s *server) listJobs(r *http.Request) (int, any, error) {
 			return 0, nil, notFound("project %q not found", project)
 		}
 	}
+	// With grants limited to some jobs, the page holds only those: it may
+	// be shorter than the limit, or empty, with a next page all the same.
+	grants, err := s.grants.get(r.Context(), project)
+	if err != nil {
+		return 0, nil, err
+	}
+	id := identityOf(r)
 	out := make([]jobJSON, 0, len(jobs))
 	for _, job := range jobs {
+		if !s.policy.May(id, access.Read, grants, strings.TrimPrefix(job.ID, project+"/")) {
+			continue
+		}
 		v, err := engine.Decode(job)
 		if err != nil {
 			return 0, nil, err
@@ -86,6 +98,7 @@ func (s *server) getJob(r *http.Request) (int, any, error) {
 		Definition: toDefinition(v.Definition),
 		Failures:   v.State.Failures,
 		Active:     toActive(v.State.Active),
+		Audit:      toAudit(v.Audit),
 		NextCursor: nextCursor(listing, next),
 	}
 	d.Invocations = make([]invJSON, 0, len(invs))

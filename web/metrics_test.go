@@ -75,7 +75,7 @@ func TestMetricsMoveWithLaunches(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.runUntil(t0.Add(3*time.Minute + 30*time.Second))
-	if err := h.eng.Abort(h.ctx, "m/async", ""); err != nil {
+	if err := h.eng.Abort(h.ctx, "m/async", "", "user:tester@example.com"); err != nil {
 		t.Fatal(err)
 	}
 	h.expect(map[string]float64{

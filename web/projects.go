@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"net/http"
 	"slices"
@@ -34,13 +35,24 @@ type configJSON struct {
 	Error string `json:"error,omitempty"`
 }
 
-// listProjects lists every project that has jobs in the store or a config
-// the config source knows (a project whose first config is invalid has no
-// jobs, and its error is what an operator needs to see).
+// listProjects lists every project the caller may see that has jobs in the
+// store, a record, or a config the config source knows (a project whose
+// first config is invalid has no jobs, and its error is what an operator
+// needs to see). A caller who may read only some jobs of a project sees
+// those jobs counted, and no others.
 func (s *server) listProjects(r *http.Request) (int, any, error) {
 	counts, err := s.countJobs(r.Context())
 	if err != nil {
 		return 0, nil, err
+	}
+	records, err := s.eng.Projects(r.Context())
+	if err != nil {
+		return 0, nil, err
+	}
+	for p := range records {
+		if counts[p] == nil {
+			counts[p] = map[string]int{}
+		}
 	}
 	if s.configs != nil {
 		for _, p := range s.configs.ConfigProjects() {
@@ -49,8 +61,18 @@ func (s *server) listProjects(r *http.Request) (int, any, error) {
 			}
 		}
 	}
+	id := identityOf(r)
 	out := make([]projectJSON, 0, len(counts))
 	for _, p := range slices.Sorted(maps.Keys(counts)) {
+		grants := records[p].Grants
+		if !s.policy.Sees(id, grants) {
+			continue
+		}
+		if jobs, all := s.policy.ReadableJobs(id, grants); !all {
+			if counts[p], err = s.countSome(r.Context(), p, jobs); err != nil {
+				return 0, nil, err
+			}
+		}
 		pj := projectJSON{Project: p, Jobs: map[string]int{}, Config: s.configOf(p)}
 		for _, st := range statemachine.States {
 			pj.Jobs[string(st)] = counts[p][string(st)]
@@ -82,6 +104,22 @@ func (s *server) countJobs(ctx context.Context) (map[string]map[string]int, erro
 		}
 		p.Cursor = next
 	}
+}
+
+// countSome counts the named jobs of a project by state.
+func (s *server) countSome(ctx context.Context, project string, jobs []string) (map[string]int, error) {
+	counts := map[string]int{}
+	for _, name := range jobs {
+		j, err := s.st.Job(ctx, project+"/"+name)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		counts[j.State]++
+	}
+	return counts, nil
 }
 
 func (s *server) configOf(project string) *configJSON {

@@ -1,9 +1,12 @@
 package web
 
 import (
+	"context"
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/sundial-cron/sundial/access"
 )
 
 // route is one API route: what it answers, who may call it, and the query
@@ -11,8 +14,10 @@ import (
 type route struct {
 	method, path string
 	mutates      bool
-	query        []string
-	handle       func(r *http.Request) (status int, body any, err error)
+	// perm is what the caller needs in the project or job the path names.
+	perm   access.Permission
+	query  []string
+	handle func(r *http.Request) (status int, body any, err error)
 }
 
 const (
@@ -26,15 +31,15 @@ const (
 func (s *server) routes() []route {
 	paging := []string{"limit", "cursor"}
 	return []route{
-		{method: "GET", path: prefix + "/projects", handle: s.listProjects},
-		{method: "GET", path: prefix + "/projects/{project}/jobs", query: paging, handle: s.listJobs},
-		{method: "GET", path: jobPath, query: paging, handle: s.getJob},
-		{method: "GET", path: invocation, handle: s.getInvocation},
-		{method: "POST", path: jobPath + "/trigger", mutates: true, handle: s.trigger},
-		{method: "POST", path: jobPath + "/pause", mutates: true, handle: s.pause},
-		{method: "POST", path: jobPath + "/resume", mutates: true, handle: s.resume},
-		{method: "POST", path: jobPath + "/abort", mutates: true, handle: s.abortJob},
-		{method: "POST", path: invocation + "/abort", mutates: true, handle: s.abortInvocation},
+		{method: "GET", path: prefix + "/projects", perm: access.Read, handle: s.listProjects},
+		{method: "GET", path: prefix + "/projects/{project}/jobs", perm: access.Read, query: paging, handle: s.listJobs},
+		{method: "GET", path: jobPath, perm: access.Read, query: paging, handle: s.getJob},
+		{method: "GET", path: invocation, perm: access.Read, handle: s.getInvocation},
+		{method: "POST", path: jobPath + "/trigger", mutates: true, perm: access.Trigger, handle: s.trigger},
+		{method: "POST", path: jobPath + "/pause", mutates: true, perm: access.Steer, handle: s.pause},
+		{method: "POST", path: jobPath + "/resume", mutates: true, perm: access.Steer, handle: s.resume},
+		{method: "POST", path: jobPath + "/abort", mutates: true, perm: access.Steer, handle: s.abortJob},
+		{method: "POST", path: invocation + "/abort", mutates: true, perm: access.Steer, handle: s.abortInvocation},
 	}
 }
 
@@ -51,17 +56,40 @@ func allowed(routes []route) map[string][]string {
 }
 
 // guard checks the caller and the query before the route's handler runs, so
-// a refused or malformed request reaches neither the engine nor the store.
+// a refused or malformed request reaches neither the engine nor the store
+// (beyond the project's grants). Every refusal is logged with the caller's
+// identity.
 func (s *server) guard(rt route) http.Handler {
 	return s.api(func(r *http.Request) (int, any, error) {
-		if err := s.auth.check(r, rt.mutates); err != nil {
-			return 0, nil, err
+		if rt.mutates {
+			// A page open in a browser must not steer jobs with the
+			// rights of whoever is signed in, or of a local caller.
+			if err := s.csrf.Check(r); err != nil {
+				return 0, nil, s.refused(r, "", &apiError{status: http.StatusForbidden, msg: "cross-origin request refused: " + err.Error()})
+			}
+		}
+		id, err := s.authenticate(r)
+		if err != nil {
+			return 0, nil, s.refused(r, "", err)
+		}
+		if err := s.authorize(r, rt, id); err != nil {
+			return 0, nil, s.refused(r, id, err)
 		}
 		if err := checkQuery(r, rt.query); err != nil {
 			return 0, nil, err
 		}
-		return rt.handle(r)
+		return rt.handle(r.WithContext(context.WithValue(r.Context(), identityKey{}, id)))
 	})
+}
+
+// refused logs a request the gate refused, with who made it, and returns
+// err.
+func (s *server) refused(r *http.Request, id access.Identity, err error) error {
+	if statusOf(err) < 500 {
+		s.log.Warn("refused an API request", "identity", string(id), "method", r.Method, "path", r.URL.Path,
+			"remote", r.RemoteAddr, "status", statusOf(err), "reason", err.Error())
+	}
+	return err
 }
 
 func (s *server) methodNotAllowed(methods []string) http.Handler {

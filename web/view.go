@@ -47,8 +47,28 @@ type jobDetail struct {
 	Failures   int            `json:"failures_in_a_row"`
 	Active     []activeJSON   `json:"active"`
 
+	// Audit is the job's recent changes through the API, newest first.
+	Audit []auditJSON `json:"audit"`
+
 	Invocations []invJSON `json:"invocations"`
 	NextCursor  string    `json:"next_cursor,omitempty"`
+}
+
+// auditJSON is one change asked of a job: who, when, what, and why.
+type auditJSON struct {
+	At         time.Time `json:"at"`
+	By         string    `json:"by"`
+	Action     string    `json:"action"`
+	Invocation string    `json:"invocation,omitempty"`
+	Reason     string    `json:"reason,omitempty"`
+}
+
+func toAudit(es []engine.AuditEntry) []auditJSON {
+	out := make([]auditJSON, 0, len(es))
+	for _, e := range es {
+		out = append(out, auditJSON{At: e.At.UTC(), By: string(e.By), Action: string(e.Action), Invocation: e.Invocation, Reason: e.Reason})
+	}
+	return out
 }
 
 type definitionJSON struct {
@@ -80,16 +100,18 @@ type activeJSON struct {
 
 // invJSON is an invocation record.
 type invJSON struct {
-	ID         string     `json:"id"`
-	Status     string     `json:"status"`
-	Occurrence time.Time  `json:"occurrence"`
-	Manual     bool       `json:"manual,omitempty"`
-	Attempt    int        `json:"attempt,omitempty"`
-	Created    *time.Time `json:"created,omitempty"`
-	Started    *time.Time `json:"started,omitempty"`
-	Ended      *time.Time `json:"ended,omitempty"`
-	Message    string     `json:"message,omitempty"`
-	Reason     string     `json:"reason,omitempty"` // SKIPPED: why
+	ID         string    `json:"id"`
+	Status     string    `json:"status"`
+	Occurrence time.Time `json:"occurrence"`
+	Manual     bool      `json:"manual,omitempty"`
+	// TriggeredBy is who asked for a manual invocation.
+	TriggeredBy string     `json:"triggered_by,omitempty"`
+	Attempt     int        `json:"attempt,omitempty"`
+	Created     *time.Time `json:"created,omitempty"`
+	Started     *time.Time `json:"started,omitempty"`
+	Ended       *time.Time `json:"ended,omitempty"`
+	Message     string     `json:"message,omitempty"`
+	Reason      string     `json:"reason,omitempty"` // SKIPPED: why
 	// A SKIPPED record may stand for Count occurrences, the last at Last.
 	Count int        `json:"count,omitempty"`
 	Last  *time.Time `json:"last,omitempty"`
@@ -152,7 +174,7 @@ func toActive(as []statemachine.Invocation) []activeJSON {
 
 func toInv(inv *store.InvocationRecord) invJSON {
 	j := invJSON{
-		ID: inv.ID, Status: inv.Status, Occurrence: inv.Occurrence.UTC(), Manual: inv.Manual, Attempt: inv.Attempt,
+		ID: inv.ID, Status: inv.Status, Occurrence: inv.Occurrence.UTC(), Manual: inv.Manual, TriggeredBy: inv.TriggeredBy, Attempt: inv.Attempt,
 		Created: timePtr(inv.Created), Started: timePtr(inv.Started), Ended: timePtr(inv.Ended),
 		Message: inv.Message, Reason: inv.Reason,
 	}

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sundial-cron/sundial/access"
 	"github.com/sundial-cron/sundial/engine"
 	"github.com/sundial-cron/sundial/store"
 )
@@ -43,15 +44,21 @@ type Options struct {
 	Configs Configs
 	// Metrics, if set, is served at /metrics.
 	Metrics *Metrics
-	// AdminToken is the bearer token that makes a caller the admin; ""
-	// refuses every caller that is not local.
-	AdminToken string
-	// LoopbackAdmin makes a local caller (connected from loopback, to a
-	// loopback host name, with no forwarding header) the admin without a
-	// token: the embedded shape. Leave it off wherever a proxy or platform
-	// connects from loopback on behalf of others and does not say so in a
-	// forwarding header.
-	LoopbackAdmin bool
+	// Authenticators tell who makes each request, tried in order: the
+	// first that returns a non-anonymous identity, or an error, decides.
+	// None leaves every caller anonymous.
+	Authenticators []Authenticator
+	// Policy decides what each identity may do (the server's
+	// administrators and groups; the projects' grants come from the
+	// store). Required.
+	Policy *access.Policy
+	// Now is the clock the grants cache expires by; nil reads every
+	// project's grants from the store at every request.
+	Now func() time.Time
+	// GrantsTTL is how long a project's grants are answered from the
+	// cache: the bound on how long a revoked grant still works on an
+	// instance. 0 means DefaultGrantsTTL.
+	GrantsTTL time.Duration
 	// Logger receives failures the caller sees only as a 500; nil
 	// discards them.
 	Logger *slog.Logger
@@ -63,18 +70,26 @@ type server struct {
 	st      store.Store
 	configs Configs
 	log     *slog.Logger
-	auth    *auth
+	authn   []Authenticator
+	policy  *access.Policy
+	grants  *grantsCache
+	// csrf refuses browsers' cross-origin changes.
+	csrf *http.CrossOriginProtection
 }
 
 // New returns the handler of /api/v1/..., /healthz and, with
 // Options.Metrics, /metrics.
 func New(opts Options) http.Handler {
-	if opts.Engine == nil || opts.Store == nil {
-		panic("app: Options.Engine and Options.Store are required")
+	if opts.Engine == nil || opts.Store == nil || opts.Policy == nil {
+		panic("web: Options.Engine, Options.Store and Options.Policy are required")
+	}
+	if opts.GrantsTTL <= 0 {
+		opts.GrantsTTL = DefaultGrantsTTL
 	}
 	s := &server{
 		eng: opts.Engine, st: opts.Store, configs: opts.Configs, log: opts.Logger,
-		auth: newAuth(opts.AdminToken, opts.LoopbackAdmin),
+		authn: opts.Authenticators, policy: opts.Policy, csrf: http.NewCrossOriginProtection(),
+		grants: &grantsCache{eng: opts.Engine, now: opts.Now, ttl: opts.GrantsTTL},
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/net/netutil"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/sundial-cron/sundial/access"
 	"github.com/sundial-cron/sundial/config"
 	"github.com/sundial-cron/sundial/web"
 
@@ -65,7 +66,7 @@ func parseServeFlags(args []string, stderr io.Writer) (serveFlags, error) {
 	fs.StringVar(&f.db, "db", "sundial.db", "the SQLite database file; created if missing")
 	fs.StringVar(&f.configDir, "config-dir", "examples/configs", "the directory of project configs, one <project>.yaml each")
 	fs.StringVar(&f.listen, "listen", "127.0.0.1:8080", "where the console, the API and /metrics listen (cloud: :$PORT when PORT is set)")
-	fs.StringVar(&f.adminTokenFile, "admin-token-file", "", "a file holding the token that callers other than loopback must present")
+	fs.StringVar(&f.adminTokenFile, "admin-token-file", "", "deprecated: a file holding a token that makes its bearer an administrator (audited as serviceAccount:admin-token@sundial.invalid)")
 	fs.StringVar(&f.logFormat, "log-format", "text", "text or json")
 	fs.TextVar(&f.logLevel, "log-level", slog.LevelInfo, "debug (a line per launch and end), info, warn or error")
 	syncMode := fs.String("sync", "full", "SQLite synchronous setting: full (survives power loss) or normal")
@@ -235,6 +236,7 @@ func serveEmbedded(ctx context.Context, f serveFlags, logger *slog.Logger, now f
 		return err
 	}
 	logger.Info("listening", "addr", ln.Addr().String(), "backend", "embedded", "db", f.db, "config_dir", f.configDir, "commands", f.commands)
+	logger.Info("single-user mode: no sign-in is configured, so every caller on this machine is the administrator; others need the admin token", "admin_token", f.adminToken != "")
 	return runServer(ctx, logger, ln, srv, 5*time.Second, disp, p.wd, p.configs)
 }
 
@@ -273,14 +275,32 @@ func assemble(f serveFlags, st store.Store, q task.Queue, tgts map[string]target
 		wd:      watchdog.New(st, eng, watchdog.Options{Now: now, Logger: logger, Ticks: t.watchdog}),
 		configs: configs,
 		api: func(loopbackAdmin bool) http.Handler {
+			// No sign-in is wired yet: the embedded shape is the
+			// single-user mode, where a local caller is the
+			// administrator; the cloud shape has no local callers. The
+			// admin token (deprecated) is a machine identity of its own.
+			settings := access.Settings{LocalAdministrator: loopbackAdmin}
+			var authn []web.Authenticator
+			if loopbackAdmin {
+				authn = append(authn, web.LocalCaller{})
+			}
+			if f.adminToken != "" {
+				authn = append(authn, web.AdminToken(f.adminToken))
+				settings.Administrators = append(settings.Administrators, access.Member(web.AdminTokenIdentity))
+			}
+			policy, err := access.NewPolicy(settings)
+			if err != nil {
+				panic(err) // the settings above are always valid
+			}
 			return web.New(web.Options{
-				Engine:        eng,
-				Store:         st,
-				Configs:       configs,
-				Metrics:       metrics,
-				AdminToken:    f.adminToken,
-				LoopbackAdmin: loopbackAdmin,
-				Logger:        logger,
+				Engine:         eng,
+				Store:          st,
+				Configs:        configs,
+				Metrics:        metrics,
+				Authenticators: authn,
+				Policy:         policy,
+				Now:            now,
+				Logger:         logger,
 			})
 		},
 	}

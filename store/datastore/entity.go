@@ -16,6 +16,8 @@ const (
 	kindJob        = "Job"
 	kindInvocation = "Invocation"
 	kindDefinition = "Definition"
+	// kindProject is a project's record, a root entity of its own.
+	kindProject = "Project"
 )
 
 // maxBlobs bounds the bytes an entity's blobs may hold together. Datastore
@@ -31,6 +33,12 @@ func (s *Store) jobKey(id string) *datastore.Key {
 
 func (s *Store) invocationKey(jobID, id string) *datastore.Key {
 	k := datastore.NameKey(kindInvocation, id, s.jobKey(jobID))
+	k.Namespace = s.opts.Namespace
+	return k
+}
+
+func (s *Store) projectKey(id string) *datastore.Key {
+	k := datastore.NameKey(kindProject, id, nil)
 	k.Namespace = s.opts.Namespace
 	return k
 }
@@ -130,6 +138,11 @@ func (e *invocationEntity) Save() ([]datastore.Property, error) {
 	if v.DefinitionHash != "" {
 		props = append(props, noindex("DefinitionHash", v.DefinitionHash))
 	}
+	// Only manual occurrences have one: a scheduled record keeps the
+	// properties it always had.
+	if v.TriggeredBy != "" {
+		props = append(props, noindex("TriggeredBy", v.TriggeredBy))
+	}
 	return props, nil
 }
 
@@ -169,6 +182,8 @@ func (e *invocationEntity) Load(props []datastore.Property) error {
 			v.Log, ok = bytesOf(p.Value)
 		case "DefinitionHash":
 			v.DefinitionHash, ok = p.Value.(string)
+		case "TriggeredBy":
+			v.TriggeredBy, ok = p.Value.(string)
 		default:
 			ok = true
 		}
@@ -208,6 +223,35 @@ func (e *definitionEntity) Load(props []datastore.Property) error {
 			return fmt.Errorf("datastore: definition: property Definition holds %T", p.Value)
 		}
 	}
+	return nil
+}
+
+// projectEntity is a project's record; its blob is the engine's.
+type projectEntity struct{ store.ProjectRecord }
+
+func (e *projectEntity) Save() ([]datastore.Property, error) {
+	if len(e.Encoded) > maxBlobs {
+		return nil, fmt.Errorf("datastore: project %s: Encoded holds %d bytes, more than the %d an entity may", e.ID, len(e.Encoded), maxBlobs)
+	}
+	return []datastore.Property{{Name: "Encoded", Value: e.Encoded, NoIndex: true}}, nil
+}
+
+func (e *projectEntity) Load(props []datastore.Property) error {
+	for _, p := range props {
+		if p.Name != "Encoded" {
+			continue // a property a newer version added
+		}
+		var ok bool
+		if e.Encoded, ok = bytesOf(p.Value); !ok {
+			return fmt.Errorf("datastore: project %s: property Encoded holds %T", e.ID, p.Value)
+		}
+	}
+	return nil
+}
+
+// LoadKey takes the project's id from its key.
+func (e *projectEntity) LoadKey(k *datastore.Key) error {
+	e.ID = k.Name
 	return nil
 }
 

@@ -47,6 +47,16 @@ var goldenNamedInvocation = store.InvocationRecord{
 	Message: "ok", DefinitionHash: store.DefinitionHash(goldenJob.Definition), Log: []byte("attempt 1 SUCCEEDED\n"),
 }
 
+// goldenManualInvocation is one a person asked for: the only kind with
+// TriggeredBy.
+var goldenManualInvocation = store.InvocationRecord{
+	JobID: "proj/job", ID: "manual-1", Occurrence: goldenAt.Add(7 * time.Minute), Status: "QUEUED", Attempt: 1, Manual: true,
+	TriggeredBy: "user:alice@example.com", Created: goldenAt.Add(7 * time.Minute),
+	DefinitionHash: store.DefinitionHash(goldenJob.Definition), Log: []byte("attempt 1 QUEUED\n"),
+}
+
+var goldenProject = store.ProjectRecord{ID: "proj", Encoded: []byte(`{"v":1,"revision":"abc","grants":[{"role":"owner","members":["user:alice@example.com"]}]}`)}
+
 // goldenProperty is a datastore.Property as a golden file spells it.
 type goldenProperty struct {
 	Name    string     `json:"name"`
@@ -127,6 +137,16 @@ func TestEntityGoldens(t *testing.T) {
 			err := e.Load(ps)
 			return e.InvocationRecord, err
 		}, goldenNamedInvocation},
+		{"invocation-manual.json", (&invocationEntity{goldenManualInvocation}).Save, func(ps []datastore.Property) (any, error) {
+			e := invocationEntity{store.InvocationRecord{JobID: goldenManualInvocation.JobID, ID: goldenManualInvocation.ID}}
+			err := e.Load(ps)
+			return e.InvocationRecord, err
+		}, goldenManualInvocation},
+		{"project.json", (&projectEntity{goldenProject}).Save, func(ps []datastore.Property) (any, error) {
+			e := projectEntity{store.ProjectRecord{ID: goldenProject.ID}}
+			err := e.Load(ps)
+			return e.ProjectRecord, err
+		}, goldenProject},
 		{"definition.json", (&definitionEntity{goldenJob.Definition}).Save, func(ps []datastore.Property) (any, error) {
 			var e definitionEntity
 			err := e.Load(ps)

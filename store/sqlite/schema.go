@@ -85,6 +85,17 @@ CREATE TABLE definitions (
 	PRIMARY KEY (job_id, hash)
 );
 ALTER TABLE invocations ADD COLUMN definition_hash TEXT NOT NULL DEFAULT '';
+`, `
+-- Who asked for a manual occurrence; '' for scheduled ones and for rows
+-- written before this version.
+ALTER TABLE invocations ADD COLUMN triggered_by TEXT NOT NULL DEFAULT '';
+
+-- A project's record (store.ProjectRecord): the engine's blob of what its
+-- running revision says about the project as a whole.
+CREATE TABLE projects (
+	id      TEXT PRIMARY KEY,
+	encoded BLOB NOT NULL
+);
 `}
 
 // migrate brings the file's schema to len(migrations). Two processes may

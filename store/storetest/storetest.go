@@ -86,6 +86,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Invocations pages newest first without gaps or repeats", testInvocationsPaging},
 		{"Jobs pages by id, per project and for all", testJobsPaging},
 		{"a cursor the listing did not make is ErrInvalidCursor", testInvalidCursor},
+		{"a project's record is written whole and listed by id", testProjects},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -139,7 +140,7 @@ func sameJob(a, b *store.JobRecord) bool {
 
 func sameInvocation(a, b *store.InvocationRecord) bool {
 	return a.JobID == b.JobID && a.ID == b.ID && a.Occurrence.Equal(b.Occurrence) &&
-		a.Status == b.Status && a.Attempt == b.Attempt && a.Manual == b.Manual &&
+		a.Status == b.Status && a.Attempt == b.Attempt && a.Manual == b.Manual && a.TriggeredBy == b.TriggeredBy &&
 		a.Created.Equal(b.Created) && a.Started.Equal(b.Started) && a.Ended.Equal(b.Ended) &&
 		a.Message == b.Message && a.Reason == b.Reason && a.Count == b.Count && a.Last.Equal(b.Last) &&
 		a.DefinitionHash == b.DefinitionHash && bytes.Equal(a.Definition, b.Definition) && bytes.Equal(a.Log, b.Log)
@@ -243,13 +244,15 @@ func testInvocationRoundTrip(t *testing.T, s store.Store) {
 		Status:     "SKIPPED",
 		Attempt:    3,
 		Manual:     true,
-		Created:    t0.Add(time.Microsecond),
-		Started:    t0.Add(2 * time.Second),
-		Ended:      t0.Add(time.Hour + 7*time.Microsecond),
-		Message:    "overrun: the previous invocation was still running",
-		Reason:     "overrun",
-		Count:      17,
-		Last:       t0.Add(16 * time.Minute),
+		// As access.Identity writes it.
+		TriggeredBy: "user:alice@example.com",
+		Created:     t0.Add(time.Microsecond),
+		Started:     t0.Add(2 * time.Second),
+		Ended:       t0.Add(time.Hour + 7*time.Microsecond),
+		Message:     "overrun: the previous invocation was still running",
+		Reason:      "overrun",
+		Count:       17,
+		Last:        t0.Add(16 * time.Minute),
 		// A record names its definition; one an older release wrote
 		// holds the bytes, and is rewritten with them.
 		DefinitionHash: store.DefinitionHash([]byte("def")),
@@ -910,5 +913,45 @@ func testInvalidCursor(t *testing.T, s store.Store) {
 				}
 			})
 		}
+	}
+}
+
+func testProjects(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	if _, err := s.Project(ctx, "billing"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("Project of a store without projects: %v; want ErrNotFound", err)
+	}
+	if ps, err := s.Projects(ctx); err != nil || len(ps) != 0 {
+		t.Fatalf("Projects of a store without projects: %v, %v; want none", ps, err)
+	}
+	// A job of the project changes nothing: the record is apart.
+	put(t, s, job("billing/a"))
+	for _, p := range []*store.ProjectRecord{
+		{ID: "ops", Encoded: []byte("ops v1")},
+		{ID: "billing", Encoded: []byte("billing v1")},
+		{ID: "billing", Encoded: []byte("billing v2\x00")},
+		{ID: "empty"},
+	} {
+		if err := s.PutProject(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.Project(ctx, "billing")
+	if err != nil || got.ID != "billing" || string(got.Encoded) != "billing v2\x00" {
+		t.Errorf("Project(billing) = %+v, %v; want the second write whole", got, err)
+	}
+	ps, err := s.Projects(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed []string
+	for _, p := range ps {
+		listed = append(listed, p.ID+"="+string(p.Encoded))
+	}
+	if want := []string{"billing=billing v2\x00", "empty=", "ops=ops v1"}; !slices.Equal(listed, want) {
+		t.Errorf("Projects = %q; want %q", listed, want)
+	}
+	if err := s.PutProject(ctx, &store.ProjectRecord{}); err == nil {
+		t.Error("PutProject of a record without an id succeeded")
 	}
 }

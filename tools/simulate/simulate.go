@@ -504,18 +504,18 @@ func (s *sim) plan(end time.Time) {
 	for _, t := range s.spread(perDay, start, end) {
 		j := s.jobs[s.rng.IntN(len(s.jobs))].id
 		s.at(t, func() {
-			_, err := s.engine.Trigger(s.ctx, j)
+			_, err := s.engine.Trigger(s.ctx, j, "serviceAccount:simulator@sundial.invalid")
 			s.note(j, "triggered by hand: %s", errOrOK(err))
 		})
 	}
 	for _, t := range s.spread(perDay, start, end) {
 		j := s.jobs[s.rng.IntN(len(s.jobs))].id
 		s.at(t, func() {
-			err := s.engine.Pause(s.ctx, j, "simulated admin")
+			err := s.engine.Pause(s.ctx, j, "serviceAccount:simulator@sundial.invalid", "simulated admin")
 			s.note(j, "paused by hand: %s", errOrOK(err))
 		})
 		s.at(t.Add(10*time.Minute+time.Duration(s.rng.Int64N(int64(3*time.Hour)))), func() {
-			err := s.engine.Resume(s.ctx, j)
+			err := s.engine.Resume(s.ctx, j, "serviceAccount:simulator@sundial.invalid")
 			s.note(j, "resumed by hand: %s", errOrOK(err))
 		})
 	}

@@ -1,0 +1,179 @@
+package engine_test
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/sundial-cron/sundial/access"
+	"github.com/sundial-cron/sundial/engine"
+	"github.com/sundial-cron/sundial/statemachine"
+)
+
+const (
+	alice access.Identity = "user:alice@example.com"
+	bob   access.Identity = "serviceAccount:ci@proj.iam.gserviceaccount.com"
+)
+
+func (h *harness) audit(id string) []engine.AuditEntry {
+	h.t.Helper()
+	v, err := h.eng.View(h.ctx, id)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return v.Audit
+}
+
+func TestEveryChangeIsAuditedWithWhoWhenWhatAndWhy(t *testing.T) {
+	h := newHarness(t, engine.Options{})
+	h.define("p/job", "@every 1h", statemachine.Policy{}, "rec")
+
+	id, err := h.eng.Trigger(h.ctx, "p/job", alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.set(t0.Add(time.Second))
+	if err := h.eng.Abort(h.ctx, "p/job", id, bob); err != nil {
+		t.Fatal(err)
+	}
+	h.set(t0.Add(2 * time.Second))
+	if err := h.eng.Pause(h.ctx, "p/job", bob, "the database migrates"); err != nil {
+		t.Fatal(err)
+	}
+	// Changes nothing, so records nothing.
+	if err := h.eng.Pause(h.ctx, "p/job", alice, "again"); err != nil {
+		t.Fatal(err)
+	}
+	h.set(t0.Add(3 * time.Second))
+	if err := h.eng.Resume(h.ctx, "p/job", alice); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.eng.Resume(h.ctx, "p/job", bob); err != nil {
+		t.Fatal(err)
+	}
+	want := []engine.AuditEntry{
+		{At: t0.Add(3 * time.Second), By: alice, Action: engine.ActionResume},
+		{At: t0.Add(2 * time.Second), By: bob, Action: engine.ActionPause, Reason: "the database migrates"},
+		{At: t0.Add(time.Second), By: bob, Action: engine.ActionAbort, Invocation: id},
+		{At: t0, By: alice, Action: engine.ActionTrigger, Invocation: id},
+	}
+	got := h.audit("p/job")
+	for i := range got {
+		got[i].At = got[i].At.UTC()
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("audit:\n%+v\nwant\n%+v", got, want)
+	}
+	if inv := h.invocation("p/job", id); inv.TriggeredBy != string(alice) {
+		t.Errorf("the manual invocation's TriggeredBy is %q, want %q", inv.TriggeredBy, alice)
+	}
+}
+
+// TestAQueuedTriggerNamesWhoAskedWhenItIsRecordedLater: a trigger that
+// waits behind a running invocation (queue_one) gets its record in a later
+// transaction, which finds who asked in the trail; one skipped as an
+// overrun names them too.
+func TestAQueuedTriggerNamesWhoAskedWhenItIsRecordedLater(t *testing.T) {
+	h := newHarness(t, engine.Options{})
+	h.define("p/queue", "@every 1h", statemachine.Policy{Overlap: statemachine.OverlapQueueOne}, "rec")
+	h.define("p/skip", "@every 1h", statemachine.Policy{Overlap: statemachine.OverlapSkip}, "rec")
+	for _, job := range []string{"p/queue", "p/skip"} {
+		if _, err := h.eng.Trigger(h.ctx, job, bob); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.eng.Trigger(h.ctx, job, alice); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if inv := h.invocation("p/skip", "manual-2"); inv.Status != string(statemachine.StatusSkipped) || inv.TriggeredBy != string(alice) {
+		t.Errorf("the overrun trigger is %s by %q; want SKIPPED by %s", inv.Status, inv.TriggeredBy, alice)
+	}
+	h.runUntil(t0.Add(time.Minute))
+	for id, by := range map[string]access.Identity{"manual-1": bob, "manual-2": alice} {
+		if inv := h.invocation("p/queue", id); inv.Status != string(statemachine.StatusSucceeded) || inv.TriggeredBy != string(by) {
+			t.Errorf("p/queue %s is %s by %q; want SUCCEEDED by %s", id, inv.Status, inv.TriggeredBy, by)
+		}
+	}
+}
+
+func TestTheAuditTrailKeepsTheNewestEntries(t *testing.T) {
+	h := newHarness(t, engine.Options{})
+	h.define("p/job", "@every 1h", statemachine.Policy{}, "rec")
+	for i := range engine.MaxAudit + 5 {
+		h.set(t0.Add(time.Duration(i) * time.Second))
+		if err := h.eng.Pause(h.ctx, "p/job", alice, fmt.Sprint("pause ", i)); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.eng.Resume(h.ctx, "p/job", bob); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := h.audit("p/job")
+	if len(got) != engine.MaxAudit {
+		t.Fatalf("%d audit entries, want %d", len(got), engine.MaxAudit)
+	}
+	if last := got[len(got)-1]; last.Reason != fmt.Sprint("pause ", 15) {
+		t.Errorf("the oldest entry kept is %+v; want pause 15 (the 20 newest of 50 entries)", last)
+	}
+	if got[0].Action != engine.ActionResume || got[1].Reason != fmt.Sprint("pause ", engine.MaxAudit+4) {
+		t.Errorf("the newest entries are %+v, %+v", got[0], got[1])
+	}
+}
+
+func TestARefusedRequestIsNotAudited(t *testing.T) {
+	h := newHarness(t, engine.Options{})
+	h.define("p/job", "@every 1h", statemachine.Policy{}, "rec")
+	if err := h.eng.Disable(h.ctx, "p/job", statemachine.Reason{Kind: statemachine.ReasonDisabledInConfig}); err != nil {
+		t.Fatal(err)
+	}
+	before := h.job("p/job")
+	if _, err := h.eng.Trigger(h.ctx, "p/job", alice); !errors.Is(err, statemachine.ErrRefused) {
+		t.Fatalf("Trigger of a disabled job: %v; want ErrRefused", err)
+	}
+	if err := h.eng.Abort(h.ctx, "p/job", "manual-9", alice); !errors.Is(err, statemachine.ErrRefused) {
+		t.Fatalf("Abort of an invocation that does not exist: %v; want ErrRefused", err)
+	}
+	if after := h.job("p/job"); string(after.EncodedState) != string(before.EncodedState) || len(h.audit("p/job")) != 0 {
+		t.Errorf("refused requests changed the job: %s -> %s", before.EncodedState, after.EncodedState)
+	}
+}
+
+func TestApplyProjectRecordsItsGrantsOnlyOnceAppliedWhole(t *testing.T) {
+	h := newHarness(t, engine.Options{})
+	def := engine.Definition{Schedule: "@every 1h", Target: "rec"}
+	grants := []access.Grant{{Role: access.Owner, Members: []access.Member{access.Member(alice)}}, {Role: access.Reader, Members: []access.Member{"group:sre"}, Jobs: []string{"a"}}}
+	if p, ok, err := h.eng.Project(h.ctx, "p"); err != nil || ok || p.Grants != nil {
+		t.Fatalf("a project never applied: %+v, %v, %v; want no record", p, ok, err)
+	}
+	if err := h.eng.ApplyProject(h.ctx, "p", engine.Revision{ID: "r1", Jobs: []engine.Job{{ID: "p/a", Definition: def}}, Grants: grants}); err != nil {
+		t.Fatal(err)
+	}
+	want := engine.Project{ID: "p", Revision: "r1", AppliedAt: t0, Grants: grants}
+	p, ok, err := h.eng.Project(h.ctx, "p")
+	p.AppliedAt = p.AppliedAt.UTC()
+	if err != nil || !ok || !reflect.DeepEqual(p, want) {
+		t.Fatalf("after r1: %+v, %v, %v; want %+v", p, ok, err, want)
+	}
+	// r2 fails in part: the grants of r1 stay in force.
+	err = h.eng.ApplyProject(h.ctx, "p", engine.Revision{ID: "r2", Jobs: []engine.Job{{ID: "q/stolen", Definition: def}}, Grants: []access.Grant{{Role: access.Owner, Members: []access.Member{"anonymous"}}}})
+	if err == nil {
+		t.Fatal("a revision with another project's job applied")
+	}
+	p, _, _ = h.eng.Project(h.ctx, "p")
+	if p.Revision != "r1" || !reflect.DeepEqual(p.Grants, grants) {
+		t.Errorf("after a revision applied in part: %+v; want r1's grants", p)
+	}
+	all, err := h.eng.Projects(h.ctx)
+	if err != nil || len(all) != 1 || all["p"].Revision != "r1" {
+		t.Errorf("Projects = %+v, %v; want p at r1", all, err)
+	}
+	// The config gone: no revision, no grants.
+	if err := h.eng.ApplyProject(h.ctx, "p", engine.Revision{}); err != nil {
+		t.Fatal(err)
+	}
+	if p, ok, _ := h.eng.Project(h.ctx, "p"); !ok || p.Revision != "" || p.Grants != nil {
+		t.Errorf("after the config is gone: %+v; want a record with no revision or grants", p)
+	}
+}

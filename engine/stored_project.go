@@ -1,0 +1,117 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sundial-cron/sundial/access"
+	"github.com/sundial-cron/sundial/store"
+)
+
+// Project is what the revision a project runs says about the project as a
+// whole: who may see and steer it. Every instance reads it from the store
+// (store.ProjectRecord), whichever one applied the revision.
+type Project struct {
+	ID string
+	// Revision is the revision running; "" once the project's config is
+	// gone (its jobs are disabled, and only administrators see it).
+	Revision  string
+	AppliedAt time.Time
+	Grants    []access.Grant
+}
+
+// The project record's stored form. Its JSON names are a format every
+// stored project is in: never rename or reuse one. A change an older
+// release could not read correctly gets a new version, and decodeProject
+// keeps reading every older one; testdata/project pins each version.
+const projectVersion = 1
+
+type storedProject struct {
+	Version   int           `json:"v"`
+	Revision  string        `json:"revision,omitempty"`
+	AppliedAt time.Time     `json:"applied_at,omitzero"`
+	Grants    []storedGrant `json:"grants,omitempty"`
+}
+
+type storedGrant struct {
+	Role    string   `json:"role"`
+	Members []string `json:"members"`
+	Jobs    []string `json:"jobs,omitempty"`
+}
+
+func encodeProject(p Project) ([]byte, error) {
+	out := storedProject{Version: projectVersion, Revision: p.Revision, AppliedAt: p.AppliedAt}
+	for _, g := range p.Grants {
+		sg := storedGrant{Role: string(g.Role), Members: make([]string, 0, len(g.Members)), Jobs: g.Jobs}
+		for _, m := range g.Members {
+			sg.Members = append(sg.Members, string(m))
+		}
+		out.Grants = append(out.Grants, sg)
+	}
+	return json.Marshal(out)
+}
+
+// decodeProject reads any version of the stored project. A grant this
+// release cannot read (a role or member it does not know) is an error,
+// never a grant read wider than it was written.
+func decodeProject(id string, b []byte) (Project, error) {
+	var in storedProject
+	if err := json.Unmarshal(b, &in); err != nil {
+		return Project{}, fmt.Errorf("project %s: stored record: %w", id, err)
+	}
+	if in.Version != projectVersion {
+		return Project{}, fmt.Errorf("project %s: stored record of version %d: this release reads version %d", id, in.Version, projectVersion)
+	}
+	p := Project{ID: id, Revision: in.Revision, AppliedAt: in.AppliedAt}
+	for i, g := range in.Grants {
+		role, err := access.ParseRole(g.Role)
+		if err != nil {
+			return Project{}, fmt.Errorf("project %s: stored grant %d: %w", id, i, err)
+		}
+		grant := access.Grant{Role: role, Jobs: g.Jobs}
+		for _, s := range g.Members {
+			m, err := access.ParseMember(s)
+			if err != nil {
+				return Project{}, fmt.Errorf("project %s: stored grant %d: %w", id, i, err)
+			}
+			grant.Members = append(grant.Members, m)
+		}
+		p.Grants = append(p.Grants, grant)
+	}
+	return p, nil
+}
+
+// Project reads a project's record. A project with no record (none of its
+// revisions applied yet, or one applied by a release before records) has
+// no grants: ok is false.
+func (e *Engine) Project(ctx context.Context, id string) (p Project, ok bool, err error) {
+	rec, err := e.store.Project(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return Project{ID: id}, false, nil
+	}
+	if err != nil {
+		return Project{}, false, err
+	}
+	p, err = decodeProject(id, rec.Encoded)
+	return p, err == nil, err
+}
+
+// Projects reads every project's record, by id.
+func (e *Engine) Projects(ctx context.Context) (map[string]Project, error) {
+	recs, err := e.store.Projects(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]Project, len(recs))
+	for _, r := range recs {
+		p, err := decodeProject(r.ID, r.Encoded)
+		if err != nil {
+			return nil, err
+		}
+		out[r.ID] = p
+	}
+	return out, nil
+}
