@@ -14,6 +14,7 @@ import (
 	"github.com/sundial-cron/sundial/engine"
 	"github.com/sundial-cron/sundial/store"
 	"github.com/sundial-cron/sundial/target"
+	"golang.org/x/sync/semaphore"
 )
 
 // Refresher keeps the engine running what a config directory says: each
@@ -23,12 +24,15 @@ import (
 // kept in its Status. Projects are applied side by side, each on its own:
 // a project of 100,000 jobs, or one whose apply is slow, holds no other
 // project up, and a pass does not wait for an apply an earlier pass
-// started.
+// started. Only parsing is bounded: at most ParseBudget bytes of config
+// are parsed at once, since the YAML parser takes about a hundred times a
+// file's size in memory.
 type Refresher struct {
-	dir    string
-	engine *engine.Engine
-	store  store.Store // where the projects that have jobs are listed
-	opts   RefresherOptions
+	dir     string
+	engine  *engine.Engine
+	store   store.Store // where the projects that have jobs are listed
+	opts    RefresherOptions
+	parsing *semaphore.Weighted // bytes of config being parsed
 
 	mu       sync.Mutex // one pass at a time; guards projects
 	listed   bool       // the projects already in the store are known
@@ -48,6 +52,10 @@ type RefresherOptions struct {
 	// and at SIGHUP in the embedded shape, none in the cloud shape (cron
 	// calls Refresh).
 	Ticks <-chan time.Time
+	// ParseBudget is how many bytes of config files may be parsed at
+	// once; 0 means MaxFileSize. A file larger than the budget is parsed
+	// alone.
+	ParseBudget int64
 }
 
 // NewRefresher returns a refresher of the config directory dir, which has
@@ -59,7 +67,10 @@ func NewRefresher(dir string, eng *engine.Engine, st store.Store, opts Refresher
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Refresher{dir: dir, engine: eng, store: st, opts: opts}
+	if opts.ParseBudget <= 0 {
+		opts.ParseBudget = MaxFileSize
+	}
+	return &Refresher{dir: dir, engine: eng, store: st, opts: opts, parsing: semaphore.NewWeighted(opts.ParseBudget)}
 }
 
 // projectState is what the refresher remembers of a project between passes.
@@ -188,9 +199,11 @@ func (r *Refresher) apply(ctx context.Context, f File, rev string, ps *projectSt
 		ps.seen, ps.busy = seen, false
 		r.mu.Unlock()
 	}()
-	p, err := Parse(f.Path, f.Data, r.opts.Targets)
+	p, err := r.parse(ctx, f)
 	if err != nil {
-		seen = rev
+		if ctx.Err() == nil { // the bytes are at fault, not a stop
+			seen = rev
+		}
 		r.failed(f.Project, f.Path, err)
 		return
 	}
@@ -201,6 +214,17 @@ func (r *Refresher) apply(ctx context.Context, f File, rev string, ps *projectSt
 	seen = rev
 	r.setStatus(Status{Project: p.ID, File: f.Path, Revision: rev, LoadedAt: r.opts.Now(), Jobs: len(p.Jobs)})
 	r.opts.Logger.Info("config applied", "project", p.ID, "file", f.Path, "revision", rev[:12], "jobs", len(p.Jobs))
+}
+
+// parse parses a project's file within the parse budget; it fails only
+// for what the file holds, or for a stop while it waits.
+func (r *Refresher) parse(ctx context.Context, f File) (*Project, error) {
+	weight := min(max(int64(len(f.Data)), 1), r.opts.ParseBudget)
+	if err := r.parsing.Acquire(ctx, weight); err != nil {
+		return nil, err
+	}
+	defer r.parsing.Release(weight)
+	return Parse(f.Path, f.Data, r.opts.Targets)
 }
 
 // remove disables the jobs of a project whose file is gone, and forgets it

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -404,4 +405,55 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// At most RefresherOptions.ParseBudget bytes of config are parsed at once,
+// so a directory of big files cannot take the parser's hundredfold memory
+// for all of them together.
+func TestRefreshParsesWithinItsBudget(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	slow := &countingGate{gate: gate{open: make(chan struct{})}}
+	e.tgts["command"] = slow
+	file := "jobs:\n  - id: a\n    schedule: \"@hourly\"\n    command: {argv: [date]}\n"
+	e.write("one.yaml", file)
+	e.write("two.yaml", file)
+	r := config.NewRefresher(e.dir, e.eng, e.st, config.RefresherOptions{
+		Targets: e.tgts, Now: e.clock, ParseBudget: int64(len(file)) + 10,
+	})
+	done := make(chan error)
+	go func() { done <- r.Refresh(e.ctx) }()
+	waitFor(t, "a parse to start", func() bool { return slow.calls() >= 1 })
+	// Give the other apply every chance to start parsing beside it.
+	time.Sleep(100 * time.Millisecond)
+	if n := slow.calls(); n != 1 {
+		t.Fatalf("%d files parsed at once within a budget of one", n)
+	}
+	close(slow.open)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n := slow.calls(); n != 2 {
+		t.Errorf("%d files parsed; want both", n)
+	}
+}
+
+// countingGate is a gate that counts its Checks.
+type countingGate struct {
+	gate
+	mu sync.Mutex
+	n  int
+}
+
+func (g *countingGate) Check(spec json.RawMessage) error {
+	g.mu.Lock()
+	g.n++
+	g.mu.Unlock()
+	return g.gate.Check(spec)
+}
+
+func (g *countingGate) calls() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.n
 }
