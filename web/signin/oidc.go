@@ -156,7 +156,9 @@ func (o *OIDC) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET "+SignInPath, o.SignIn())
 	mux.Handle("GET "+CallbackPath, o.Callback())
-	mux.Handle("POST "+SignOutPath, o.SignOut())
+	// Sign-out changes state, so a page of another site must not be able
+	// to post it.
+	mux.Handle("POST "+SignOutPath, http.NewCrossOriginProtection().Handler(o.SignOut()))
 	return mux
 }
 
