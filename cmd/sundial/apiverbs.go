@@ -38,7 +38,9 @@ type apiError struct {
 	msg    string
 }
 
-func (e *apiError) Error() string { return fmt.Sprintf("%d %s: %s", e.status, http.StatusText(e.status), e.msg) }
+func (e *apiError) Error() string {
+	return fmt.Sprintf("%d %s: %s", e.status, http.StatusText(e.status), e.msg)
+}
 
 // runAPIVerb runs "sundial jobs|trigger|pause|resume|abort|whoami": it
 // calls the server's API and prints the answer readably; the API's error
