@@ -162,7 +162,7 @@ func runServe(args []string, stdout, stderr io.Writer, now func() time.Time) int
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if f.auth, err = f.signin.build(ctx, f.cloud.publicURL, f.backend == "cloud", now, logger); err != nil {
+	if f.auth, err = f.signin.build(ctx, f.cloud.publicURL, revocations(ctx, f, now), now, logger); err != nil {
 		logger.Error("sundial serve: sign-in", "err", err)
 		return 1
 	}

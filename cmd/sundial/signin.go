@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	gcds "cloud.google.com/go/datastore"
+
 	"github.com/sundial-cron/sundial/web/signin"
 )
 
@@ -45,6 +47,23 @@ func (s *signinFlags) enabled() bool {
 	return s.oidcIssuer != "" || s.iapAudience != "" || s.idTokenAudience != "" || s.staticTokensFile != ""
 }
 
+// revocations returns the list of ended sessions and used sign-in states
+// for the shape: in the embedded one, the one process's memory; in the
+// cloud one, Datastore, which every instance shares (a sign-out on one
+// instance must end the session on all).
+func revocations(ctx context.Context, f serveFlags, now func() time.Time) func() (signin.Revocations, error) {
+	return func() (signin.Revocations, error) {
+		if f.backend != "cloud" {
+			return signin.NewMemory(now), nil
+		}
+		client, err := gcds.NewClient(ctx, f.cloud.project)
+		if err != nil {
+			return nil, fmt.Errorf("datastore: %w", err)
+		}
+		return signin.NewDatastore(client, f.cloud.namespace), nil
+	}
+}
+
 // signinSetup is sign-in built from the flags.
 type signinSetup struct {
 	// authenticators tell who makes a request, tried in order: the
@@ -57,16 +76,10 @@ type signinSetup struct {
 }
 
 // build reads the files the flags name and contacts the OIDC issuer.
-// multiInstance is true in the cloud shape, where an in-memory list of
-// ended sessions would be seen by one instance only.
-func (s *signinFlags) build(ctx context.Context, publicURL string, multiInstance bool, now func() time.Time, logger *slog.Logger) (signinSetup, error) {
+// revocations is the list of ended sessions every instance sees.
+func (s *signinFlags) build(ctx context.Context, publicURL string, revocations func() (signin.Revocations, error), now func() time.Time, logger *slog.Logger) (signinSetup, error) {
 	var out signinSetup
 	if s.oidcIssuer != "" {
-		if multiInstance {
-			// Sign-out must end a session on every instance; until the
-			// list of ended sessions lives in Datastore, use IAP there.
-			return out, errors.New("--oidc-issuer: not yet in the cloud shape (sign-out would end a session on one instance only); use --iap-audience")
-		}
 		if publicURL == "" {
 			return out, errors.New("--oidc-issuer needs --public-url, the server's URL as browsers reach it")
 		}
@@ -85,13 +98,17 @@ func (s *signinFlags) build(ctx context.Context, publicURL string, multiInstance
 			}
 			secret = strings.TrimSpace(string(b))
 		}
+		rev, err := revocations()
+		if err != nil {
+			return out, fmt.Errorf("--oidc-issuer: the list of ended sessions: %w", err)
+		}
 		if s.insecureCookies {
 			logger.Warn("INSECURE: session cookies are sent over plain http (--insecure-dev-cookies): for development at localhost only")
 		}
 		out.oidc, err = signin.NewOIDC(ctx, signin.OIDCOptions{
 			Issuer: s.oidcIssuer, ClientID: s.oidcClientID, ClientSecret: secret,
 			RedirectURL: strings.TrimSuffix(publicURL, "/") + signin.CallbackPath,
-			Keys:        keys, Revocations: signin.NewMemory(now), SessionTTL: s.sessionTTL,
+			Keys:        keys, Revocations: rev, SessionTTL: s.sessionTTL,
 			InsecureCookies: s.insecureCookies, Now: now, Logger: logger,
 		})
 		if err != nil {

@@ -19,7 +19,7 @@ import (
 )
 
 // buildSignin parses serve's sign-in flags and builds them.
-func buildSignin(t *testing.T, publicURL string, cloud bool, args ...string) (signinSetup, error) {
+func buildSignin(t *testing.T, publicURL string, args ...string) (signinSetup, error) {
 	t.Helper()
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -28,7 +28,8 @@ func buildSignin(t *testing.T, publicURL string, cloud bool, args ...string) (si
 	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}
-	return s.build(context.Background(), publicURL, cloud, func() time.Time { return time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC) }, slog.New(slog.DiscardHandler))
+	now := func() time.Time { return time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC) }
+	return s.build(context.Background(), publicURL, revocations(context.Background(), serveFlags{backend: "embedded"}, now), now, slog.New(slog.DiscardHandler))
 }
 
 func TestServeSigninFlags(t *testing.T) {
@@ -46,11 +47,11 @@ func TestServeSigninFlags(t *testing.T) {
 	t.Cleanup(is.Close)
 	oidc := []string{"--oidc-issuer", is.URL(), "--oidc-client-id", "c", "--oidc-client-secret-file", secretFile, "--cookie-key-file", keyFile, "--insecure-dev-cookies"}
 
-	none, err := buildSignin(t, "", false)
+	none, err := buildSignin(t, "")
 	if err != nil || len(none.authenticators) != 0 || none.oidc != nil {
 		t.Errorf("no sign-in flags: %+v, %v; want nothing", none, err)
 	}
-	all, err := buildSignin(t, public, false, append(oidc, "--iap-audience", "/projects/1/apps/a",
+	all, err := buildSignin(t, public, append(oidc, "--iap-audience", "/projects/1/apps/a",
 		"--id-token-audience", "https://sundial.example.com", "--static-tokens-file", tokensFile)...)
 	if err != nil || len(all.authenticators) != 4 || all.oidc == nil {
 		t.Fatalf("every sign-in flag: %d authenticators, %v; want 4", len(all.authenticators), err)
@@ -71,19 +72,17 @@ func TestServeSigninFlags(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
 		public string
-		cloud  bool
 		args   []string
 		want   string
 	}{
-		{"oidc without a public URL", "", false, oidc, "needs --public-url"},
-		{"oidc without a key file", public, false, []string{"--oidc-issuer", is.URL(), "--oidc-client-id", "c"}, "--cookie-key-file"},
-		{"oidc in the cloud shape", public, true, oidc, "use --iap-audience"},
-		{"insecure cookies off localhost", "http://sundial.example.com", false, oidc, "only for development at http://localhost"},
-		{"plain http without insecure cookies", public, false, oidc[:len(oidc)-1], "plain http"},
-		{"a bad IAP audience", "", false, []string{"--iap-audience", "sundial"}, "--iap-audience"},
-		{"a static tokens file with a bad line", "", false, []string{"--static-tokens-file", keyFile}, keyFile + ":1:"},
+		{"oidc without a public URL", "", oidc, "needs --public-url"},
+		{"oidc without a key file", public, []string{"--oidc-issuer", is.URL(), "--oidc-client-id", "c"}, "--cookie-key-file"},
+		{"insecure cookies off localhost", "http://sundial.example.com", oidc, "only for development at http://localhost"},
+		{"plain http without insecure cookies", public, oidc[:len(oidc)-1], "plain http"},
+		{"a bad IAP audience", "", []string{"--iap-audience", "sundial"}, "--iap-audience"},
+		{"a static tokens file with a bad line", "", []string{"--static-tokens-file", keyFile}, keyFile + ":1:"},
 	} {
-		if _, err := buildSignin(t, tt.public, tt.cloud, tt.args...); err == nil || !strings.Contains(err.Error(), tt.want) {
+		if _, err := buildSignin(t, tt.public, tt.args...); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: %v; want an error containing %q", tt.name, err, tt.want)
 		}
 	}

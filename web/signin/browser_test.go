@@ -43,6 +43,22 @@ func TestBrowserSignInAndSignOut(t *testing.T) {
 	t.Parallel()
 	exe := chromium(t)
 	s := newSite(t, siteOptions{})
+	// Not t.TempDir: chromium's helpers may still write to its profile
+	// for a moment after the browser is gone, which would fail the test
+	// in TempDir's cleanup.
+	profile, err := os.MkdirTemp("", "sundial-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for range 50 {
+			if os.RemoveAll(profile) == nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		t.Logf("chromium's profile %s left behind", profile)
+	})
 
 	opts := append(chromedp.DefaultExecAllocatorOptions[:0:0],
 		chromedp.ExecPath(exe),
@@ -53,7 +69,7 @@ func TestBrowserSignInAndSignOut(t *testing.T) {
 		chromedp.NoDefaultBrowserCheck,
 		chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true),
-		chromedp.UserDataDir(t.TempDir()),
+		chromedp.UserDataDir(profile),
 	)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -36,11 +36,13 @@ type site struct {
 	oidc   *signin.OIDC
 	srv    *httptest.Server
 	keys   *signin.Sealer
-	revoke *signin.Memory
+	revoke signin.Revocations
 }
 
 type siteOptions struct {
 	verified *bool // the issuer's email_verified claim; default true
+	// revocations: default an in-memory list.
+	revocations signin.Revocations
 }
 
 func newSite(t *testing.T, so siteOptions) *site {
@@ -64,20 +66,30 @@ func newSite(t *testing.T, so siteOptions) *site {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.revoke = signin.NewMemory(s.clk.Now)
-	s.oidc, err = signin.NewOIDC(context.Background(), signin.OIDCOptions{
-		Issuer: s.is.URL(), ClientID: clientID, ClientSecret: clientSecret,
-		RedirectURL: s.srv.URL + signin.CallbackPath, Keys: s.keys, Revocations: s.revoke,
-		InsecureCookies: true, Now: s.clk.Now, Logger: slog.New(slog.DiscardHandler),
-	})
-	if err != nil {
-		t.Fatal(err)
+	s.revoke = so.revocations
+	if s.revoke == nil {
+		s.revoke = signin.NewMemory(s.clk.Now)
 	}
+	s.oidc = s.instance(s.revoke)
 	mux.Handle("/auth/", s.oidc.Handler())
 	mux.Handle("GET /api/v1/whoami", signin.WhoAmI(s.oidc))
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "home") })
 	mux.HandleFunc("GET /console/jobs", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "jobs") })
 	return s
+}
+
+// instance is the sign-in flow of one server instance over the given
+// revocation list, with the site's keys and issuer.
+func (s *site) instance(rev signin.Revocations) *signin.OIDC {
+	o, err := signin.NewOIDC(context.Background(), signin.OIDCOptions{
+		Issuer: s.is.URL(), ClientID: clientID, ClientSecret: clientSecret,
+		RedirectURL: s.srv.URL + signin.CallbackPath, Keys: s.keys, Revocations: rev,
+		InsecureCookies: true, Now: s.clk.Now, Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return o
 }
 
 // browser is an HTTP client with its own cookie jar that does not follow
