@@ -306,7 +306,7 @@ func runToken(args []string, stdout, stderr io.Writer) int {
 	}
 	token, line := signin.NewToken(id)
 	fmt.Fprintf(stdout, "token: %s\n", token)
-	fmt.Fprintf(stdout, "line for the server's --token-file (it holds only the token's hash):\n%s\n", line)
+	fmt.Fprintf(stdout, "line for the server's --static-tokens-file (it holds only the token's hash):\n%s\n", line)
 	fmt.Fprintln(stderr, "Give the token to its holder now: it is shown once and the server keeps only its hash.")
 	return 0
 }
