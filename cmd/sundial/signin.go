@@ -137,6 +137,10 @@ func (s *signinFlags) build(ctx context.Context, publicURL string, revocations f
 		}
 		out.authenticators = append(out.authenticators, st)
 	}
+	if s.enabled() {
+		logger.Info("sign-in", "oidc_issuer", s.oidcIssuer, "iap_audience", s.iapAudience,
+			"id_token_audience", s.idTokenAudience, "static_tokens_file", s.staticTokensFile)
+	}
 	return out, nil
 }
 

@@ -26,11 +26,25 @@ const (
 	SignOutPath  = "/auth/signout"
 )
 
-// Cookie names, and the purposes their values are sealed for.
+// Cookie names, and the purposes their values are sealed for. With
+// Secure cookies the names carry the __Host- prefix, which browsers
+// honour only for a cookie set by this very host over https with no
+// Domain and Path=/: a sibling subdomain cannot plant its own session
+// (even a valid one of its user's) in this server's browsers.
 const (
+	// SessionCookie is the session cookie's name (with __Host- when
+	// Secure).
 	SessionCookie = "sundial_session"
 	stateCookie   = "sundial_signin"
 )
+
+// name is the cookie's name as set: with the __Host- prefix when Secure.
+func (o *OIDC) name(cookie string) string {
+	if o.secure {
+		return "__Host-" + cookie
+	}
+	return cookie
+}
 
 // DefaultSessionTTL is how long a session lasts from sign-in, whatever is
 // done with it: an absolute expiry, not a sliding one.
@@ -227,7 +241,7 @@ func (o *OIDC) callback(r *http.Request) (email, next string, err error) {
 	if e := q.Get("error"); e != "" {
 		return "", "", fmt.Errorf("the issuer answered %s: %s", e, q.Get("error_description"))
 	}
-	c, err := r.Cookie(stateCookie)
+	c, err := r.Cookie(o.name(stateCookie))
 	if err != nil {
 		return "", "", errors.New("no sign-in cookie: sign-in was not started in this browser, or took too long")
 	}
@@ -298,7 +312,7 @@ func (o *OIDC) callback(r *http.Request) (email, next string, err error) {
 func (o *OIDC) SignOut() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
-		if c, err := r.Cookie(SessionCookie); err == nil {
+		if c, err := r.Cookie(o.name(SessionCookie)); err == nil {
 			if s, err := o.session(c.Value); err == nil {
 				if err := o.opts.Revocations.Revoke(r.Context(), "session:"+s.ID, s.Expires); err != nil {
 					writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "sign-out failed, the session is still valid: " + err.Error()})
@@ -314,7 +328,7 @@ func (o *OIDC) SignOut() http.Handler {
 
 // Authenticate implements Authenticator over the session cookie.
 func (o *OIDC) Authenticate(r *http.Request) (access.Identity, error) {
-	c, err := r.Cookie(SessionCookie)
+	c, err := r.Cookie(o.name(SessionCookie))
 	if err != nil || c.Value == "" {
 		return access.Anonymous, nil
 	}
@@ -354,7 +368,7 @@ func (o *OIDC) session(value string) (session, error) {
 // server's; the sealed value carries the expiry the server enforces. A
 // zero lifetime deletes it.
 func (o *OIDC) cookie(name, value string, lifetime time.Duration) *http.Cookie {
-	c := &http.Cookie{Name: name, Value: value, Path: "/", HttpOnly: true, Secure: o.secure, SameSite: http.SameSiteLaxMode, MaxAge: -1}
+	c := &http.Cookie{Name: o.name(name), Value: value, Path: "/", HttpOnly: true, Secure: o.secure, SameSite: http.SameSiteLaxMode, MaxAge: -1}
 	if lifetime > 0 {
 		c.MaxAge = int(lifetime.Seconds())
 	}

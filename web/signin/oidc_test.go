@@ -3,6 +3,7 @@ package signin_test
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -52,7 +53,21 @@ func TestCookiesAreHttpOnlyLaxAndSecureUnlessInsecureWasAskedFor(t *testing.T) {
 		t.Errorf("session cookie %v is Secure though insecure cookies were asked for at localhost", sess)
 	}
 
-	// Over https, and refused insecure anywhere but localhost.
+	// Over https: Secure, and named with the __Host- prefix.
+	secure, err := signin.NewOIDC(context.Background(), signin.OIDCOptions{
+		Issuer: s.is.URL(), ClientID: clientID, RedirectURL: "https://sundial.example.com" + signin.CallbackPath,
+		Keys: s.keys, Revocations: s.revoke, Now: s.clk.Now,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := httptest.NewRecorder()
+	secure.Handler().ServeHTTP(w, httptest.NewRequest("GET", "https://sundial.example.com"+signin.SignInPath, nil))
+	if cs := w.Result().Cookies(); len(cs) != 1 || cs[0].Name != "__Host-sundial_signin" || !cs[0].Secure || !cs[0].HttpOnly || cs[0].Path != "/" || cs[0].Domain != "" {
+		t.Errorf("over https the sign-in cookie is %v; want __Host-sundial_signin, Secure, HttpOnly, Path=/, no Domain", cs)
+	}
+
+	// Insecure cookies are refused anywhere but localhost.
 	for _, tt := range []struct {
 		redirect string
 		insecure bool
