@@ -7,6 +7,11 @@
 //	sundial simulate                run the engine on a simulated clock with faults
 //	sundial bench                   measure the engine, or the whole server, in real time
 //	sundial setup-gcp               create or update the Cloud Run queue and scheduler jobs
+//	sundial jobs PROJECT            list a project's jobs, through a server's API
+//	sundial trigger|pause|resume|abort PROJECT/JOB
+//	                                steer a job through a server's API
+//	sundial whoami                  who a server takes the caller for
+//	sundial token new               make a static token for a machine
 //
 // Bad input exits with status 2 and the error on stderr.
 package main
@@ -31,6 +36,14 @@ const usage = `usage:
   sundial simulate [--jobs N] [--days D] [--seed S] [--faults none|default|heavy] [--backend sqlite|datastore] [--dir DIR] [--cpuprofile FILE]
   sundial bench [--jobs N] [--minutes M] [--db PATH] [--sync full|normal] [--workers W] [--warmup D] [--cpuprofile FILE] [--serve] [-v]
   sundial setup-gcp [--project P] [--location L] [--queue Q] [--public-url URL] [--invoker SA] [--dry-run]
+  sundial jobs PROJECT [API flags]
+  sundial trigger PROJECT/JOB [API flags]
+  sundial pause PROJECT/JOB --reason "..." [API flags]
+  sundial resume PROJECT/JOB [API flags]
+  sundial abort PROJECT/JOB [API flags]
+  sundial whoami [API flags]
+      API flags: --server URL (default http://127.0.0.1:8080) --token-file FILE (default: $SUNDIAL_TOKEN) --timeout D
+  sundial token new --identity serviceAccount:EMAIL|user:EMAIL
 `
 
 // exitUsage is the status for bad input, so scripts can tell it from a
@@ -57,6 +70,10 @@ func run(args []string, stdout, stderr io.Writer, now func() time.Time) int {
 		return runServe(args[1:], stdout, stderr, now)
 	case "setup-gcp":
 		return runSetupGCP(args[1:], stdout, stderr)
+	case "jobs", "trigger", "pause", "resume", "abort", "whoami":
+		return runAPIVerb(args[0], args[1:], stdout, stderr)
+	case "token":
+		return runToken(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -55,6 +55,8 @@ type serveFlags struct {
 	taskGrace      time.Duration
 	urlAllow       []string
 	urlDeny        []string
+	signin         signinFlags // sign-in settings (signin.go)
+	auth           signinSetup // built from signin at start
 }
 
 func parseServeFlags(args []string, stderr io.Writer) (serveFlags, error) {
@@ -63,6 +65,7 @@ func parseServeFlags(args []string, stderr io.Writer) (serveFlags, error) {
 	var f serveFlags
 	fs.StringVar(&f.backend, "backend", "embedded", "embedded (SQLite, in-process queue) or cloud (Cloud Datastore, Cloud Tasks, cron endpoints)")
 	f.cloud.register(fs)
+	f.signin.register(fs)
 	fs.StringVar(&f.db, "db", "sundial.db", "the SQLite database file; created if missing")
 	fs.StringVar(&f.configDir, "config-dir", "examples/configs", "the directory of project configs, one <project>.yaml each")
 	fs.StringVar(&f.listen, "listen", "127.0.0.1:8080", "where the console, the API and /metrics listen (cloud: :$PORT when PORT is set)")
@@ -162,6 +165,10 @@ func runServe(args []string, stdout, stderr io.Writer, now func() time.Time) int
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if f.auth, err = f.signin.build(ctx, f.cloud.publicURL, revocations(ctx, f, now), now, logger); err != nil {
+		logger.Error("sundial serve: sign-in", "err", err)
+		return 1
+	}
 	serve := serveEmbedded
 	if f.backend == "cloud" {
 		serve = serveCloud
@@ -231,7 +238,7 @@ func serveEmbedded(ctx context.Context, f serveFlags, logger *slog.Logger, now f
 		return fmt.Errorf("--config-dir: %w", err)
 	}
 
-	ln, srv, err := listen(f, p.api(true))
+	ln, srv, err := listen(f, f.auth.mount(p.api(true)))
 	if err != nil {
 		return err
 	}

@@ -52,7 +52,7 @@ func (c *cloudFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.platform, "platform", defaultPlatform(), "cloud: appengine or cloudrun (default: the one the environment says)")
 	fs.StringVar(&c.queue, "tasks-queue", envOr("SUNDIAL_TASKS_QUEUE", "sundial-tasks"), "cloud: the Cloud Tasks queue (default $SUNDIAL_TASKS_QUEUE)")
 	fs.StringVar(&c.location, "tasks-location", os.Getenv("SUNDIAL_TASKS_LOCATION"), "cloud: the queue's region (default $SUNDIAL_TASKS_LOCATION)")
-	fs.StringVar(&c.publicURL, "public-url", os.Getenv("SUNDIAL_URL"), "cloud, cloudrun: the service's URL (default $SUNDIAL_URL)")
+	fs.StringVar(&c.publicURL, "public-url", os.Getenv("SUNDIAL_URL"), "the server's URL as callers reach it (default $SUNDIAL_URL): the base of the sign-in callback; cloudrun: what tasks and tokens are for")
 	fs.StringVar(&c.invoker, "invoker", os.Getenv("SUNDIAL_INVOKER"), "cloud, cloudrun: the service account Cloud Tasks and Cloud Scheduler sign as (default $SUNDIAL_INVOKER)")
 	fs.StringVar(&c.namespace, "namespace", os.Getenv("SUNDIAL_NAMESPACE"), "cloud: the Datastore namespace (default $SUNDIAL_NAMESPACE)")
 	fs.StringVar(&c.tasksEndpoint, "tasks-endpoint", "", "cloud: host:port of a Cloud Tasks stand-in, spoken to without TLS or credentials (local runs only)")

@@ -1,0 +1,312 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/sundial-cron/sundial/access"
+	"github.com/sundial-cron/sundial/web/signin"
+)
+
+// apiFlags are the flags every API verb takes.
+type apiFlags struct {
+	server, tokenFile string
+	timeout           time.Duration
+}
+
+// apiClient calls a server's JSON API with a bearer token.
+type apiClient struct {
+	base  *url.URL
+	token string
+	http  *http.Client
+}
+
+// apiError is the API's JSON error, or what came instead of one.
+type apiError struct {
+	status int
+	msg    string
+}
+
+func (e *apiError) Error() string {
+	return fmt.Sprintf("%d %s: %s", e.status, http.StatusText(e.status), e.msg)
+}
+
+// runAPIVerb runs "sundial jobs|trigger|pause|resume|abort|whoami": it
+// calls the server's API and prints the answer readably; the API's error
+// goes to stderr with exit status 1.
+func runAPIVerb(verb string, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("sundial "+verb, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f apiFlags
+	fs.StringVar(&f.server, "server", "http://127.0.0.1:8080", "the server's URL")
+	fs.StringVar(&f.tokenFile, "token-file", "", "a file holding the bearer token (default: $SUNDIAL_TOKEN; none: call without one)")
+	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "how long to wait for the server")
+	reason := ""
+	if verb == "pause" {
+		fs.StringVar(&reason, "reason", "", "why the job is paused (required; shown with the job)")
+	}
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return exitUsage
+	}
+	want := 1
+	if verb == "whoami" {
+		want = 0
+	}
+	if len(pos) != want {
+		fmt.Fprintf(stderr, "sundial %s: want %d argument(s), got %d\n%s", verb, want, len(pos), usage)
+		return exitUsage
+	}
+	var project, job string
+	switch verb {
+	case "jobs":
+		project = pos[0]
+		if project == "" || strings.Contains(project, "/") {
+			fmt.Fprintf(stderr, "sundial jobs: %q: want a project name\n", project)
+			return exitUsage
+		}
+	case "whoami":
+	default:
+		var ok bool
+		project, job, ok = strings.Cut(pos[0], "/")
+		if !ok || project == "" || job == "" || strings.Contains(job, "/") {
+			fmt.Fprintf(stderr, "sundial %s: %q: want PROJECT/JOB\n", verb, pos[0])
+			return exitUsage
+		}
+	}
+	if verb == "pause" && strings.TrimSpace(reason) == "" {
+		fmt.Fprintf(stderr, "sundial pause: --reason is required: say why, for whoever finds the job paused\n")
+		return exitUsage
+	}
+	c, err := newAPIClient(f)
+	if err != nil {
+		fmt.Fprintf(stderr, "sundial %s: %v\n", verb, err)
+		return exitUsage
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), f.timeout)
+	defer cancel()
+	jobPath := "/api/v1/projects/" + url.PathEscape(project) + "/jobs/" + url.PathEscape(job)
+	switch verb {
+	case "whoami":
+		var v struct{ Identity string }
+		err = c.call(ctx, "GET", "/api/v1/whoami", nil, &v)
+		if err == nil {
+			fmt.Fprintln(stdout, v.Identity)
+		}
+	case "jobs":
+		err = c.jobs(ctx, project, stdout)
+	case "trigger":
+		var v struct {
+			Invocation string
+			Job        cliJob
+		}
+		if err = c.call(ctx, "POST", jobPath+"/trigger", map[string]any{}, &v); err == nil {
+			fmt.Fprintf(stdout, "triggered %s: invocation %s\n", v.Job.ID, v.Invocation)
+		}
+	case "pause":
+		var v struct{ Job cliJob }
+		if err = c.call(ctx, "POST", jobPath+"/pause", map[string]any{"reason": reason}, &v); err == nil {
+			fmt.Fprintf(stdout, "%s is %s: %s\n", v.Job.ID, v.Job.State, v.Job.Reason)
+		}
+	case "resume", "abort":
+		var v struct{ Job cliJob }
+		if err = c.call(ctx, "POST", jobPath+"/"+verb, map[string]any{}, &v); err == nil {
+			fmt.Fprintf(stdout, "%s is %s\n", v.Job.ID, v.Job.State)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "sundial %s: %v\n", verb, err)
+		return 1
+	}
+	return 0
+}
+
+// parseInterspersed parses flags wherever they stand among the
+// positional arguments ("sundial pause billing/nightly --reason x"), as
+// the flag package alone stops at the first positional one.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		if args[0] == "--" {
+			return append(pos, args[1:]...), nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+// newAPIClient reads the token from --token-file, else $SUNDIAL_TOKEN: a
+// token never comes as a flag's value, which any user of the machine can
+// read in the process list.
+func newAPIClient(f apiFlags) (*apiClient, error) {
+	base, err := url.Parse(f.server)
+	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
+		return nil, fmt.Errorf("--server %q: want http(s)://HOST[:PORT]", f.server)
+	}
+	c := &apiClient{base: base, http: &http.Client{
+		// A redirect could carry the token to another host; the API
+		// never redirects.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}}
+	if f.tokenFile != "" {
+		b, err := os.ReadFile(f.tokenFile)
+		if err != nil {
+			return nil, fmt.Errorf("--token-file: %w", err)
+		}
+		c.token = strings.TrimSpace(string(b))
+		if c.token == "" || strings.ContainsAny(c.token, " \t\r\n") {
+			return nil, fmt.Errorf("--token-file %s: want one line with one token", f.tokenFile)
+		}
+	} else {
+		c.token = strings.TrimSpace(os.Getenv("SUNDIAL_TOKEN"))
+	}
+	if c.token != "" && base.Scheme == "http" && !loopback(base.Hostname()) {
+		return nil, fmt.Errorf("--server %s: a token goes only over https, or plain http to this machine", f.server)
+	}
+	return c, nil
+}
+
+func loopback(host string) bool {
+	return host == "localhost" || host == "127.0.0.1" || host == "::1"
+}
+
+// call sends a request with a JSON body (nil: none) and decodes the JSON
+// answer into out, or returns the API's error.
+func (c *apiClient) call(ctx context.Context, method, path string, body, out any) error {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	}
+	// A server behind a path prefix keeps it: https://host/sundial.
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(c.base.String(), "/")+path, rd)
+	if err != nil {
+		return err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode/100 != 2 {
+		var e struct{ Error string }
+		if json.Unmarshal(raw, &e) != nil || e.Error == "" {
+			e.Error = strings.TrimSpace(string(raw))
+		}
+		return &apiError{status: resp.StatusCode, msg: e.Error}
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return fmt.Errorf("%s %s: the answer is not the API's JSON: %w", method, path, err)
+	}
+	return nil
+}
+
+// cliJob is what the verbs print of a job.
+type cliJob struct {
+	ID             string
+	State          string
+	Reason         string
+	Schedule       string
+	NextFireTime   *time.Time `json:"next_fire_time"`
+	LastInvocation *struct {
+		ID     string
+		Status string
+	} `json:"last_invocation"`
+}
+
+// jobs prints every job of the project, one a line, following the pages.
+func (c *apiClient) jobs(ctx context.Context, project string, stdout io.Writer) error {
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "JOB\tSTATE\tSCHEDULE\tNEXT\tLAST\tREASON")
+	cursor := ""
+	for {
+		q := url.Values{"limit": {"1000"}}
+		if cursor != "" {
+			q.Set("cursor", cursor)
+		}
+		var page struct {
+			Jobs       []cliJob
+			NextCursor string `json:"next_cursor"`
+		}
+		if err := c.call(ctx, "GET", "/api/v1/projects/"+url.PathEscape(project)+"/jobs?"+q.Encode(), nil, &page); err != nil {
+			return err
+		}
+		for _, j := range page.Jobs {
+			next, last := "-", "-"
+			if j.NextFireTime != nil {
+				next = j.NextFireTime.UTC().Format(time.RFC3339)
+			}
+			if j.LastInvocation != nil {
+				last = j.LastInvocation.ID + " " + j.LastInvocation.Status
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", j.ID, j.State, j.Schedule, next, last, j.Reason)
+		}
+		if page.NextCursor == "" {
+			return tw.Flush()
+		}
+		cursor = page.NextCursor
+	}
+}
+
+// runToken runs "sundial token new --identity ID": it prints a fresh
+// static token and the line of the server's token file that maps its
+// hash to the identity.
+func runToken(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] != "new" {
+		fmt.Fprintf(stderr, "sundial token: want \"new --identity serviceAccount:EMAIL\"\n%s", usage)
+		return exitUsage
+	}
+	fs := flag.NewFlagSet("sundial token new", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	idFlag := fs.String("identity", "", "who the token is: serviceAccount:EMAIL or user:EMAIL")
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return exitUsage
+	}
+	id, err := access.ParseIdentity(*idFlag)
+	if err != nil || (id.Kind() != access.KindUser && id.Kind() != access.KindServiceAccount) || fs.NArg() != 0 {
+		fmt.Fprintf(stderr, "sundial token new: --identity %q: want serviceAccount:EMAIL or user:EMAIL\n", *idFlag)
+		return exitUsage
+	}
+	token, line := signin.NewToken(id)
+	fmt.Fprintf(stdout, "token: %s\n", token)
+	fmt.Fprintf(stdout, "line for the server's --static-tokens-file (it holds only the token's hash):\n%s\n", line)
+	fmt.Fprintln(stderr, "Give the token to its holder now: it is shown once and the server keeps only its hash.")
+	return 0
+}

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"bytes"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// cli runs the sundial command in-process and returns its exit status,
+// stdout and stderr.
+func cli(args ...string) (int, string, string) {
+	var out, errOut bytes.Buffer
+	code := run(args, &out, &errOut, time.Now)
+	return code, out.String(), errOut.String()
+}
+
+// The API verbs steer a real `sundial serve` through a proxy (so the
+// server sees a remote caller, who must present the admin token), print
+// what they did, and print the API's error with exit status 1 when the
+// server refuses.
+func TestAPIVerbsAgainstARealServer(t *testing.T) {
+	dir := t.TempDir()
+	configs := filepath.Join(dir, "configs")
+	mkdir(t, configs)
+	writeConfig(t, configs, "demo", `jobs:
+  - id: on-demand
+    schedule: triggered
+    noop: {}
+  - id: tick
+    schedule: "0 0 1 1 *"
+    noop: {}
+`)
+	token := "api-verbs-admin-token-0123456789"
+	tokenFile := filepath.Join(dir, "token")
+	if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := serve(t, "--db", filepath.Join(dir, "sundial.db"), "--config-dir", configs, "--admin-token-file", tokenFile)
+	target, err := url.Parse("http://" + srv.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The proxy adds X-Forwarded-For, so the server does not take the
+	// verbs for a local admin: only the token can admit them.
+	proxy := httptest.NewServer(httputil.NewSingleHostReverseProxy(target))
+	t.Cleanup(proxy.Close)
+	api := []string{"--server", proxy.URL, "--token-file", tokenFile}
+
+	var out string
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		code, o, e := cli(append([]string{"jobs", "demo"}, api...)...)
+		if code == 0 && strings.Contains(o, "demo/tick") {
+			out = o
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sundial jobs demo never listed the jobs: %d %s %s", code, o, e)
+		}
+	}
+	if !regexp.MustCompile(`(?m)^demo/on-demand\s+SCHEDULED\s+triggered\s+-\s+-`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^demo/tick\s+SCHEDULED\s+0 0 1 1 \*\s+\d{4}-01-01T`).MatchString(out) {
+		t.Errorf("sundial jobs demo:\n%s", out)
+	}
+
+	steps := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"trigger", "demo/on-demand"}, "triggered demo/on-demand: invocation manual-1\n"},
+		{[]string{"pause", "demo/tick", "--reason", "database migration"}, "demo/tick is PAUSED: database migration\n"},
+		{[]string{"resume", "demo/tick"}, "demo/tick is SCHEDULED\n"},
+		{[]string{"pause", "--reason", "again", "demo/tick"}, "demo/tick is PAUSED: again\n"},
+		{[]string{"abort", "demo/tick"}, "demo/tick is PAUSED\n"},
+	}
+	for _, s := range steps {
+		code, o, e := cli(append(s.args, api...)...)
+		if code != 0 || o != s.want {
+			t.Errorf("sundial %s = %d %q %q; want 0 %q", strings.Join(s.args, " "), code, o, e, s.want)
+		}
+	}
+	if _, o, _ := cli(append([]string{"jobs", "demo"}, api...)...); !regexp.MustCompile(`(?m)^demo/tick\s+PAUSED\s.*again$`).MatchString(o) {
+		t.Errorf("sundial jobs demo after the pause:\n%s", o)
+	}
+
+	// Refusals print the API's own message and exit 1.
+	for _, tt := range []struct {
+		name, env string
+		args      []string
+		want      string
+	}{
+		{"no token", "", []string{"trigger", "demo/on-demand", "--server", proxy.URL}, "401 Unauthorized: missing the admin token"},
+		{"wrong token from the environment", "wrong-token-0123456789abcdef", []string{"trigger", "demo/on-demand", "--server", proxy.URL}, "401 Unauthorized: the bearer token is not the admin token"},
+		{"unknown job", "", append([]string{"trigger", "demo/nope"}, api...), "404 Not Found: job demo/nope not found"},
+		{"a reason too long", "", append([]string{"pause", "demo/on-demand", "--reason", strings.Repeat("x", 501)}, api...), "400 Bad Request: reason: 501 characters; at most 500"},
+	} {
+		t.Setenv("SUNDIAL_TOKEN", tt.env)
+		code, o, e := cli(tt.args...)
+		if code != 1 || o != "" || !strings.Contains(e, tt.want) {
+			t.Errorf("%s: %d %q %q; want 1 and %q on stderr", tt.name, code, o, e, tt.want)
+		}
+	}
+}
+
+func TestAPIVerbsRefuseBadInputWithoutCalling(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	tokenFile := filepath.Join(dir, "token")
+	if err := os.WriteFile(tokenFile, []byte("some-token-0123456789abcdef\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Port 9 (discard) on a TEST-NET address: nothing may be called.
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"pause", "demo/tick"}, "--reason is required"},
+		{[]string{"pause", "demo/tick", "--reason", "  "}, "--reason is required"},
+		{[]string{"trigger", "demo"}, "want PROJECT/JOB"},
+		{[]string{"trigger", "demo/a/b"}, "want PROJECT/JOB"},
+		{[]string{"jobs", "demo/tick"}, "want a project name"},
+		{[]string{"jobs"}, "want 1 argument"},
+		{[]string{"trigger", "demo/tick", "--token", "x"}, "flag provided but not defined: -token"},
+		{[]string{"trigger", "demo/tick", "--server", "http://192.0.2.1:9", "--token-file", tokenFile}, "a token goes only over https"},
+		{[]string{"trigger", "demo/tick", "--token-file", filepath.Join(dir, "missing")}, "--token-file"},
+	} {
+		code, _, e := cli(tt.args...)
+		if code != exitUsage || !strings.Contains(e, tt.want) {
+			t.Errorf("sundial %s = %d %q; want %d and %q", strings.Join(tt.args, " "), code, e, exitUsage, tt.want)
+		}
+	}
+}
+
+func TestTokenNew(t *testing.T) {
+	t.Parallel()
+	code, out, _ := cli("token", "new", "--identity", "serviceAccount:ci@proj.iam.gserviceaccount.com")
+	m := regexp.MustCompile(`(?s)^token: (sundial_[0-9a-f]{64})\n.*\n(sha256:[0-9a-f]{64}) serviceAccount:ci@proj.iam.gserviceaccount.com\n$`).FindStringSubmatch(out)
+	if code != 0 || m == nil {
+		t.Fatalf("sundial token new = %d %q", code, out)
+	}
+	if strings.Contains(m[2], m[1]) {
+		t.Error("the file's line holds the token")
+	}
+	_, again, _ := cli("token", "new", "--identity", "serviceAccount:ci@proj.iam.gserviceaccount.com")
+	if strings.Contains(again, m[1]) {
+		t.Error("two tokens made are the same")
+	}
+	if code, _, e := cli("token", "new", "--identity", "ci@example.com"); code != exitUsage || !strings.Contains(e, "want serviceAccount:EMAIL") {
+		t.Errorf("a bad identity: %d %q", code, e)
+	}
+}

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sundial-cron/sundial/access"
+	"github.com/sundial-cron/sundial/web/signin"
+	"github.com/sundial-cron/sundial/web/signin/signintest"
+)
+
+// buildSignin parses serve's sign-in flags and builds them.
+func buildSignin(t *testing.T, publicURL string, args ...string) (signinSetup, error) {
+	t.Helper()
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var s signinFlags
+	s.register(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	now := func() time.Time { return time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC) }
+	return s.build(context.Background(), publicURL, revocations(context.Background(), serveFlags{backend: "embedded"}, now), now, slog.New(slog.DiscardHandler))
+}
+
+func TestServeSigninFlags(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	keyFile, tokensFile, secretFile := filepath.Join(dir, "keys"), filepath.Join(dir, "tokens"), filepath.Join(dir, "secret")
+	token, line := signin.NewToken(access.ServiceAccount("ci@proj.iam.gserviceaccount.com"))
+	for path, content := range map[string]string{keyFile: signin.NewKey() + "\n", tokensFile: line + "\n", secretFile: "s3cret\n"} {
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	public := "http://127.0.0.1:8080"
+	is := signintest.New(signintest.Options{ClientID: "c", ClientSecret: "s3cret", RedirectURL: public + signin.CallbackPath, Now: time.Now})
+	t.Cleanup(is.Close)
+	oidc := []string{"--oidc-issuer", is.URL(), "--oidc-client-id", "c", "--oidc-client-secret-file", secretFile, "--cookie-key-file", keyFile, "--insecure-dev-cookies"}
+
+	none, err := buildSignin(t, "")
+	if err != nil || len(none.authenticators) != 0 || none.oidc != nil {
+		t.Errorf("no sign-in flags: %+v, %v; want nothing", none, err)
+	}
+	all, err := buildSignin(t, public, append(oidc, "--iap-audience", "/projects/1/apps/a",
+		"--id-token-audience", "https://sundial.example.com", "--static-tokens-file", tokensFile)...)
+	if err != nil || len(all.authenticators) != 4 || all.oidc == nil {
+		t.Fatalf("every sign-in flag: %d authenticators, %v; want 4", len(all.authenticators), err)
+	}
+	// The static token authenticates through the built list, and the
+	// sign-in flow is mounted beside the API.
+	r := httptest.NewRequest("GET", "/api/v1/whoami", nil)
+	r.Header.Set("Authorization", "Bearer "+token)
+	if id, err := signin.Identify(r, all.authenticators); err != nil || id != access.ServiceAccount("ci@proj.iam.gserviceaccount.com") {
+		t.Errorf("the static token = %q, %v", id, err)
+	}
+	w := httptest.NewRecorder()
+	all.mount(http.NotFoundHandler()).ServeHTTP(w, httptest.NewRequest("GET", signin.SignInPath, nil))
+	if w.Code != http.StatusFound || !strings.HasPrefix(w.Header().Get("Location"), is.URL()+"/authorize?") {
+		t.Errorf("GET %s: %d to %q; want a redirect to the issuer", signin.SignInPath, w.Code, w.Header().Get("Location"))
+	}
+
+	for _, tt := range []struct {
+		name   string
+		public string
+		args   []string
+		want   string
+	}{
+		{"oidc without a public URL", "", oidc, "needs --public-url"},
+		{"oidc without a key file", public, []string{"--oidc-issuer", is.URL(), "--oidc-client-id", "c"}, "--cookie-key-file"},
+		{"insecure cookies off localhost", "http://sundial.example.com", oidc, "only for development at http://localhost"},
+		{"plain http without insecure cookies", public, oidc[:len(oidc)-1], "plain http"},
+		{"a bad IAP audience", "", []string{"--iap-audience", "sundial"}, "--iap-audience"},
+		{"a static tokens file with a bad line", "", []string{"--static-tokens-file", keyFile}, keyFile + ":1:"},
+	} {
+		if _, err := buildSignin(t, tt.public, tt.args...); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v; want an error containing %q", tt.name, err, tt.want)
+		}
+	}
+}

@@ -1,0 +1,82 @@
+// Package signin tells who makes a request: people signed in with OpenID
+// Connect (a session cookie), people behind Identity-Aware Proxy (its
+// signed header), and machines with a bearer token (a Google-signed ID
+// token of a service account, or a static token whose hash the server
+// keeps). Each authenticator has the shape of web.Authenticator without
+// importing web; cmd/sundial wires them in.
+package signin
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/sundial-cron/sundial/access"
+)
+
+// Authenticator tells who made a request: the identity its credentials
+// prove, access.Anonymous with a nil error when it carries none of this
+// authenticator's kind, or an error when the ones it carries fail. It is
+// the shape of web.Authenticator.
+type Authenticator interface {
+	Authenticate(r *http.Request) (access.Identity, error)
+}
+
+// Identify asks each authenticator in turn; the first that returns an
+// identity other than access.Anonymous, or an error, decides.
+func Identify(r *http.Request, auths []Authenticator) (access.Identity, error) {
+	for _, a := range auths {
+		id, err := a.Authenticate(r)
+		if err != nil {
+			return access.Anonymous, err
+		}
+		if id != access.Anonymous {
+			return id, nil
+		}
+	}
+	return access.Anonymous, nil
+}
+
+// WhoAmI answers GET /api/v1/whoami with {"identity": "..."}: who the
+// authenticators, tried in order, say the caller is ("anonymous" when none
+// recognises any credential). Credentials that fail answer 401 with
+// {"error": "..."}, as the API does.
+func WhoAmI(auths ...Authenticator) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "method " + r.Method + " not allowed: use GET"})
+			return
+		}
+		id, err := Identify(r, auths)
+		if err != nil {
+			w.Header().Set("Www-Authenticate", `Bearer realm="sundial", error="invalid_token"`)
+			writeJSON(w, http.StatusUnauthorized, map[string]string{"error": err.Error()})
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"identity": string(id)})
+	})
+}
+
+func writeJSON(w http.ResponseWriter, status int, body any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(body)
+}
+
+// bearer returns the token of an "Authorization: Bearer <token>" header;
+// present reports whether the header names the Bearer scheme at all, so
+// that "Bearer " with no token is refused rather than ignored.
+func bearer(r *http.Request) (token string, present bool) {
+	scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.TrimSpace(token), true
+}
+
+// isJWT reports whether a bearer token has the shape of a JSON Web Token
+// (three dot-separated parts), which the ID-token authenticator claims;
+// static tokens never hold a dot.
+func isJWT(token string) bool { return strings.Count(token, ".") == 2 }
