@@ -144,3 +144,9 @@ func (s *server) projectExists(ctx context.Context, project string) (bool, error
 	jobs, _, err := s.st.Jobs(ctx, project, store.Page{Limit: 1})
 	return len(jobs) > 0, err
 }
+
+// whoami answers who the server takes the caller for: the identity its
+// credentials prove, "anonymous" without any. Anyone may ask.
+func (s *server) whoami(r *http.Request) (int, any, error) {
+	return http.StatusOK, map[string]string{"identity": string(identityOf(r))}, nil
+}

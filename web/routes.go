@@ -31,6 +31,7 @@ const (
 func (s *server) routes() []route {
 	paging := []string{"limit", "cursor"}
 	return []route{
+		{method: "GET", path: prefix + "/whoami", handle: s.whoami},
 		{method: "GET", path: prefix + "/projects", perm: access.Read, handle: s.listProjects},
 		{method: "GET", path: prefix + "/projects/{project}/jobs", perm: access.Read, query: paging, handle: s.listJobs},
 		{method: "GET", path: jobPath, perm: access.Read, query: paging, handle: s.getJob},

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -56,6 +57,8 @@ type serveFlags struct {
 	urlAllow       []string
 	urlDeny        []string
 	signin         signinFlags // sign-in settings (signin.go)
+	accessFile     string
+	access         access.Settings // read from accessFile at start
 	auth           signinSetup // built from signin at start
 }
 
@@ -66,6 +69,7 @@ func parseServeFlags(args []string, stderr io.Writer) (serveFlags, error) {
 	fs.StringVar(&f.backend, "backend", "embedded", "embedded (SQLite, in-process queue) or cloud (Cloud Datastore, Cloud Tasks, cron endpoints)")
 	f.cloud.register(fs)
 	f.signin.register(fs)
+	fs.StringVar(&f.accessFile, "access-file", "", "the server's access settings: administrators, groups, allow_anonymous (docs/auth.md)")
 	fs.StringVar(&f.db, "db", "sundial.db", "the SQLite database file; created if missing")
 	fs.StringVar(&f.configDir, "config-dir", "examples/configs", "the directory of project configs, one <project>.yaml each")
 	fs.StringVar(&f.listen, "listen", "127.0.0.1:8080", "where the console, the API and /metrics listen (cloud: :$PORT when PORT is set)")
@@ -163,6 +167,12 @@ func runServe(args []string, stdout, stderr io.Writer, now func() time.Time) int
 			return 1
 		}
 	}
+	if f.accessFile != "" {
+		if f.access, err = config.ReadSettings(f.accessFile); err != nil {
+			logger.Error("sundial serve: --access-file", "err", err)
+			return 1
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if f.auth, err = f.signin.build(ctx, f.cloud.publicURL, revocations(ctx, f, now), now, logger); err != nil {
@@ -238,12 +248,15 @@ func serveEmbedded(ctx context.Context, f serveFlags, logger *slog.Logger, now f
 		return fmt.Errorf("--config-dir: %w", err)
 	}
 
-	ln, srv, err := listen(f, f.auth.mount(p.api(true)))
+	singleUser := !f.signin.enabled()
+	ln, srv, err := listen(f, f.auth.mount(p.api(singleUser)))
 	if err != nil {
 		return err
 	}
 	logger.Info("listening", "addr", ln.Addr().String(), "backend", "embedded", "db", f.db, "config_dir", f.configDir, "commands", f.commands)
-	logger.Info("single-user mode: no sign-in is configured, so every caller on this machine is the administrator; others need the admin token", "admin_token", f.adminToken != "")
+	if singleUser {
+		logger.Info("single-user mode: no sign-in is configured, so every caller on this machine is an administrator; others need a token", "admin_token", f.adminToken != "")
+	}
 	return runServer(ctx, logger, ln, srv, 5*time.Second, disp, p.wd, p.configs)
 }
 
@@ -281,23 +294,30 @@ func assemble(f serveFlags, st store.Store, q task.Queue, tgts map[string]target
 		eng:     eng,
 		wd:      watchdog.New(st, eng, watchdog.Options{Now: now, Logger: logger, Ticks: t.watchdog}),
 		configs: configs,
-		api: func(loopbackAdmin bool) http.Handler {
-			// No sign-in is wired yet: the embedded shape is the
-			// single-user mode, where a local caller is the
-			// administrator; the cloud shape has no local callers. The
-			// admin token (deprecated) is a machine identity of its own.
-			settings := access.Settings{LocalAdministrator: loopbackAdmin}
+		api: func(singleUser bool) http.Handler {
+			// In the single-user mode a local caller is the
+			// administrator; once any sign-in is configured, being local
+			// grants nothing. The admin token (deprecated) is a machine
+			// identity of its own.
+			settings := f.access
+			settings.LocalAdministrator = singleUser
 			var authn []web.Authenticator
-			if loopbackAdmin {
+			if singleUser {
 				authn = append(authn, web.LocalCaller{})
+			}
+			for _, a := range f.auth.authenticators {
+				authn = append(authn, a)
 			}
 			if f.adminToken != "" {
 				authn = append(authn, web.AdminToken(f.adminToken))
-				settings.Administrators = append(settings.Administrators, access.Member(web.AdminTokenIdentity))
+				settings.Administrators = append(slices.Clone(settings.Administrators), access.Member(web.AdminTokenIdentity))
+			}
+			if f.auth.static != nil {
+				authn = append(authn, f.auth.static)
 			}
 			policy, err := access.NewPolicy(settings)
 			if err != nil {
-				panic(err) // the settings above are always valid
+				panic(err) // ReadSettings checked the file's settings whole
 			}
 			return web.New(web.Options{
 				Engine:         eng,

@@ -225,7 +225,9 @@ func serveCloud(ctx context.Context, f serveFlags, logger *slog.Logger, now func
 		}
 		mux.Handle(path, web.Guard(gate, logger, web.CronEndpoint(path, pass, logger)))
 	}
-	mux.Handle("/", p.api(false))
+	// The cloud shape has no single-user mode: its instances share no
+	// machine with their callers.
+	mux.Handle("/", f.auth.mount(p.api(false)))
 
 	// web.New's own check comes after this mux, which would redirect first.
 	ln, srv, err := listen(f, web.Canonical(mux))

@@ -67,9 +67,12 @@ func revocations(ctx context.Context, f serveFlags, now func() time.Time) func()
 // signinSetup is sign-in built from the flags.
 type signinSetup struct {
 	// authenticators tell who makes a request, tried in order: the
-	// session cookie, IAP's header, then bearer tokens (JWT-shaped ones
-	// are ID tokens, others static tokens).
+	// session cookie, IAP's header, service accounts' ID tokens.
 	authenticators []signin.Authenticator
+	// static are the static bearer tokens, tried last: they refuse any
+	// token they do not know, so the deprecated admin token goes before
+	// them. Nil without --static-tokens-file.
+	static *signin.StaticTokens
 	// oidc serves the sign-in flow under /auth/; nil without
 	// --oidc-issuer.
 	oidc *signin.OIDC
@@ -135,7 +138,7 @@ func (s *signinFlags) build(ctx context.Context, publicURL string, revocations f
 		if err != nil {
 			return out, fmt.Errorf("--static-tokens-file: %w", err)
 		}
-		out.authenticators = append(out.authenticators, st)
+		out.static = st
 	}
 	if s.enabled() {
 		logger.Info("sign-in", "oidc_issuer", s.oidcIssuer, "iap_audience", s.iapAudience,

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -17,7 +18,10 @@ import (
 
 // `sundial serve` with --oidc-issuer serves the sign-in flow: a browser
 // leaves for the issuer, comes back with a session cookie, lands on the
-// page it asked for, and signing out clears the cookie.
+// page it asked for, and signing out clears the cookie. The session is the
+// API's identity: the signed-in user sees the project whose config grants
+// her a role and not the other; a caller on the same machine without a
+// session is anonymous, since sign-in is configured.
 func TestServeSignsInWithOIDC(t *testing.T) {
 	dir := t.TempDir()
 	configs := filepath.Join(dir, "configs")
@@ -34,6 +38,8 @@ func TestServeSignsInWithOIDC(t *testing.T) {
 	is := signintest.New(signintest.Options{ClientID: "sundial", ClientSecret: "e2e-secret",
 		RedirectURL: public + signin.CallbackPath, Email: "alice@example.com", Now: time.Now})
 	t.Cleanup(is.Close)
+	writeConfig(t, configs, "mine", "roles:\n  - {role: reader, members: [user:alice@example.com]}\njobs:\n  - {id: a, schedule: \"@hourly\", noop: {}}\n")
+	writeConfig(t, configs, "theirs", "jobs:\n  - {id: a, schedule: \"@hourly\", noop: {}}\n")
 	keys, secret := filepath.Join(dir, "keys"), filepath.Join(dir, "secret")
 	for path, content := range map[string]string{keys: signin.NewKey() + "\n", secret: "e2e-secret\n"} {
 		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
@@ -77,6 +83,33 @@ func TestServeSignsInWithOIDC(t *testing.T) {
 	}
 	if !session() {
 		t.Fatal("no session cookie after sign-in")
+	}
+	getJSON := func(c *http.Client, path string, out any) int {
+		t.Helper()
+		resp, err := c.Get(public + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		return resp.StatusCode
+	}
+	var who struct{ Identity string }
+	if getJSON(client, "/api/v1/whoami", &who); who.Identity != "user:alice@example.com" {
+		t.Errorf("whoami with the session: %q", who.Identity)
+	}
+	waitUntil(t, time.Minute, "the configs to be applied", func() bool {
+		var out struct{ Projects []struct{ Project string } }
+		return getJSON(client, "/api/v1/projects", &out) == http.StatusOK && len(out.Projects) == 1 && out.Projects[0].Project == "mine"
+	})
+	var refused struct{ Error string }
+	if code := getJSON(client, "/api/v1/projects/theirs/jobs/a", &refused); code != http.StatusNotFound {
+		t.Errorf("alice reading a project that grants her nothing: %d %q; want 404", code, refused.Error)
+	}
+	if code := getJSON(http.DefaultClient, "/api/v1/projects/mine/jobs/a", &refused); code != http.StatusUnauthorized {
+		t.Errorf("a local caller without a session, sign-in configured: %d %q; want 401", code, refused.Error)
 	}
 	out, err := client.Post(public+signin.SignOutPath, "", nil)
 	if err != nil {

@@ -53,14 +53,14 @@ func TestServeSigninFlags(t *testing.T) {
 	}
 	all, err := buildSignin(t, public, append(oidc, "--iap-audience", "/projects/1/apps/a",
 		"--id-token-audience", "https://sundial.example.com", "--static-tokens-file", tokensFile)...)
-	if err != nil || len(all.authenticators) != 4 || all.oidc == nil {
-		t.Fatalf("every sign-in flag: %d authenticators, %v; want 4", len(all.authenticators), err)
+	if err != nil || len(all.authenticators) != 3 || all.static == nil || all.oidc == nil {
+		t.Fatalf("every sign-in flag: %d authenticators and static tokens %v, %v; want 3 and static tokens", len(all.authenticators), all.static != nil, err)
 	}
-	// The static token authenticates through the built list, and the
+	// The static tokens file is read, and the
 	// sign-in flow is mounted beside the API.
 	r := httptest.NewRequest("GET", "/api/v1/whoami", nil)
 	r.Header.Set("Authorization", "Bearer "+token)
-	if id, err := signin.Identify(r, all.authenticators); err != nil || id != access.ServiceAccount("ci@proj.iam.gserviceaccount.com") {
+	if id, err := all.static.Authenticate(r); err != nil || id != access.ServiceAccount("ci@proj.iam.gserviceaccount.com") {
 		t.Errorf("the static token = %q, %v", id, err)
 	}
 	w := httptest.NewRecorder()

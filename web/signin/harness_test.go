@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sundial-cron/sundial/access"
 	"github.com/sundial-cron/sundial/internal/fakeclock"
 	"github.com/sundial-cron/sundial/web/signin"
 	"github.com/sundial-cron/sundial/web/signin/signintest"
@@ -72,7 +73,7 @@ func newSite(t *testing.T, so siteOptions) *site {
 	}
 	s.oidc = s.instance(s.revoke)
 	mux.Handle("/auth/", s.oidc.Handler())
-	mux.Handle("GET /api/v1/whoami", signin.WhoAmI(s.oidc))
+	mux.Handle("GET /api/v1/whoami", whoAmI(s.oidc))
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "home") })
 	mux.HandleFunc("GET /console/jobs", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "jobs") })
 	return s
@@ -168,4 +169,32 @@ func (b *browser) cookie(s *site, name string) *http.Cookie {
 		}
 	}
 	return nil
+}
+
+// whoAmI answers {"identity": "..."}: who the authenticators, tried in
+// order, say the caller is, as the API's /whoami does; failed credentials
+// answer 401.
+func whoAmI(auths ...signin.Authenticator) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		id, err := identify(r, auths)
+		if err != nil {
+			w.WriteHeader(http.StatusUnauthorized)
+			json.NewEncoder(w).Encode(map[string]string{"error": err.Error()})
+			return
+		}
+		json.NewEncoder(w).Encode(map[string]string{"identity": string(id)})
+	})
+}
+
+// identify asks each authenticator in turn; the first that returns an
+// identity other than access.Anonymous, or an error, decides.
+func identify(r *http.Request, auths []signin.Authenticator) (access.Identity, error) {
+	for _, a := range auths {
+		id, err := a.Authenticate(r)
+		if err != nil || id != access.Anonymous {
+			return id, err
+		}
+	}
+	return access.Anonymous, nil
 }

@@ -22,42 +22,6 @@ type Authenticator interface {
 	Authenticate(r *http.Request) (access.Identity, error)
 }
 
-// Identify asks each authenticator in turn; the first that returns an
-// identity other than access.Anonymous, or an error, decides.
-func Identify(r *http.Request, auths []Authenticator) (access.Identity, error) {
-	for _, a := range auths {
-		id, err := a.Authenticate(r)
-		if err != nil {
-			return access.Anonymous, err
-		}
-		if id != access.Anonymous {
-			return id, nil
-		}
-	}
-	return access.Anonymous, nil
-}
-
-// WhoAmI answers GET /api/v1/whoami with {"identity": "..."}: who the
-// authenticators, tried in order, say the caller is ("anonymous" when none
-// recognises any credential). Credentials that fail answer 401 with
-// {"error": "..."}, as the API does.
-func WhoAmI(auths ...Authenticator) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "method " + r.Method + " not allowed: use GET"})
-			return
-		}
-		id, err := Identify(r, auths)
-		if err != nil {
-			w.Header().Set("Www-Authenticate", `Bearer realm="sundial", error="invalid_token"`)
-			writeJSON(w, http.StatusUnauthorized, map[string]string{"error": err.Error()})
-			return
-		}
-		writeJSON(w, http.StatusOK, map[string]string{"identity": string(id)})
-	})
-}
-
 func writeJSON(w http.ResponseWriter, status int, body any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
