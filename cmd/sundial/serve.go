@@ -59,7 +59,7 @@ type serveFlags struct {
 	signin         signinFlags // sign-in settings (signin.go)
 	accessFile     string
 	access         access.Settings // read from accessFile at start
-	auth           signinSetup // built from signin at start
+	auth           signinSetup     // built from signin at start
 }
 
 func parseServeFlags(args []string, stderr io.Writer) (serveFlags, error) {
