@@ -95,8 +95,8 @@ func TestAPIVerbsAgainstARealServer(t *testing.T) {
 		args      []string
 		want      string
 	}{
-		{"no token", "", []string{"trigger", "demo/on-demand", "--server", proxy.URL}, "401 Unauthorized: missing the admin token"},
-		{"wrong token from the environment", "wrong-token-0123456789abcdef", []string{"trigger", "demo/on-demand", "--server", proxy.URL}, "401 Unauthorized: the bearer token is not the admin token"},
+		{"no token", "", []string{"trigger", "demo/on-demand", "--server", proxy.URL}, "401 Unauthorized: sign in"},
+		{"wrong token from the environment", "wrong-token-0123456789abcdef", []string{"trigger", "demo/on-demand", "--server", proxy.URL}, "401 Unauthorized: credentials refused"},
 		{"unknown job", "", append([]string{"trigger", "demo/nope"}, api...), "404 Not Found: job demo/nope not found"},
 		{"a reason too long", "", append([]string{"pause", "demo/on-demand", "--reason", strings.Repeat("x", 501)}, api...), "400 Bad Request: reason: 501 characters; at most 500"},
 	} {
