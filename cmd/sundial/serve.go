@@ -189,12 +189,15 @@ func embeddedConfig(f serveFlags) statemachine.Config {
 // store, the in-process dispatcher, the watchdog ticker, the config
 // refresher and the HTTP server, in one process.
 func serveEmbedded(ctx context.Context, f serveFlags, logger *slog.Logger, now func() time.Time) error {
+	// The server's own sockets, known once it listens: url_fetch never
+	// calls them, whatever --url-allow says.
+	self := &urlfetch.Listeners{}
 	tgts, err := targets(targetOptions{
 		commands:      f.commands,
 		commandCgroup: f.commandCgroup,
 		logger:        logger,
-		// The embedded shape's receivers often run on the same machine.
-		policy: urlfetch.Policy{AllowLoopback: true, Allow: f.urlAllow, Deny: f.urlDeny},
+		policy:        urlfetch.Policy{Allow: f.urlAllow, Deny: f.urlDeny},
+		server:        self,
 	})
 	if err != nil {
 		return err
@@ -232,6 +235,10 @@ func serveEmbedded(ctx context.Context, f serveFlags, logger *slog.Logger, now f
 
 	ln, srv, err := listen(f, p.api(true))
 	if err != nil {
+		return err
+	}
+	if err := self.Add(ln.Addr()); err != nil {
+		ln.Close()
 		return err
 	}
 	logger.Info("listening", "addr", ln.Addr().String(), "backend", "embedded", "db", f.db, "config_dir", f.configDir, "commands", f.commands)

@@ -21,13 +21,16 @@ type targetOptions struct {
 	logger *slog.Logger
 	// policy bounds where url_fetch jobs may connect.
 	policy urlfetch.Policy
+	// server holds the server's own listening sockets, which url_fetch
+	// never connects to; nil where nothing listens (sundial validate).
+	server *urlfetch.Listeners
 }
 
 // targets returns the targets this binary runs, by kind. It is the one
 // place they are registered: `sundial validate` checks configs against the
 // same kinds the server runs.
 func targets(o targetOptions) (map[string]target.Target, error) {
-	fetch, err := urlfetch.New(urlfetch.Options{Policy: o.policy})
+	fetch, err := urlfetch.New(urlfetch.Options{Policy: o.policy, Server: o.server})
 	if err != nil {
 		return nil, err
 	}
