@@ -11,9 +11,14 @@ import (
 
 // targetOptions say which targets a server runs and how far they reach.
 type targetOptions struct {
-	// commands enables the command target: the embedded default runs
-	// commands on its own machine; the cloud shape never does.
-	commands bool
+	// commands registers the command target: the embedded shape runs
+	// commands on its own machine for commandProjects (for any project
+	// with anyProject: sundial validate); the cloud shape never does.
+	commands        bool
+	commandProjects []string
+	anyProject      bool
+	// commandUser is the user commands run as; "": the server's.
+	commandUser string
 	// commandCgroup is where each command attempt gets a cgroup (see
 	// command.Options.Cgroup).
 	commandCgroup string
@@ -39,7 +44,13 @@ func targets(o targetOptions) (map[string]target.Target, error) {
 		"url_fetch": fetch,
 	}
 	if o.commands {
-		cmd, err := command.New(command.Options{Cgroup: o.commandCgroup, Logger: o.logger})
+		cmd, err := command.New(command.Options{
+			Cgroup:     o.commandCgroup,
+			Logger:     o.logger,
+			Projects:   o.commandProjects,
+			AnyProject: o.anyProject,
+			User:       o.commandUser,
+		})
 		if err != nil {
 			return nil, err
 		}
