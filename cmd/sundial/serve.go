@@ -49,14 +49,14 @@ type serveFlags struct {
 	commandProjects []string
 	commandUser     string
 	commandCgroup   string
-	workers        int
-	refresh        time.Duration
-	stopGrace      time.Duration
-	maxCalls       int
-	maxConns       int
-	taskGrace      time.Duration
-	urlAllow       []string
-	urlDeny        []string
+	workers         int
+	refresh         time.Duration
+	stopGrace       time.Duration
+	maxCalls        int
+	maxConns        int
+	taskGrace       time.Duration
+	urlAllow        []string
+	urlDeny         []string
 }
 
 func parseServeFlags(args []string, stderr io.Writer) (serveFlags, error) {
