@@ -44,19 +44,20 @@ type serveFlags struct {
 	logFormat      string
 	logLevel       slog.Level
 	sync           sqlite.Sync
+	commandCgroup  string
+	workers        int
+	refresh        time.Duration
+	stopGrace      time.Duration
+	maxCalls       int
+	maxConns       int
+	taskGrace      time.Duration
+	urlAllow       []string
+	urlDeny        []string
+
 	// commandProjects are the projects whose command targets run (never
 	// in the cloud shape); commandUser the user they run as.
 	commandProjects []string
 	commandUser     string
-	commandCgroup   string
-	workers         int
-	refresh         time.Duration
-	stopGrace       time.Duration
-	maxCalls        int
-	maxConns        int
-	taskGrace       time.Duration
-	urlAllow        []string
-	urlDeny         []string
 }
 
 func parseServeFlags(args []string, stderr io.Writer) (serveFlags, error) {
