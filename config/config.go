@@ -43,6 +43,12 @@ type Project struct {
 // nothing that needs escaping in a URL.
 var projectID = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
 
+// ValidProjectID reports whether id can be a project's id, so that a
+// server setting naming projects can refuse one that no project can have.
+func ValidProjectID(id string) bool {
+	return projectID.MatchString(id)
+}
+
 // jobID is what a job's id may be.
 var jobID = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,100}$`)
 

@@ -58,7 +58,7 @@ func (d *decoder) job(project string, n *yaml.Node, path string, targets map[str
 		j.Disabled, _ = d.boolean(f.value, path+".disabled")
 	}
 	d.when(fs, n, path, j.ID, def)
-	d.target(fs, n, path, j.ID, def, targets)
+	d.target(fs, n, path, project, j.ID, def, targets)
 	return j, d.failures() == before
 }
 
@@ -205,7 +205,7 @@ func (d *decoder) retries(n *yaml.Node, path string, p *statemachine.Policy) {
 
 // target reads the job's one target: its kind must be one the server runs,
 // and its settings are handed on as JSON for the target to check.
-func (d *decoder) target(fs map[string]field, n *yaml.Node, path, id string, def *engine.Definition, targets map[string]target.Target) {
+func (d *decoder) target(fs map[string]field, n *yaml.Node, path, project, id string, def *engine.Definition, targets map[string]target.Target) {
 	var kinds []string
 	for _, k := range TargetKinds {
 		if _, ok := fs[k]; ok {
@@ -229,6 +229,12 @@ func (d *decoder) target(fs map[string]field, n *yaml.Node, path, id string, def
 	if !ok {
 		d.errorf(f.key, fpath, "job %s: target %s is not enabled on this server", nameOr(id, path), kind)
 		return
+	}
+	if g, ok := t.(target.ProjectGate); ok {
+		if err := g.Allows(project); err != nil {
+			d.errorf(f.key, fpath, "job %s: %v", nameOr(id, path), err)
+			return
+		}
 	}
 	spec, ok := d.specJSON(f.value, fpath)
 	if !ok {

@@ -75,6 +75,16 @@ type Aborter interface {
 	Abort(ctx context.Context, req Request) error
 }
 
+// ProjectGate is implemented by targets that run the jobs of the projects
+// their operator names, and no others: config validation asks it, so a
+// config that may not use the target is refused at load, naming the file
+// and line; the target asks itself again at launch.
+type ProjectGate interface {
+	// Allows returns nil if the target runs project's jobs, or an error
+	// saying why it does not.
+	Allows(project string) error
+}
+
 // Checker is implemented by targets that can tell a bad spec before any
 // launch: config validation calls it, so a typo in a URL or an argv is an
 // error that names the file and line, not a failed invocation at 3 a.m.

@@ -36,7 +36,7 @@ func TestServeKeepsRunningJobsWhileCallersHoldConnections(t *testing.T) {
       argv: ["/bin/sh", "-c", "echo x >> %s"]
 `, out))
 	s := serveUnder(t, []string{prlimit, "--nofile=64:64"},
-		"--db", filepath.Join(dir, "sundial.db"), "--config-dir", configs, "--max-connections", "16")
+		"--db", filepath.Join(dir, "sundial.db"), "--config-dir", configs, "--max-connections", "16", "--command-projects", "p")
 
 	ran := func() int {
 		b, _ := os.ReadFile(out)

@@ -43,7 +43,7 @@ func TestServeEndsACrashLoopOfOneJob(t *testing.T) {
     command:
       argv: ["/bin/sh", "-c", "echo $SUNDIAL_ATTEMPT >> %s && kill -9 $PPID"]
 `, tc.maxAttempts, launches))
-			args := []string{"--db", filepath.Join(dir, "sundial.db"), "--config-dir", configs}
+			args := []string{"--db", filepath.Join(dir, "sundial.db"), "--config-dir", configs, "--command-projects", "p"}
 
 			s := serve(t, args...)
 			// The server applies its configs once it listens.

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -182,7 +183,10 @@ type server struct {
 	err  error         // its exit, once done
 }
 
-// serve starts `sundial serve` with args and waits until it listens.
+// serve starts `sundial serve` with args and waits until it listens. The
+// jobs' receivers are on loopback, which url_fetch calls only where the
+// operator allows it: a test's server allows 127.0.0.1 unless the test
+// gives its own --url-allow.
 func serve(t *testing.T, args ...string) *server {
 	t.Helper()
 	return serveUnder(t, nil, args...)
@@ -191,7 +195,11 @@ func serve(t *testing.T, args ...string) *server {
 // serveUnder is serve, with the binary run by wrapper (prlimit, say).
 func serveUnder(t *testing.T, wrapper []string, args ...string) *server {
 	t.Helper()
-	argv := append(append(wrapper, binary(t), "serve", "--listen", "127.0.0.1:0", "--log-format", "json"), args...)
+	argv := append(wrapper, binary(t), "serve", "--listen", "127.0.0.1:0", "--log-format", "json")
+	if !slices.Contains(args, "--url-allow") {
+		argv = append(argv, "--url-allow", "127.0.0.1/32")
+	}
+	argv = append(argv, args...)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

@@ -27,7 +27,7 @@ func TestServeLogSaysHowMuchOutputWasLeftOut(t *testing.T) {
     command:
       argv: ["/bin/sh", "-c", "head -c %d /dev/zero | tr '\\0' q"]
 `, output))
-	s := serve(t, "--db", filepath.Join(dir, "sundial.db"), "--config-dir", configs)
+	s := serve(t, "--db", filepath.Join(dir, "sundial.db"), "--config-dir", configs, "--command-projects", "p")
 	waitUntil(t, time.Minute, "the job to be defined", func() bool {
 		resp, err := http.Get("http://" + s.addr + "/api/v1/projects/p/jobs/loud")
 		if err != nil {

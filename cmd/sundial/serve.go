@@ -46,7 +46,6 @@ type serveFlags struct {
 	logFormat      string
 	logLevel       slog.Level
 	sync           sqlite.Sync
-	commands       bool
 	commandCgroup  string
 	workers        int
 	refresh        time.Duration
@@ -60,6 +59,11 @@ type serveFlags struct {
 	accessFile     string
 	access         access.Settings // read from accessFile at start
 	auth           signinSetup     // built from signin at start
+
+	// commandProjects are the projects whose command targets run (never
+	// in the cloud shape); commandUser the user they run as.
+	commandProjects []string
+	commandUser     string
 }
 
 func parseServeFlags(args []string, stderr io.Writer) (serveFlags, error) {
@@ -77,7 +81,8 @@ func parseServeFlags(args []string, stderr io.Writer) (serveFlags, error) {
 	fs.StringVar(&f.logFormat, "log-format", "text", "text or json")
 	fs.TextVar(&f.logLevel, "log-level", slog.LevelInfo, "debug (a line per launch and end), info, warn or error")
 	syncMode := fs.String("sync", "full", "SQLite synchronous setting: full (survives power loss) or normal")
-	fs.BoolVar(&f.commands, "commands", true, "run command targets (never in the cloud shape)")
+	fs.Func("command-projects", "comma-separated ids of the projects whose command targets run, as the server's user or --command-user (default: none; never in the cloud shape)", listFlag(&f.commandProjects))
+	fs.StringVar(&f.commandUser, "command-user", "", "the Unix user (name or uid) commands run as, without supplementary groups; the server must run as root (default: the server's own user, who can read its database)")
 	fs.StringVar(&f.commandCgroup, "command-cgroup", "", "the cgroup v2 directory under which each command attempt gets a cgroup (default: sundial-commands in the server's own cgroup, where it can make one); none: process groups and rlimits only")
 	fs.IntVar(&f.workers, "workers", 0, "tasks handled at once (default: the dispatcher's)")
 	fs.DurationVar(&f.refresh, "config-refresh", time.Minute, "how often the config directory is read again (SIGHUP reads it at once)")
@@ -92,6 +97,11 @@ func parseServeFlags(args []string, stderr io.Writer) (serveFlags, error) {
 	}
 	if fs.NArg() > 0 {
 		return f, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	for _, p := range f.commandProjects {
+		if !config.ValidProjectID(p) {
+			return f, fmt.Errorf("--command-projects: %q is not a project id: want lower-case letters, digits, _ and -, starting with a letter or digit", p)
+		}
 	}
 	switch *syncMode {
 	case "full":
@@ -114,10 +124,9 @@ func parseServeFlags(args []string, stderr io.Writer) (serveFlags, error) {
 	case "cloud":
 		// Instances of the cloud shape share no machine with the jobs'
 		// owners; a command would run on whichever instance took the task.
-		if set["commands"] && f.commands {
-			return f, errors.New("--commands: the cloud shape never runs commands")
+		if len(f.commandProjects) > 0 || f.commandUser != "" {
+			return f, errors.New("--command-projects, --command-user: the cloud shape never runs commands")
 		}
-		f.commands = false
 		if port := os.Getenv("PORT"); port != "" && !set["listen"] {
 			f.listen = ":" + port
 		}
@@ -207,21 +216,39 @@ func embeddedConfig(f serveFlags) statemachine.Config {
 // store, the in-process dispatcher, the watchdog ticker, the config
 // refresher and the HTTP server, in one process.
 func serveEmbedded(ctx context.Context, f serveFlags, logger *slog.Logger, now func() time.Time) error {
+	// The server's own sockets, known once it listens: url_fetch never
+	// calls them, whatever --url-allow says.
+	self := &urlfetch.Listeners{}
 	tgts, err := targets(targetOptions{
-		commands:      f.commands,
-		commandCgroup: f.commandCgroup,
-		logger:        logger,
-		// The embedded shape's receivers often run on the same machine.
-		policy: urlfetch.Policy{AllowLoopback: true, Allow: f.urlAllow, Deny: f.urlDeny},
+		commands:        true,
+		commandProjects: f.commandProjects,
+		commandUser:     f.commandUser,
+		commandCgroup:   f.commandCgroup,
+		logger:          logger,
+		policy:          urlfetch.Policy{Allow: f.urlAllow, Deny: f.urlDeny},
+		server:          self,
 	})
 	if err != nil {
 		return err
 	}
+	if f.commandUser != "" {
+		if err := checkPrivate(f.commandUser, secretFiles(f)); err != nil {
+			return err
+		}
+	} else if len(f.commandProjects) > 0 && os.Geteuid() == 0 {
+		logger.Warn("commands run as root, the server's user: a job of " + strings.Join(f.commandProjects, ", ") + " can do anything on this machine; set --command-user")
+	}
+	_, statErr := os.Stat(f.db)
 	st, err := sqlite.Open(f.db, sqlite.Options{Synchronous: f.sync})
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	if errors.Is(statErr, os.ErrNotExist) {
+		if err := makePrivate(f.db); err != nil {
+			return err
+		}
+	}
 
 	metrics := web.NewMetrics(st)
 	var eng *engine.Engine
@@ -253,11 +280,59 @@ func serveEmbedded(ctx context.Context, f serveFlags, logger *slog.Logger, now f
 	if err != nil {
 		return err
 	}
-	logger.Info("listening", "addr", ln.Addr().String(), "backend", "embedded", "db", f.db, "config_dir", f.configDir, "commands", f.commands)
+	if err := self.Add(ln.Addr()); err != nil {
+		ln.Close()
+		return err
+	}
+	logger.Info("listening", "addr", ln.Addr().String(), "backend", "embedded", "db", f.db, "config_dir", f.configDir, "command_projects", strings.Join(f.commandProjects, ","), "command_user", f.commandUser)
 	if singleUser {
 		logger.Info("single-user mode: no sign-in is configured, so every caller on this machine is an administrator; others need a token", "admin_token", f.adminToken != "")
 	}
 	return runServer(ctx, logger, ln, srv, 5*time.Second, disp, p.wd, p.configs)
+}
+
+// secretFiles are the files of the server's that no command may read: the
+// database (every project's definitions, their headers included) and the
+// admin token.
+func secretFiles(f serveFlags) []string {
+	files := []string{f.db, f.db + "-wal", f.db + "-shm"}
+	for _, name := range []string{f.adminTokenFile, f.signin.staticTokensFile, f.signin.cookieKeyFile, f.signin.oidcSecretFile} {
+		if name != "" {
+			files = append(files, name)
+		}
+	}
+	return files
+}
+
+// makePrivate makes a database the server has just created readable by
+// the server's user only, before anything is written to it: it will hold
+// every project's definitions, their headers included. An existing
+// database's mode is the operator's.
+func makePrivate(db string) error {
+	for _, name := range []string{db, db + "-wal", db + "-shm"} {
+		if err := os.Chmod(name, 0o600); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("--db: %w", err)
+		}
+	}
+	return nil
+}
+
+// checkPrivate refuses files that a user other than the server's may
+// read: commands run as user could read them.
+func checkPrivate(user string, files []string) error {
+	for _, name := range files {
+		fi, err := os.Stat(name)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if fi.Mode().Perm()&0o077 != 0 {
+			return fmt.Errorf("--command-user %s: %s is readable by users other than the server's (mode %v): chmod go-rwx it, or commands could read it", user, name, fi.Mode().Perm())
+		}
+	}
+	return nil
 }
 
 // ticks ask the background services for their work in the embedded shape;

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -165,6 +167,23 @@ func (c *cloudFlags) gates(now func() time.Time) (tasks web.Gate, cron func(path
 	return tasks, oidc, cloudtasks.HTTP{URL: c.publicURL + tasksPath, ServiceAccount: c.invoker}, nil
 }
 
+// ownHosts adds to deny the host names by which the service itself is
+// called, where they are known: a url_fetch job must not reach the
+// service's API through its front end either. That is --public-url's host
+// on Cloud Run, and the project's appspot.com names on App Engine (a custom
+// domain mapped to the service is the operator's to add to --url-deny).
+func (c *cloudFlags) ownHosts(deny []string) []string {
+	deny = slices.Clone(deny)
+	if u, err := url.Parse(c.publicURL); err == nil && u.Hostname() != "" {
+		deny = append(deny, u.Hostname())
+	}
+	// A domain-scoped project (example.com:app) has no such name.
+	if c.platform == "appengine" && c.project != "" && !strings.Contains(c.project, ":") {
+		deny = append(deny, c.project+".appspot.com", "*."+c.project+".appspot.com")
+	}
+	return deny
+}
+
 // cloudConfig is the engine's configuration in the cloud shape: Cloud
 // Tasks may deliver a StartInvocation again while the instance that took
 // it first is still on its way to the target, so the default grace before
@@ -182,7 +201,8 @@ func cloudConfig(f serveFlags) statemachine.Config {
 // in the background, so any number of instances can serve.
 func serveCloud(ctx context.Context, f serveFlags, logger *slog.Logger, now func() time.Time) error {
 	c := f.cloud
-	tgts, err := targets(targetOptions{policy: urlfetch.Policy{Allow: f.urlAllow, Deny: f.urlDeny}})
+	self := &urlfetch.Listeners{}
+	tgts, err := targets(targetOptions{policy: urlfetch.Policy{Allow: f.urlAllow, Deny: c.ownHosts(f.urlDeny)}, server: self})
 	if err != nil {
 		return err
 	}
@@ -232,6 +252,10 @@ func serveCloud(ctx context.Context, f serveFlags, logger *slog.Logger, now func
 	// web.New's own check comes after this mux, which would redirect first.
 	ln, srv, err := listen(f, web.Canonical(mux))
 	if err != nil {
+		return err
+	}
+	if err := self.Add(ln.Addr()); err != nil {
+		ln.Close()
 		return err
 	}
 	logger.Info("listening", "addr", ln.Addr().String(), "backend", "cloud", "platform", c.platform,

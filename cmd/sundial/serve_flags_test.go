@@ -20,7 +20,7 @@ func TestServeFlags(t *testing.T) {
 		check   func(t *testing.T, f serveFlags)
 	}{
 		{name: "the embedded default needs nothing", check: func(t *testing.T, f serveFlags) {
-			if f.backend != "embedded" || f.db != "sundial.db" || f.listen != "127.0.0.1:8080" || !f.commands {
+			if f.backend != "embedded" || f.db != "sundial.db" || f.listen != "127.0.0.1:8080" || len(f.commandProjects) != 0 || f.commandUser != "" {
 				t.Errorf("defaults: %+v", f)
 			}
 		}},
@@ -32,10 +32,12 @@ func TestServeFlags(t *testing.T) {
 		{name: "the cloud shape without its project", args: []string{"--backend", "cloud", "--platform", "appengine", "--tasks-location", "l"}, wantErr: "--backend=cloud needs --project"},
 		{name: "the cloud shape outside any platform", args: []string{"--backend", "cloud", "--project", "p", "--tasks-location", "l"}, wantErr: "--platform"},
 		{name: "Cloud Run without its URL and invoker", args: append(cloud, "--platform", "cloudrun"), wantErr: "--public-url, --invoker"},
-		{name: "commands asked of the cloud shape", args: append(cloud, "--commands"), wantErr: "never runs commands"},
-		{name: "the cloud shape leaves commands off", args: cloud, check: func(t *testing.T, f serveFlags) {
-			if f.commands {
-				t.Error("commands are on in the cloud shape")
+		{name: "commands asked of the cloud shape", args: append(cloud, "--command-projects", "ops"), wantErr: "never runs commands"},
+		{name: "a command user asked of the cloud shape", args: append(cloud, "--command-user", "nobody"), wantErr: "never runs commands"},
+		{name: "a command project that no project can be", args: []string{"--command-projects", "ops,Billing"}, wantErr: `--command-projects: "Billing" is not a project id`},
+		{name: "command projects listed", args: []string{"--command-projects", "ops, web", "--command-projects", "db"}, check: func(t *testing.T, f serveFlags) {
+			if strings.Join(f.commandProjects, ",") != "ops,web,db" {
+				t.Errorf("commandProjects = %q; want ops, web, db", f.commandProjects)
 			}
 		}},
 		{

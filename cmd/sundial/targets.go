@@ -11,9 +11,14 @@ import (
 
 // targetOptions say which targets a server runs and how far they reach.
 type targetOptions struct {
-	// commands enables the command target: the embedded default runs
-	// commands on its own machine; the cloud shape never does.
-	commands bool
+	// commands registers the command target: the embedded shape runs
+	// commands on its own machine for commandProjects (for any project
+	// with anyProject: sundial validate); the cloud shape never does.
+	commands        bool
+	commandProjects []string
+	anyProject      bool
+	// commandUser is the user commands run as; "": the server's.
+	commandUser string
 	// commandCgroup is where each command attempt gets a cgroup (see
 	// command.Options.Cgroup).
 	commandCgroup string
@@ -21,13 +26,16 @@ type targetOptions struct {
 	logger *slog.Logger
 	// policy bounds where url_fetch jobs may connect.
 	policy urlfetch.Policy
+	// server holds the server's own listening sockets, which url_fetch
+	// never connects to; nil where nothing listens (sundial validate).
+	server *urlfetch.Listeners
 }
 
 // targets returns the targets this binary runs, by kind. It is the one
 // place they are registered: `sundial validate` checks configs against the
 // same kinds the server runs.
 func targets(o targetOptions) (map[string]target.Target, error) {
-	fetch, err := urlfetch.New(urlfetch.Options{Policy: o.policy})
+	fetch, err := urlfetch.New(urlfetch.Options{Policy: o.policy, Server: o.server})
 	if err != nil {
 		return nil, err
 	}
@@ -36,7 +44,13 @@ func targets(o targetOptions) (map[string]target.Target, error) {
 		"url_fetch": fetch,
 	}
 	if o.commands {
-		cmd, err := command.New(command.Options{Cgroup: o.commandCgroup, Logger: o.logger})
+		cmd, err := command.New(command.Options{
+			Cgroup:     o.commandCgroup,
+			Logger:     o.logger,
+			Projects:   o.commandProjects,
+			AnyProject: o.anyProject,
+			User:       o.commandUser,
+		})
 		if err != nil {
 			return nil, err
 		}

@@ -1,6 +1,8 @@
 // Package command is the target that runs a program on the server's
-// machine. It is only for servers whose operator enables commands: a job
-// config can then run anything the server's user can.
+// machine. It runs only the jobs of projects the operator names
+// (Options.Projects): a job config can run anything the user it runs as
+// can, which, unless the operator sets another user (Options.User), is the
+// server's own user, who can read the server's database and signal it.
 //
 // Each attempt runs in a process group of its own and, where the host has
 // cgroup v2, in a cgroup of its own, so it can be stopped as a tree: when
@@ -12,11 +14,12 @@
 // Without cgroups (or a controller), the target falls back to rlimits and
 // says at start, once, which protection is missing. Stdin is /dev/null.
 //
-// The program sees a small base environment, not the server's: PATH (the
-// usual system directories), SHELL=/bin/sh, and HOME, USER, LOGNAME and
-// LANG as the server has them; then SUNDIAL_INVOCATION_ID (the idempotency
-// key, the same for every attempt), SUNDIAL_JOB_ID, SUNDIAL_SCHEDULED_TIME
-// (RFC 3339, UTC) and SUNDIAL_ATTEMPT; then the spec's env.
+// The program sees a clean environment, nothing of the server's: PATH (the
+// usual system directories), SHELL=/bin/sh, LANG=C.UTF-8, and HOME, USER
+// and LOGNAME of the user it runs as, from the user database; then
+// SUNDIAL_INVOCATION_ID (the idempotency key, the same for every attempt),
+// SUNDIAL_JOB_ID, SUNDIAL_SCHEDULED_TIME (RFC 3339, UTC) and
+// SUNDIAL_ATTEMPT; then the spec's env.
 package command
 
 import (
@@ -29,6 +32,7 @@ import (
 	"maps"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -77,6 +81,16 @@ type Options struct {
 	// Logger gets the one warning New gives when a protection is missing;
 	// nil means slog.Default().
 	Logger *slog.Logger
+	// Projects are the projects whose jobs may run commands; a job of any
+	// other project is refused by Check and by Launch. None means none.
+	Projects []string
+	// AnyProject lets every project's jobs run commands: for checking
+	// specs where no server decides (sundial validate), not for a server.
+	AnyProject bool
+	// User is the Unix user (a name or a uid) commands run as, with its
+	// primary group and no supplementary groups; "" means the server's own
+	// user. Switching needs a server running as root, which New checks.
+	User string
 }
 
 // Isolation says how a Target contains an attempt.
@@ -96,6 +110,9 @@ type Target struct {
 	maxProcs int
 	baseEnv  map[string]string
 	cgroups  *cgroups // nil: process groups and rlimits only
+	projects map[string]bool
+	anyProj  bool
+	cred     *syscall.Credential // nil: the server's own user
 
 	mu      sync.Mutex
 	running map[string]*attempt // by idempotency key
@@ -107,10 +124,14 @@ type attempt struct {
 	done  chan struct{} // closed when Launch has stopped the process group
 }
 
-// New returns a command target. The base environment is taken from the
-// server's now, and the cgroup is made (see Options.Cgroup).
+// New returns a command target. It looks up the user commands run as, for
+// their credentials and their environment, and makes the cgroup (see
+// Options.Cgroup).
 func New(opts Options) (*Target, error) {
-	t := &Target{grace: opts.Grace, logLimit: opts.LogLimit, maxProcs: opts.MaxProcesses, running: map[string]*attempt{}}
+	t := &Target{grace: opts.Grace, logLimit: opts.LogLimit, maxProcs: opts.MaxProcesses, running: map[string]*attempt{}, anyProj: opts.AnyProject, projects: map[string]bool{}}
+	for _, p := range opts.Projects {
+		t.projects[p] = true
+	}
 	if t.grace <= 0 {
 		t.grace = DefaultGrace
 	}
@@ -120,11 +141,24 @@ func New(opts Options) (*Target, error) {
 	if t.maxProcs <= 0 {
 		t.maxProcs = DefaultMaxProcesses
 	}
-	t.baseEnv = map[string]string{"PATH": basePath, "SHELL": "/bin/sh"}
-	for _, name := range []string{"HOME", "USER", "LOGNAME", "LANG"} {
-		if v, ok := os.LookupEnv(name); ok {
-			t.baseEnv[name] = v
-		}
+	t.baseEnv = map[string]string{"PATH": basePath, "SHELL": "/bin/sh", "LANG": "C.UTF-8"}
+	u, err := runAs(opts.User)
+	if err != nil {
+		return nil, err
+	}
+	if u != nil {
+		t.baseEnv["HOME"], t.baseEnv["USER"], t.baseEnv["LOGNAME"] = u.HomeDir, u.Username, u.Username
+	}
+	if opts.User != "" {
+		uid, _ := strconv.ParseUint(u.Uid, 10, 32)
+		gid, _ := strconv.ParseUint(u.Gid, 10, 32)
+		// An empty Groups makes the child call setgroups(0): the server's
+		// supplementary groups are not the user's.
+		t.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}
+	}
+	if len(t.projects) == 0 && !t.anyProj {
+		// Nothing will run: no cgroup to make, no protection to miss.
+		return t, nil
 	}
 	logger := opts.Logger
 	if logger == nil {
@@ -147,6 +181,62 @@ func New(opts Options) (*Target, error) {
 		logger.Warn(w)
 	}
 	return t, nil
+}
+
+// runAs returns the user commands run as: name's entry in the user
+// database, or, for "", the server's own user's (nil where it has none, as
+// for an arbitrary uid in a container). Only root can run commands as
+// another user.
+func runAs(name string) (*user.User, error) {
+	if name == "" {
+		u, err := user.Current()
+		if err != nil {
+			return nil, nil
+		}
+		return u, nil
+	}
+	u, err := user.Lookup(name)
+	if err != nil {
+		if _, numErr := strconv.ParseUint(name, 10, 32); numErr != nil {
+			return nil, fmt.Errorf("command: user %q: %w", name, err)
+		}
+		if u, err = user.LookupId(name); err != nil {
+			return nil, fmt.Errorf("command: user %q: %w", name, err)
+		}
+	}
+	if _, err := strconv.ParseUint(u.Uid, 10, 32); err != nil {
+		return nil, fmt.Errorf("command: user %q: uid %q is not a number", name, u.Uid)
+	}
+	if _, err := strconv.ParseUint(u.Gid, 10, 32); err != nil {
+		return nil, fmt.Errorf("command: user %q: gid %q is not a number", name, u.Gid)
+	}
+	if euid := os.Geteuid(); euid != 0 {
+		return nil, fmt.Errorf("command: running commands as user %q needs the server to run as root, to switch to it for each attempt; it runs as uid %d", name, euid)
+	}
+	return u, nil
+}
+
+// Allows returns nil if the target runs the jobs of project, or an error
+// saying it does not; config validation asks it for each job, and Launch
+// asks it again for a definition stored before the operator's list
+// changed.
+func (t *Target) Allows(project string) error {
+	if why := t.refusal(project); why != "" {
+		return errors.New("command: " + why)
+	}
+	return nil
+}
+
+// refusal says why the target does not run project's jobs; "" if it does.
+func (t *Target) refusal(project string) string {
+	if t.anyProj || t.projects[project] {
+		return ""
+	}
+	names := slices.Sorted(maps.Keys(t.projects))
+	if len(names) == 0 {
+		return fmt.Sprintf("the server runs commands only for projects its operator names (--command-projects), and names none, so not for project %s", project)
+	}
+	return fmt.Sprintf("the server runs commands only for projects %s (--command-projects), not for project %s", strings.Join(names, ", "), project)
 }
 
 // warning says which protection an attempt lacks here, and why; "" when
@@ -185,6 +275,10 @@ func (t *Target) Check(raw json.RawMessage) error {
 // Launch runs the command and waits for it. Exit status 0 succeeds;
 // anything else fails, with the exit status or signal in the message.
 func (t *Target) Launch(ctx context.Context, req target.Request) target.Result {
+	project, _, _ := strings.Cut(req.JobID, "/")
+	if why := t.refusal(project); why != "" {
+		return failed("not started: %s", why)
+	}
 	spec, err := parseSpec(req.Spec)
 	if err != nil {
 		return target.Result{Status: target.Failed, Message: err.Error()}
@@ -229,9 +323,14 @@ func (t *Target) Launch(ctx context.Context, req target.Request) target.Result {
 			return failed("not started: %v", err)
 		}
 	}
+	dir := spec.Dir
+	if dir == "" && t.cred != nil {
+		// The server's working directory is no business of another user.
+		dir = "/"
+	}
 	cmd := &exec.Cmd{
-		Path: path, Args: argv, Env: flatten(env), Dir: spec.Dir,
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+		Path: path, Args: argv, Env: flatten(env), Dir: dir,
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Credential: t.cred},
 	}
 	logLimit := t.logLimit
 	if req.LogLimit > 0 {

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
+	"os/user"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -91,11 +93,6 @@ func TestLaunchAppliesEnvAndDir(t *testing.T) {
 	if lines[0] != dir {
 		t.Errorf("pwd = %q; want %q", lines[0], dir)
 	}
-	got := map[string]string{}
-	for _, l := range lines[1:] {
-		k, v, _ := strings.Cut(l, "=")
-		got[k] = v
-	}
 	want := map[string]string{
 		"LANG": "C", "RETENTION": "7 days", "PATH": "/usr/bin:/bin", "SHELL": "/bin/sh",
 		"SUNDIAL_INVOCATION_ID":  "ops/rotate/inv-3",
@@ -104,10 +101,48 @@ func TestLaunchAppliesEnvAndDir(t *testing.T) {
 		"SUNDIAL_ATTEMPT":        "1",
 		"PWD":                    dir, // set by the shell
 	}
-	for _, name := range []string{"HOME", "USER", "LOGNAME"} {
-		if v, ok := os.LookupEnv(name); ok {
-			want[name] = v
-		}
+	if u, err := user.Current(); err == nil {
+		want["HOME"], want["USER"], want["LOGNAME"] = u.HomeDir, u.Username, u.Username
+	}
+	checkEnv(t, lines[1:], want)
+}
+
+// The base environment is the same whatever the server's own: HOME, USER
+// and LOGNAME are the user database's, LANG is C.UTF-8, and nothing the
+// server inherited (a secret, a proxy) reaches the program. Before, HOME,
+// USER, LOGNAME and LANG were copied from the server's environment.
+func TestLaunchEnvironmentIsNotTheServers(t *testing.T) {
+	// Not parallel: it sets the server's environment.
+	t.Setenv("HOME", "/server/home")
+	t.Setenv("USER", "server-user")
+	t.Setenv("LOGNAME", "server-user")
+	t.Setenv("LANG", "fr_FR.UTF-8")
+	t.Setenv("SUNDIAL_TEST_SECRET", "hunter2")
+	t.Setenv("HTTPS_PROXY", "http://proxy.internal:3128")
+	res := newTarget(t, command.Options{}).Launch(t.Context(), request(command.Spec{Argv: []string{"/usr/bin/env"}}))
+	if res.Status != target.Succeeded {
+		t.Fatalf("Launch = %v %q\n%s", res.Status, res.Message, res.Log)
+	}
+	want := map[string]string{
+		"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "SHELL": "/bin/sh", "LANG": "C.UTF-8",
+		"SUNDIAL_INVOCATION_ID":  "ops/rotate/inv-3",
+		"SUNDIAL_JOB_ID":         "ops/rotate",
+		"SUNDIAL_SCHEDULED_TIME": "2026-03-08T07:30:00Z",
+		"SUNDIAL_ATTEMPT":        "1",
+	}
+	if u, err := user.Current(); err == nil {
+		want["HOME"], want["USER"], want["LOGNAME"] = u.HomeDir, u.Username, u.Username
+	}
+	checkEnv(t, strings.Split(strings.TrimSpace(string(res.Log)), "\n"), want)
+}
+
+// checkEnv compares the NAME=value lines of env's output with want.
+func checkEnv(t *testing.T, lines []string, want map[string]string) {
+	t.Helper()
+	got := map[string]string{}
+	for _, l := range lines {
+		k, v, _ := strings.Cut(l, "=")
+		got[k] = v
 	}
 	for k, v := range want {
 		if got[k] != v {
@@ -116,14 +151,45 @@ func TestLaunchAppliesEnvAndDir(t *testing.T) {
 	}
 	for k := range got {
 		if _, ok := want[k]; !ok {
-			t.Errorf("%s is in the program's environment; want only %v", k, slices.Sorted(func(yield func(string) bool) {
-				for k := range want {
-					if !yield(k) {
-						return
-					}
-				}
-			}))
+			t.Errorf("%s=%s is in the program's environment; want only %v", k, got[k], slices.Sorted(maps.Keys(want)))
 		}
+	}
+}
+
+// A job of a project the operator did not name runs nothing, however its
+// definition reached the target (one stored before the list changed):
+// Launch refuses it before starting anything, and Allows says why, for
+// config validation.
+func TestLaunchRunsOnlyTheNamedProjects(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		projects []string
+		want     string
+	}{
+		{"another project is named", []string{"ops", "web"}, "the server runs commands only for projects ops, web (--command-projects), not for project billing"},
+		{"no project is named", []string{}, "the server runs commands only for projects its operator names (--command-projects), and names none, so not for project billing"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tgt := newTarget(t, command.Options{Projects: tc.projects})
+			marker := filepath.Join(t.TempDir(), "ran")
+			req := request(command.Spec{Argv: []string{"touch", marker}})
+			req.Key, req.JobID = "billing/rotate/inv-3", "billing/rotate"
+			res := tgt.Launch(t.Context(), req)
+			if res.Status != target.Failed || res.Message != "command: not started: "+tc.want {
+				t.Errorf("Launch = %v %q; want Failed: not started: %s", res.Status, res.Message, tc.want)
+			}
+			if _, err := os.Stat(marker); err == nil {
+				t.Errorf("the command ran for project billing")
+			}
+			if err := tgt.Allows("billing"); err == nil || err.Error() != "command: "+tc.want {
+				t.Errorf("Allows(billing) = %v; want %q", err, "command: "+tc.want)
+			}
+		})
+	}
+	if err := newTarget(t, command.Options{Projects: []string{"ops"}}).Allows("ops"); err != nil {
+		t.Errorf("Allows(ops) of a target for ops = %v; want nil", err)
 	}
 }
 
@@ -345,9 +411,13 @@ func TestLaunchRefusesAKeyThatIsRunning(t *testing.T) {
 	}
 }
 
-// newTarget is command.New, failing the test on its error.
+// newTarget is command.New, failing the test on its error. It runs the
+// jobs of the projects these tests use unless opts names others.
 func newTarget(t *testing.T, opts command.Options) *command.Target {
 	t.Helper()
+	if opts.Projects == nil {
+		opts.Projects = []string{"ops", "p"}
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}

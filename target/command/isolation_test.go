@@ -210,7 +210,7 @@ func TestNewRefusesANamedCgroupItCannotUse(t *testing.T) {
 		{dir, "not a directory of the cgroup v2 hierarchy"},
 		{"sys/fs/cgroup", "want an absolute path"},
 	} {
-		if _, err := command.New(command.Options{Cgroup: tc.cgroup}); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := command.New(command.Options{Cgroup: tc.cgroup, Projects: []string{"ops"}}); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("New(Cgroup: %q) = %v; want an error saying %q", tc.cgroup, err, tc.want)
 		}
 	}

@@ -3,28 +3,27 @@ package urlfetch
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 )
 
 // Policy says which destinations the target may call. It is the server
 // operator's, not a job's: a job config cannot widen it.
 //
-// A destination is judged in this order: Deny, then Allow, then the
-// defaults. The defaults refuse cloud metadata services, link-local,
-// unspecified and multicast addresses always, loopback unless
-// AllowLoopback, and private ranges unless AllowPrivate.
+// A destination is judged in this order: the server's own listening
+// sockets (Listeners) are refused whatever the lists say; then Deny, then
+// Allow, then the defaults. The defaults refuse cloud metadata services,
+// link-local, unspecified and multicast addresses, loopback (127.0.0.0/8,
+// ::1) and the private ranges (10/8, 172.16/12, 192.168/16, 100.64/10,
+// fc00::/7, fec0::/10): a job reaches a service on the server's machine or
+// network only where the operator names it in Allow.
 type Policy struct {
-	// AllowLoopback lets jobs call 127.0.0.0/8 and ::1. The embedded shape
-	// sets it (the receiver is often on the same machine); the cloud shape
-	// must not, or a job could reach the service's own internals.
-	AllowLoopback bool
-	// AllowPrivate lets jobs call 10/8, 172.16/12, 192.168/16, 100.64/10,
-	// fc00::/7 and fec0::/10.
-	AllowPrivate bool
 	// Allow lists CIDRs, IPs and host names that are allowed even where the
 	// defaults refuse them. A host name matches exactly, or "*.example.com"
 	// matches every name under example.com; an allowed name may resolve to
-	// any address that Deny does not list.
+	// any address that Deny does not list. A metadata address is allowed
+	// only by its own name or by an entry for that one address, not by a
+	// wider range that holds it (fc00::/7 holds AWS's).
 	Allow []string
 	// Deny lists CIDRs, IPs and host names that are always refused.
 	Deny []string
@@ -35,7 +34,7 @@ type Policy struct {
 var metadataHosts = []string{"metadata.google.internal", "metadata.goog", "metadata"}
 
 // metadataAddrs are metadata services outside link-local: AWS's IPv6
-// endpoint (inside fc00::/7, which AllowPrivate would otherwise open) and
+// endpoint (inside fc00::/7, which an operator may allow) and
 // Alibaba's (inside 100.64/10).
 var metadataAddrs = []netip.Addr{
 	netip.MustParseAddr("169.254.169.254"),
@@ -89,15 +88,18 @@ func reachedIPv4(a netip.Addr) (netip.Addr, bool) {
 	return a, false
 }
 
-// policy is a Policy with its lists parsed.
+// policy is a Policy with its lists parsed, and the server's own sockets.
 type policy struct {
-	allowLoopback, allowPrivate bool
-	allowNets, denyNets         []netip.Prefix
-	allowHosts, denyHosts       []string
+	allowNets, denyNets   []netip.Prefix
+	allowHosts, denyHosts []string
+	self                  *Listeners
 }
 
-func compile(p Policy) (*policy, error) {
-	c := &policy{allowLoopback: p.AllowLoopback, allowPrivate: p.AllowPrivate}
+func compile(p Policy, self *Listeners) (*policy, error) {
+	if self == nil {
+		self = &Listeners{}
+	}
+	c := &policy{self: self}
 	var err error
 	if c.allowNets, c.allowHosts, err = parseList("allow", p.Allow); err != nil {
 		return nil, err
@@ -168,11 +170,12 @@ func (p *policy) host(h string) (listed bool, err error) {
 	return false, nil
 }
 
-// addr judges the address about to be dialled. Judging the dialled address,
-// not the name in the URL, is what defeats DNS rebinding: a name that
-// resolved to a public address when checked cannot resolve to a refused one
-// when dialled.
-func (p *policy) addr(a netip.Addr, hostListed bool) error {
+// addr judges the address and port about to be dialled. Judging the
+// dialled address, not the name in the URL, is what defeats DNS rebinding
+// and every other spelling of an address: a name that resolved to a public
+// address when checked cannot resolve to a refused one when dialled, and
+// 127.1, 0x7f000001 or [::ffff:127.0.0.1] are 127.0.0.1 by then.
+func (p *policy) addr(a netip.Addr, port uint16, hostListed bool) error {
 	a = a.Unmap()
 	if v4, ok := reachedIPv4(a); ok {
 		a = v4
@@ -185,24 +188,30 @@ func (p *policy) addr(a netip.Addr, hostListed bool) error {
 		}
 		return false
 	}
+	exactly := func(nets []netip.Prefix) bool {
+		return slices.Contains(nets, netip.PrefixFrom(a, a.BitLen()))
+	}
 	refuse := func(why string) error { return &refusal{a.String(), why} }
+	if ln, ok := p.self.reaches(a, port); ok {
+		return &refusal{netip.AddrPortFrom(a, port).String(), fmt.Sprintf("the server itself (it listens on %s): jobs may not call its API, whatever the allow list says", ln)}
+	}
 	switch {
 	case in(p.denyNets):
 		return refuse("on the server's deny list")
+	case isMetadata(a) && !hostListed && !exactly(p.allowNets):
+		return refuse("a cloud metadata address")
 	case hostListed || in(p.allowNets):
 		return nil
-	case isMetadata(a):
-		return refuse("a cloud metadata address")
 	case a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast():
 		return refuse("a link-local address")
 	case a.IsUnspecified() || a.IsMulticast() || thisNetwork.Contains(a):
 		return refuse("not a unicast address")
 	case teredo.Contains(a):
 		return refuse("a Teredo tunnel address, whose IPv4 end cannot be judged")
-	case a.IsLoopback() && !p.allowLoopback:
-		return refuse("a loopback address, and this server does not allow loopback")
-	case (a.IsPrivate() || sharedAddressSpace.Contains(a) || siteLocal.Contains(a)) && !p.allowPrivate:
-		return refuse("a private address, and this server does not allow private ranges")
+	case a.IsLoopback():
+		return refuse("a loopback address, which this server's allow list (--url-allow) does not name")
+	case a.IsPrivate() || sharedAddressSpace.Contains(a) || siteLocal.Contains(a):
+		return refuse("a private address, which this server's allow list (--url-allow) does not name")
 	}
 	return nil
 }

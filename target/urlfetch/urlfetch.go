@@ -10,7 +10,8 @@
 //	Sundial-Attempt         1 for the first attempt, 2 for the first retry, ...
 //
 // Destinations are checked by a Policy on the address actually dialled, for
-// the first request and for every redirect.
+// the first request and for every redirect; the server's own listening
+// sockets (Listeners) are never dialled.
 package urlfetch
 
 import (
@@ -45,6 +46,9 @@ const DefaultMaxRedirects = 5
 // Options configure a Target. The zero value is the strictest policy.
 type Options struct {
 	Policy Policy
+	// Server holds the server's own listening sockets, refused whatever
+	// Policy says; nil means none are known.
+	Server *Listeners
 	// MaxRedirects is how many redirects one attempt follows; 0 means
 	// DefaultMaxRedirects, a negative number follows none.
 	MaxRedirects int
@@ -59,7 +63,7 @@ type Target struct {
 // New returns a Target with opts, or an error naming a bad entry in the
 // policy's lists.
 func New(opts Options) (*Target, error) {
-	p, err := compile(opts.Policy)
+	p, err := compile(opts.Policy, opts.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +113,7 @@ func (p *policy) dial(ctx context.Context, network, address string) (net.Conn, e
 			if err != nil {
 				return err
 			}
-			return p.addr(ap.Addr(), listed)
+			return p.addr(ap.Addr(), ap.Port(), listed)
 		},
 	}
 	return d.DialContext(ctx, network, address)
