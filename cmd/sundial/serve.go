@@ -292,8 +292,9 @@ func serveEmbedded(ctx context.Context, f serveFlags, logger *slog.Logger, now f
 }
 
 // secretFiles are the files of the server's that no command may read: the
-// database (every project's definitions, their headers included) and the
-// admin token.
+// database (every project's definitions, their headers included), the
+// admin token, the static tokens' hashes, the session cookie keys and the
+// OIDC client secret.
 func secretFiles(f serveFlags) []string {
 	files := []string{f.db, f.db + "-wal", f.db + "-shm"}
 	for _, name := range []string{f.adminTokenFile, f.signin.staticTokensFile, f.signin.cookieKeyFile, f.signin.oidcSecretFile} {
