@@ -78,7 +78,7 @@ func TestServeCommandUserKeepsTheServersSecrets(t *testing.T) {
           id -un
 `, token, db))
 	s := serve(t, "--db", db, "--config-dir", configs, "--command-projects", "p", "--command-user", "nobody", "--admin-token-file", token)
-	waitUntil(t, time.Minute, "the job to be defined", func() bool { return defined(t, s, "p", "steal") })
+	waitForJob(t, s, "p", "steal")
 	if code := post(t, "http://"+s.addr+"/api/v1/projects/p/jobs/steal/trigger", nil); code != http.StatusAccepted {
 		t.Fatalf("trigger: %d", code)
 	}

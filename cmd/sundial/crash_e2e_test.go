@@ -46,15 +46,7 @@ func TestServeEndsACrashLoopOfOneJob(t *testing.T) {
 			args := []string{"--db", filepath.Join(dir, "sundial.db"), "--config-dir", configs, "--command-projects", "p"}
 
 			s := serve(t, args...)
-			// The server applies its configs once it listens.
-			waitUntil(t, time.Minute, "the job to be defined", func() bool {
-				resp, err := http.Get("http://" + s.addr + "/api/v1/projects/p/jobs/crash")
-				if err != nil {
-					t.Fatal(err)
-				}
-				resp.Body.Close()
-				return resp.StatusCode == http.StatusOK
-			})
+			waitForJob(t, s, "p", "crash")
 			if code := post(t, "http://"+s.addr+"/api/v1/projects/p/jobs/crash/trigger", nil); code != http.StatusAccepted {
 				t.Fatalf("trigger: %d", code)
 			}

@@ -318,3 +318,17 @@ func withTimeout(t *testing.T, d time.Duration) context.Context {
 	t.Cleanup(cancel)
 	return ctx
 }
+
+// waitForJob waits until the server has the job: it applies its configs
+// once it listens.
+func waitForJob(t *testing.T, s *server, project, job string) {
+	t.Helper()
+	waitUntil(t, time.Minute, "job "+project+"/"+job+" to be defined", func() bool {
+		resp, err := http.Get("http://" + s.addr + "/api/v1/projects/" + project + "/jobs/" + job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+}

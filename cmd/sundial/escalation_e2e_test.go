@@ -24,7 +24,7 @@ func TestServeURLFetchCannotCallTheServersAPI(t *testing.T) {
 	mkdir(t, configs)
 	writeConfig(t, configs, "victim", "jobs:\n  - id: x\n    schedule: triggered\n    noop: {}\n")
 	s := serve(t, "--db", filepath.Join(dir, "sundial.db"), "--config-dir", configs, "--config-refresh", "1h")
-	waitUntil(t, time.Minute, "the victim's job to be defined", func() bool { return defined(t, s, "victim", "x") })
+	waitForJob(t, s, "victim", "x")
 
 	port := s.addr[strings.LastIndexByte(s.addr, ':')+1:]
 	pause := "/api/v1/projects/victim/jobs/x/pause"
@@ -52,10 +52,8 @@ func TestServeURLFetchCannotCallTheServersAPI(t *testing.T) {
 			Status  string `json:"status"`
 			Message string `json:"message"`
 		}
+		waitForJob(t, s, "attacker", id)
 		waitUntil(t, time.Minute, "an attempt of attacker/"+id+" to end", func() bool {
-			if !defined(t, s, "attacker", id) {
-				return false
-			}
 			raw := getJob(t, s, "attacker", id).LastInvocation
 			return raw != nil && json.Unmarshal(raw, &last) == nil && (last.Status == "FAILED" || last.Status == "SUCCEEDED")
 		})
@@ -66,17 +64,6 @@ func TestServeURLFetchCannotCallTheServersAPI(t *testing.T) {
 	if state := getJob(t, s, "victim", "x").State; state == "PAUSED" {
 		t.Errorf("victim/x is %s: another project's url_fetch job paused it through the server's API", state)
 	}
-}
-
-// defined reports whether the server has the job.
-func defined(t *testing.T, s *server, project, job string) bool {
-	t.Helper()
-	resp, err := http.Get("http://" + s.addr + "/api/v1/projects/" + project + "/jobs/" + job)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
 }
 
 // The embedded shape calls loopback only where the operator names it in
@@ -93,10 +80,8 @@ func TestServeURLFetchReachesLoopbackOnlyWhereAllowed(t *testing.T) {
 		Status  string `json:"status"`
 		Message string `json:"message"`
 	}
+	waitForJob(t, s, "p", "local")
 	waitUntil(t, time.Minute, "an attempt of p/local to end", func() bool {
-		if !defined(t, s, "p", "local") {
-			return false
-		}
 		raw := getJob(t, s, "p", "local").LastInvocation
 		return raw != nil && json.Unmarshal(raw, &last) == nil && (last.Status == "FAILED" || last.Status == "SUCCEEDED")
 	})

@@ -28,14 +28,7 @@ func TestServeLogSaysHowMuchOutputWasLeftOut(t *testing.T) {
       argv: ["/bin/sh", "-c", "head -c %d /dev/zero | tr '\\0' q"]
 `, output))
 	s := serve(t, "--db", filepath.Join(dir, "sundial.db"), "--config-dir", configs, "--command-projects", "p")
-	waitUntil(t, time.Minute, "the job to be defined", func() bool {
-		resp, err := http.Get("http://" + s.addr + "/api/v1/projects/p/jobs/loud")
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	})
+	waitForJob(t, s, "p", "loud")
 	if code := post(t, "http://"+s.addr+"/api/v1/projects/p/jobs/loud/trigger", nil); code != http.StatusAccepted {
 		t.Fatalf("trigger: %d", code)
 	}
