@@ -238,17 +238,11 @@ func serveEmbedded(ctx context.Context, f serveFlags, logger *slog.Logger, now f
 	} else if len(f.commandProjects) > 0 && os.Geteuid() == 0 {
 		logger.Warn("commands run as root, the server's user: a job of " + strings.Join(f.commandProjects, ", ") + " can do anything on this machine; set --command-user")
 	}
-	_, statErr := os.Stat(f.db)
 	st, err := sqlite.Open(f.db, sqlite.Options{Synchronous: f.sync})
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	if errors.Is(statErr, os.ErrNotExist) {
-		if err := makePrivate(f.db); err != nil {
-			return err
-		}
-	}
 
 	metrics := web.NewMetrics(st)
 	var eng *engine.Engine
@@ -303,19 +297,6 @@ func secretFiles(f serveFlags) []string {
 		}
 	}
 	return files
-}
-
-// makePrivate makes a database the server has just created readable by
-// the server's user only, before anything is written to it: it will hold
-// every project's definitions, their headers included. An existing
-// database's mode is the operator's.
-func makePrivate(db string) error {
-	for _, name := range []string{db, db + "-wal", db + "-shm"} {
-		if err := os.Chmod(name, 0o600); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("--db: %w", err)
-		}
-	}
-	return nil
 }
 
 // checkPrivate refuses files that a user other than the server's may

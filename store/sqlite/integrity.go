@@ -42,7 +42,9 @@ func prepareFile(path string) error {
 // createFile creates the database at path with its schema, or leaves path
 // alone if another process created it first. The new file is built under
 // a temporary name and linked into place whole, so no other process ever
-// sees an empty file at path.
+// sees an empty file at path. It is readable by its owner only (as
+// os.CreateTemp makes it, and SQLite its WAL and shared-memory files after
+// it): it holds every project's definitions, their headers included.
 func createFile(path string) (err error) {
 	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".new-*")
 	if err != nil {

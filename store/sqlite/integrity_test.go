@@ -134,3 +134,24 @@ func TestMissingFileIsCreatedWhole(t *testing.T) {
 		}
 	}
 }
+
+// A new database is readable by the server's user only, with its WAL and
+// shared-memory files: it holds every project's definitions, their
+// headers included, and a command run as another user must not read them.
+func TestNewFileIsPrivate(t *testing.T) {
+	t.Parallel()
+	path := tempPath(t)
+	s := openAt(t, path, Options{}, testHooks{})
+	if _, err := s.Update(t.Context(), "p/same", incr); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{path, path + "-wal", path + "-shm"} {
+		fi, err := os.Stat(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s has mode %v; want -rw-------", filepath.Base(name), fi.Mode().Perm())
+		}
+	}
+}
