@@ -32,7 +32,6 @@ const (
 	maxData           = 10 << 20
 )
 
-
 // parseSpec decodes a spec strictly and checks every field, so Check and
 // Launch refuse the same specs.
 func parseSpec(raw json.RawMessage) (Spec, error) {
