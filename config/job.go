@@ -13,7 +13,7 @@ import (
 )
 
 // TargetKinds are the target fields a job may have, exactly one of them.
-var TargetKinds = []string{"url_fetch", "command", "noop", "swarming"}
+var TargetKinds = []string{"url_fetch", "command", "noop", "swarming", "pubsub"}
 
 // jobFields are the fields of a job, its target included.
 var jobFields = append([]string{
@@ -216,7 +216,7 @@ func (d *decoder) target(fs map[string]field, n *yaml.Node, path, project, id st
 	slices.SortFunc(kinds, func(a, b string) int { return fs[a].key.Line - fs[b].key.Line })
 	switch len(kinds) {
 	case 0:
-		d.errorf(n, path, "no target: want exactly one of url_fetch, command, noop, swarming")
+		d.errorf(n, path, "no target: want exactly one of url_fetch, command, noop, swarming, pubsub")
 		return
 	case 1:
 	default:

@@ -6,6 +6,7 @@ import (
 	"github.com/sundial-cron/sundial/target"
 	"github.com/sundial-cron/sundial/target/command"
 	"github.com/sundial-cron/sundial/target/noop"
+	"github.com/sundial-cron/sundial/target/pubsub"
 	"github.com/sundial-cron/sundial/target/urlfetch"
 )
 
@@ -42,6 +43,10 @@ func targets(o targetOptions) (map[string]target.Target, error) {
 	ts := map[string]target.Target{
 		"noop":      noop.Target{},
 		"url_fetch": fetch,
+		// Its client, with Google default credentials (or the emulator
+		// PUBSUB_EMULATOR_HOST names), is made at its first launch, so
+		// sundial validate and a server with no pubsub job need none.
+		"pubsub": pubsub.New(pubsub.Options{}),
 	}
 	if o.commands {
 		cmd, err := command.New(command.Options{
