@@ -101,7 +101,7 @@ func (f *forwarder) hang() (json.RawMessage, <-chan struct{}) {
 // newTarget returns a target that publishes through the forwarder.
 func newTarget(t *testing.T) target.Target {
 	f := forwarderFor(t)
-	tgt := pubsub.New(pubsub.Options{ClientOptions: []option.ClientOption{
+	tgt := pubsub.New(pubsub.Options{Grants: granted, ClientOptions: []option.ClientOption{
 		option.WithEndpoint(f.addr),
 		option.WithGRPCDialOption(grpc.WithTransportCredentials(insecure.NewCredentials())),
 		option.WithoutAuthentication(),

@@ -12,6 +12,10 @@
 //	Sundial-Scheduled-Time  the occurrence, RFC 3339 in UTC
 //	Sundial-Attempt         1 for the first attempt, 2 for the first retry, ...
 //
+// A project's jobs publish only to the topics its operator granted it
+// (Options.Grants, --pubsub-topics): the server's credentials may reach
+// other teams' topics.
+//
 // Pub/Sub cannot say whether a publish whose answer was lost happened, so the
 // target is no target.Resolver: such a launch ends as launch outcome unknown
 // unless the job is idempotent, and a subscriber that de-duplicates by
@@ -22,6 +26,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,6 +47,12 @@ type Options struct {
 	// (Google default credentials, Pub/Sub's endpoint, or the emulator that
 	// PUBSUB_EMULATOR_HOST names).
 	ClientOptions []option.ClientOption
+	// Grants are the topics each project's jobs may publish to; a job of
+	// a project publishes to no other topic. None means none.
+	Grants []Grant
+	// AnyTopic lets every project's jobs publish to any topic: for
+	// checking configs (sundial validate), never for a server.
+	AnyTopic bool
 }
 
 // Target is the pubsub target. It is safe for concurrent use.
@@ -51,7 +62,9 @@ type Options struct {
 // batching publisher of the higher-level client, which would, is of no use
 // for one message an invocation).
 type Target struct {
-	opts []option.ClientOption
+	opts     []option.ClientOption
+	grants   []Grant
+	anyTopic bool
 
 	mu sync.Mutex
 	// c is made at the first launch, not by New: a server that runs no
@@ -61,7 +74,7 @@ type Target struct {
 
 // New returns the target.
 func New(opts Options) *Target {
-	return &Target{opts: opts.ClientOptions}
+	return &Target{opts: opts.ClientOptions, grants: slices.Clone(opts.Grants), anyTopic: opts.AnyTopic}
 }
 
 // Check implements target.Checker.
@@ -106,6 +119,12 @@ func (t *Target) Launch(ctx context.Context, req target.Request) target.Result {
 	spec, err := parseSpec(req.Spec)
 	if err != nil {
 		return failed(err.Error())
+	}
+	// A definition stored before the grants changed is refused here, as
+	// it would now be at load.
+	project, _, _ := strings.Cut(req.JobID, "/")
+	if err := t.mayPublish(project, spec.Topic); err != nil {
+		return failed("pubsub: " + err.Error())
 	}
 	if ctx.Err() != nil {
 		return failed(fmt.Sprintf("pubsub: not published to %s: %v", spec.Topic, context.Cause(ctx)))

@@ -22,6 +22,13 @@ func TestMain(m *testing.M) { emulatortest.Main(m) }
 // project is the Pub/Sub project of every topic the tests make.
 const project = "sundial-test"
 
+// granted lets project p, the project of every request the tests make,
+// publish to the tests' topics.
+var granted = []pubsub.Grant{
+	{Project: "p", Topic: "projects/" + project + "/topics/", Prefix: true},
+	{Project: "p", Topic: "projects/" + hangProject + "/topics/", Prefix: true},
+}
+
 var names atomic.Int64
 
 // name returns a name no other test uses.
@@ -124,7 +131,7 @@ func TestPublishReachesTheSubscription(t *testing.T) {
 		"attributes":   map[string]string{"report": "daily", "Region": "eu"},
 		"ordering_key": "reports",
 	})
-	res := pubsub.New(pubsub.Options{}).Launch(t.Context(), request(spec))
+	res := pubsub.New(pubsub.Options{Grants: granted}).Launch(t.Context(), request(spec))
 	if res.Status != target.Succeeded {
 		t.Fatalf("Launch = %d %q; want Succeeded", res.Status, res.Message)
 	}
@@ -165,7 +172,7 @@ func TestMissingTopicFails(t *testing.T) {
 	t.Parallel()
 	emulatorClients(t)
 	topic := "projects/" + project + "/topics/" + name("never-made")
-	res := pubsub.New(pubsub.Options{}).Launch(t.Context(), request(specFor(t, map[string]any{"topic": topic})))
+	res := pubsub.New(pubsub.Options{Grants: granted}).Launch(t.Context(), request(specFor(t, map[string]any{"topic": topic})))
 	if want := "pubsub: topic " + topic + " does not exist"; res.Status != target.Failed || res.Message != want {
 		t.Errorf("Launch = %d %q; want Failed %q", res.Status, res.Message, want)
 	}
@@ -178,7 +185,7 @@ func TestExpiredContextPublishesNothing(t *testing.T) {
 	s := newSubscription(t)
 	ctx, cancel := context.WithDeadline(t.Context(), time.Unix(0, 0))
 	defer cancel()
-	res := pubsub.New(pubsub.Options{}).Launch(ctx, request(specFor(t, map[string]any{"topic": s.topic})))
+	res := pubsub.New(pubsub.Options{Grants: granted}).Launch(ctx, request(specFor(t, map[string]any{"topic": s.topic})))
 	if res.Status != target.Failed || !strings.Contains(res.Message, context.DeadlineExceeded.Error()) {
 		t.Errorf("Launch = %d %q; want Failed, saying the deadline passed", res.Status, res.Message)
 	}
@@ -191,7 +198,7 @@ func TestExpiredContextPublishesNothing(t *testing.T) {
 // emulator needed.
 func TestBadSpecNamesTheField(t *testing.T) {
 	t.Parallel()
-	tgt := pubsub.New(pubsub.Options{})
+	tgt := pubsub.New(pubsub.Options{Grants: granted})
 	spec := json.RawMessage(`{"topic": "projects/p/topics/reports", "attributes": {"Sundial-Attempt": "9"}}`)
 	const want = `pubsub: attribute "Sundial-Attempt": the Sundial-* attributes are set by Sundial`
 	if err := tgt.Check(spec); err == nil || err.Error() != want {
