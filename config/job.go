@@ -248,11 +248,11 @@ func (d *decoder) target(fs map[string]field, n *yaml.Node, path, project, id st
 	}
 	if c, ok := t.(target.ProjectChecker); ok {
 		if field, err := c.CheckFor(project, spec); err != nil {
-			at, path := resolve(f.value), fpath
+			at, atPath := resolve(f.value), fpath
 			if field != "" {
-				at, path = specField(at, field), fpath+"."+field
+				at, atPath = specField(at, field), fpath+"."+field
 			}
-			d.errorf(at, path, "%v", err)
+			d.errorf(at, atPath, "%v", err)
 			return
 		}
 	}
