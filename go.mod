@@ -5,6 +5,7 @@ go 1.26
 require (
 	cloud.google.com/go/cloudtasks v1.19.0
 	cloud.google.com/go/datastore v1.26.0
+	cloud.google.com/go/pubsub/v2 v2.7.0
 	cloud.google.com/go/scheduler v1.16.0
 	github.com/chromedp/cdproto v0.0.0-20260321001828-e3e3800016bc
 	github.com/chromedp/chromedp v0.15.1

@@ -13,7 +13,7 @@ import (
 )
 
 // TargetKinds are the target fields a job may have, exactly one of them.
-var TargetKinds = []string{"url_fetch", "command", "noop", "swarming"}
+var TargetKinds = []string{"url_fetch", "command", "noop", "swarming", "pubsub"}
 
 // jobFields are the fields of a job, its target included.
 var jobFields = append([]string{
@@ -216,7 +216,7 @@ func (d *decoder) target(fs map[string]field, n *yaml.Node, path, project, id st
 	slices.SortFunc(kinds, func(a, b string) int { return fs[a].key.Line - fs[b].key.Line })
 	switch len(kinds) {
 	case 0:
-		d.errorf(n, path, "no target: want exactly one of url_fetch, command, noop, swarming")
+		d.errorf(n, path, "no target: want exactly one of url_fetch, command, noop, swarming, pubsub")
 		return
 	case 1:
 	default:
@@ -246,6 +246,16 @@ func (d *decoder) target(fs map[string]field, n *yaml.Node, path, project, id st
 			return
 		}
 	}
+	if c, ok := t.(target.ProjectChecker); ok {
+		if field, err := c.CheckFor(project, spec); err != nil {
+			at, atPath := resolve(f.value), fpath
+			if field != "" {
+				at, atPath = specField(at, field), fpath+"."+field
+			}
+			d.errorf(at, atPath, "%v", err)
+			return
+		}
+	}
 	def.Target, def.Spec = kind, spec
 }
 
@@ -254,4 +264,18 @@ func nameOr(id, path string) string {
 		return path
 	}
 	return id
+}
+
+// specField returns the value of a target's field name, to point an error
+// at; the target's own node if it has no such field.
+func specField(n *yaml.Node, name string) *yaml.Node {
+	if n.Kind != yaml.MappingNode {
+		return n
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == name {
+			return resolve(n.Content[i+1])
+		}
+	}
+	return n
 }

@@ -85,6 +85,17 @@ type ProjectGate interface {
 	Allows(project string) error
 }
 
+// ProjectChecker is implemented by targets whose operator grants each
+// project only some of what a spec may name (the topics a pubsub job may
+// publish to): config validation asks it after Check, so a config naming
+// what its project was not granted is refused at load, naming the file,
+// line and field; the target asks itself again at launch.
+type ProjectChecker interface {
+	// CheckFor returns nil if project's jobs may use spec, or the spec's
+	// field at fault ("topic") and an error saying why not.
+	CheckFor(project string, spec json.RawMessage) (field string, err error)
+}
+
 // Checker is implemented by targets that can tell a bad spec before any
 // launch: config validation calls it, so a typo in a URL or an argv is an
 // error that names the file and line, not a failed invocation at 3 a.m.

@@ -28,6 +28,7 @@ import (
 	"github.com/sundial-cron/sundial/store"
 	"github.com/sundial-cron/sundial/store/sqlite"
 	"github.com/sundial-cron/sundial/target"
+	"github.com/sundial-cron/sundial/target/pubsub"
 	"github.com/sundial-cron/sundial/target/urlfetch"
 	"github.com/sundial-cron/sundial/task"
 	"github.com/sundial-cron/sundial/task/local"
@@ -64,6 +65,10 @@ type serveFlags struct {
 	// in the cloud shape); commandUser the user they run as.
 	commandProjects []string
 	commandUser     string
+
+	// pubsubGrants are the topics each project's pubsub jobs may publish
+	// to, read from --pubsub-topics.
+	pubsubGrants []pubsub.Grant
 }
 
 func parseServeFlags(args []string, stderr io.Writer) (serveFlags, error) {
@@ -92,6 +97,8 @@ func parseServeFlags(args []string, stderr io.Writer) (serveFlags, error) {
 	fs.IntVar(&f.maxConns, "max-connections", 1024, "HTTP connections served at once; more wait to be accepted, so callers cannot take the file descriptors jobs need")
 	fs.Func("url-allow", "comma-separated CIDRs, IPs or host names (*.example.com) url_fetch jobs may call even where the defaults refuse", listFlag(&f.urlAllow))
 	fs.Func("url-deny", "comma-separated CIDRs, IPs or host names url_fetch jobs may never call", listFlag(&f.urlDeny))
+	var pubsubTopics []string
+	fs.Func("pubsub-topics", "comma-separated PROJECT=TOPIC grants: the topics (projects/P/topics/T, or a prefix ending in *) a project's pubsub jobs may publish to (default: none, so no project publishes)", listFlag(&pubsubTopics))
 	if err := fs.Parse(args); err != nil {
 		return f, err
 	}
@@ -102,6 +109,16 @@ func parseServeFlags(args []string, stderr io.Writer) (serveFlags, error) {
 		if !config.ValidProjectID(p) {
 			return f, fmt.Errorf("--command-projects: %q is not a project id: want lower-case letters, digits, _ and -, starting with a letter or digit", p)
 		}
+	}
+	for _, e := range pubsubTopics {
+		g, err := pubsub.ParseGrant(e)
+		if err != nil {
+			return f, fmt.Errorf("--pubsub-topics: %v", err)
+		}
+		if !config.ValidProjectID(g.Project) {
+			return f, fmt.Errorf("--pubsub-topics: %q: %q is not a project id: want lower-case letters, digits, _ and -, starting with a letter or digit", e, g.Project)
+		}
+		f.pubsubGrants = append(f.pubsubGrants, g)
 	}
 	switch *syncMode {
 	case "full":
@@ -224,6 +241,7 @@ func serveEmbedded(ctx context.Context, f serveFlags, logger *slog.Logger, now f
 		commandProjects: f.commandProjects,
 		commandUser:     f.commandUser,
 		commandCgroup:   f.commandCgroup,
+		pubsubGrants:    f.pubsubGrants,
 		logger:          logger,
 		policy:          urlfetch.Policy{Allow: f.urlAllow, Deny: f.urlDeny},
 		server:          self,

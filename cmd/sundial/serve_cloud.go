@@ -202,7 +202,7 @@ func cloudConfig(f serveFlags) statemachine.Config {
 func serveCloud(ctx context.Context, f serveFlags, logger *slog.Logger, now func() time.Time) error {
 	c := f.cloud
 	self := &urlfetch.Listeners{}
-	tgts, err := targets(targetOptions{policy: urlfetch.Policy{Allow: f.urlAllow, Deny: c.ownHosts(f.urlDeny)}, server: self})
+	tgts, err := targets(targetOptions{policy: urlfetch.Policy{Allow: f.urlAllow, Deny: c.ownHosts(f.urlDeny)}, server: self, pubsubGrants: f.pubsubGrants})
 	if err != nil {
 		return err
 	}

@@ -2,9 +2,12 @@ package main
 
 import (
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sundial-cron/sundial/target/pubsub"
 )
 
 // Bad settings are refused before anything starts, each with the flag it
@@ -38,6 +41,21 @@ func TestServeFlags(t *testing.T) {
 		{name: "command projects listed", args: []string{"--command-projects", "ops, web", "--command-projects", "db"}, check: func(t *testing.T, f serveFlags) {
 			if strings.Join(f.commandProjects, ",") != "ops,web,db" {
 				t.Errorf("commandProjects = %q; want ops, web, db", f.commandProjects)
+			}
+		}},
+		{name: "a pubsub grant without its project", args: []string{"--pubsub-topics", "projects/acme/topics/invoices"}, wantErr: `--pubsub-topics: "projects/acme/topics/invoices": want PROJECT=TOPIC`},
+		{name: "a pubsub grant of a topic's short name", args: []string{"--pubsub-topics", "billing=invoices"}, wantErr: `--pubsub-topics: "billing=invoices": pubsub: bad topic "invoices"`},
+		{name: "a pubsub pattern over Pub/Sub projects", args: []string{"--pubsub-topics", "billing=projects/acme*"}, wantErr: `--pubsub-topics: "billing=projects/acme*": a pattern is projects/<project>/topics/`},
+		{name: "a pubsub pattern with a * inside", args: []string{"--pubsub-topics", "billing=projects/acme/topics/*-invoices*"}, wantErr: `a pattern is projects/<project>/topics/`},
+		{name: "a pubsub grant to no project id", args: []string{"--pubsub-topics", "Billing=projects/acme/topics/invoices"}, wantErr: `--pubsub-topics: "Billing=projects/acme/topics/invoices": "Billing" is not a project id`},
+		{name: "pubsub grants listed", args: append(cloud, "--pubsub-topics", "billing=projects/acme/topics/invoices, ops=projects/acme/topics/ops-*", "--pubsub-topics", "web=projects/web/topics/*"), check: func(t *testing.T, f serveFlags) {
+			want := []pubsub.Grant{
+				{Project: "billing", Topic: "projects/acme/topics/invoices"},
+				{Project: "ops", Topic: "projects/acme/topics/ops-", Prefix: true},
+				{Project: "web", Topic: "projects/web/topics/", Prefix: true},
+			}
+			if !slices.Equal(f.pubsubGrants, want) {
+				t.Errorf("pubsubGrants = %+v; want %+v", f.pubsubGrants, want)
 			}
 		}},
 		{

@@ -6,17 +6,23 @@ import (
 	"github.com/sundial-cron/sundial/target"
 	"github.com/sundial-cron/sundial/target/command"
 	"github.com/sundial-cron/sundial/target/noop"
+	"github.com/sundial-cron/sundial/target/pubsub"
 	"github.com/sundial-cron/sundial/target/urlfetch"
 )
 
 // targetOptions say which targets a server runs and how far they reach.
 type targetOptions struct {
 	// commands registers the command target: the embedded shape runs
-	// commands on its own machine for commandProjects (for any project
-	// with anyProject: sundial validate); the cloud shape never does.
+	// commands on its own machine for commandProjects; the cloud shape
+	// never does.
 	commands        bool
 	commandProjects []string
-	anyProject      bool
+	// anyProject lets every project run commands and publish to any
+	// topic: for sundial validate, which checks configs, not grants.
+	anyProject bool
+	// pubsubGrants are the topics each project's pubsub jobs may publish
+	// to (--pubsub-topics).
+	pubsubGrants []pubsub.Grant
 	// commandUser is the user commands run as; "": the server's.
 	commandUser string
 	// commandCgroup is where each command attempt gets a cgroup (see
@@ -42,6 +48,10 @@ func targets(o targetOptions) (map[string]target.Target, error) {
 	ts := map[string]target.Target{
 		"noop":      noop.Target{},
 		"url_fetch": fetch,
+		// Its client, with Google default credentials (or the emulator
+		// PUBSUB_EMULATOR_HOST names), is made at its first launch, so
+		// sundial validate and a server with no pubsub job need none.
+		"pubsub": pubsub.New(pubsub.Options{Grants: o.pubsubGrants, AnyTopic: o.anyProject}),
 	}
 	if o.commands {
 		cmd, err := command.New(command.Options{

@@ -23,9 +23,11 @@ func TestValidate(t *testing.T) {
 	}
 	good := write("good/billing.yaml", "jobs:\n  - id: heartbeat\n    schedule: \"@every 30s\"\n    noop: {}\n")
 	write("good/ops.yml", "jobs:\n  - id: a\n    schedule: \"@hourly\"\n    noop: {}\n  - id: b\n    schedule: \"@daily\"\n    noop: {}\n")
+	write("good/reports.yaml", "jobs:\n  - id: daily\n    schedule: \"@daily\"\n    pubsub:\n      topic: projects/acme/topics/reports\n      data: daily\n      attributes: {kind: report}\n      ordering_key: reports\n")
 	bad := write("bad/billing.yaml", "jobs:\n  - id: a\n    schedule: \"61 * * * *\"\n    noop: {}\n    colour: blue\n")
 	write("bad/ops.yaml", "jobs:\n  - id: rotate\n    schedule: \"@hourly\"\n    swarming: {}\n")
 	write("bad/fine.yaml", "jobs: []\n")
+	badTopic := write("bad/reports.yaml", "jobs:\n  - id: daily\n    schedule: \"@daily\"\n    pubsub:\n      topic: reports\n")
 	for _, tc := range []struct {
 		name       string
 		args       []string
@@ -33,13 +35,14 @@ func TestValidate(t *testing.T) {
 		wantOut    string   // stdout, exactly
 		wantErr    []string // lines stderr must have, in order
 	}{
-		{"a valid directory", []string{"validate", filepath.Join(dir, "good")}, 0, "2 config files, 3 jobs: valid\n", nil},
+		{"a valid directory", []string{"validate", filepath.Join(dir, "good")}, 0, "3 config files, 4 jobs: valid\n", nil},
 		{"a valid file", []string{"validate", good}, 0, "1 config file, 1 job: valid\n", nil},
 		{"an invalid directory lists every error of every file", []string{"validate", filepath.Join(dir, "bad")}, 1, "", []string{
 			bad + ":3: jobs[0].schedule: ",
 			bad + ":5: jobs[0].colour: unknown field",
 			filepath.Join(dir, "bad", "ops.yaml") + ":4: jobs[0].swarming: job ops/rotate: target swarming is not enabled",
-			"2 of 3 config files invalid, 3 errors (target kinds known: command, noop, url_fetch)",
+			badTopic + `:5: jobs[0].pubsub: pubsub: bad topic "reports": want projects/<project>/topics/<topic>`,
+			"3 of 4 config files invalid, 4 errors (target kinds known: command, noop, pubsub, url_fetch)",
 		}},
 		{"files and directories together", []string{"validate", good, bad}, 1, "", []string{bad + ":3:", "1 of 2 config files invalid, 2 errors"}},
 		{"nothing to check", []string{"validate"}, exitUsage, "", []string{"sundial validate: expected one or more config files or directories"}},

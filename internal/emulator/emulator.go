@@ -1,5 +1,6 @@
 // Package emulator starts the Cloud Datastore emulator, for tests (through
-// emulatortest) and for sundial simulate --backend=datastore.
+// emulatortest) and for sundial simulate --backend=datastore, and the Cloud
+// Pub/Sub emulator, for the pubsub target's tests.
 //
 // The emulator runs in Firestore in Datastore mode (what production runs:
 // strongly consistent reads, no entity-group write limits) and with
@@ -30,12 +31,18 @@ import (
 // of starting one. The Datastore client reads the same variable.
 const EnvHost = "DATASTORE_EMULATOR_HOST"
 
+// EnvPubSubHost names a Pub/Sub emulator already running; the Pub/Sub
+// client connects to it instead of to Google.
+const EnvPubSubHost = "PUBSUB_EMULATOR_HOST"
+
 // Process is a running emulator.
 type Process struct {
 	Host string // host:port it serves on
 	cmd  *exec.Cmd
 	done chan struct{} // closed when the process has exited
 	log  *tail
+	// ready is in the line of output that says the emulator serves.
+	ready string
 }
 
 // Start starts an emulator in Firestore in Datastore mode on a free
@@ -58,35 +65,70 @@ func Start(ctx context.Context, indexFile string) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Process{Host: fmt.Sprintf("127.0.0.1:%d", port), done: make(chan struct{}), log: &tail{}}
+	p := &Process{Host: fmt.Sprintf("127.0.0.1:%d", port), done: make(chan struct{}), log: &tail{}, ready: "health check endpoint"}
 	args = append(args, "--host=127.0.0.1", fmt.Sprintf("--port=%d", port))
 	p.cmd = exec.Command("java", append([]string{"-cp", jar, "com.google.cloud.datastore.emulator.CloudDatastore", "start"}, args...)...)
-	// Its own process group, so Stop reaches every process it starts; and
-	// killed with this process if the test binary dies without Stop.
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	out, err := p.cmd.StdoutPipe()
-	if err != nil {
+	if err := p.start(ctx, "Datastore"); err != nil {
 		return nil, err
-	}
-	p.cmd.Stderr = p.cmd.Stdout
-	if err := p.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting the Datastore emulator: %w", err)
-	}
-	ready := make(chan struct{})
-	go p.watch(out, ready)
-	select {
-	case <-ready:
-	case <-p.done:
-		return nil, fmt.Errorf("the Datastore emulator exited before it was ready: %s", p.log)
-	case <-ctx.Done():
-		_ = p.Stop()
-		return nil, fmt.Errorf("the Datastore emulator did not get ready: %w: %s", ctx.Err(), p.log)
 	}
 	if err := p.healthy(ctx); err != nil {
 		_ = p.Stop()
 		return nil, err
 	}
 	return p, nil
+}
+
+// StartPubSub starts a Pub/Sub emulator on a free loopback port, in
+// memory, and returns once it serves. It runs the emulator's own script, not
+// `gcloud beta emulators pubsub start`, which would put a Python process
+// between this one and the JVM: the script execs java, so the JVM is the
+// process that dies with this one.
+func StartPubSub(ctx context.Context) (*Process, error) {
+	root, err := sdkRoot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	script := filepath.Join(root, "platform", "pubsub-emulator", "bin", "cloud-pubsub-emulator")
+	if _, err := os.Stat(script); err != nil {
+		return nil, fmt.Errorf("the Pub/Sub emulator is not installed (gcloud components install pubsub-emulator, or apt-get install google-cloud-cli-pubsub-emulator): %w", err)
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	p := &Process{Host: fmt.Sprintf("127.0.0.1:%d", port), done: make(chan struct{}), log: &tail{}, ready: "Server started"}
+	p.cmd = exec.Command(script, "--host=127.0.0.1", fmt.Sprintf("--port=%d", port))
+	if err := p.start(ctx, "Pub/Sub"); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// start runs p.cmd and waits for it to print p.ready; name is the
+// emulator's, for errors.
+func (p *Process) start(ctx context.Context, name string) error {
+	// Its own process group, so Stop reaches every process it starts; and
+	// killed with this process if the test binary dies without Stop.
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	out, err := p.cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	p.cmd.Stderr = p.cmd.Stdout
+	if err := p.cmd.Start(); err != nil {
+		return fmt.Errorf("starting the %s emulator: %w", name, err)
+	}
+	ready := make(chan struct{})
+	go p.watch(out, ready)
+	select {
+	case <-ready:
+		return nil
+	case <-p.done:
+		return fmt.Errorf("the %s emulator exited before it was ready: %s", name, p.log)
+	case <-ctx.Done():
+		_ = p.Stop()
+		return fmt.Errorf("the %s emulator did not get ready: %w: %s", name, ctx.Err(), p.log)
+	}
 }
 
 // watch reads the emulator's output, keeping its tail for errors, and
@@ -96,7 +138,7 @@ func (p *Process) watch(out io.Reader, ready chan struct{}) {
 	signalled := false
 	for sc.Scan() {
 		p.log.add(sc.Text())
-		if !signalled && strings.Contains(sc.Text(), "health check endpoint") {
+		if !signalled && strings.Contains(sc.Text(), p.ready) {
 			close(ready)
 			signalled = true
 		}
@@ -141,6 +183,20 @@ func (p *Process) Stop() error {
 
 // findJar locates the emulator that gcloud installed.
 func findJar(ctx context.Context) (string, error) {
+	root, err := sdkRoot(ctx)
+	if err != nil {
+		return "", err
+	}
+	jar := filepath.Join(root, "platform", "cloud-datastore-emulator", "CloudDatastore.jar")
+	if _, err := os.Stat(jar); err != nil {
+		return "", fmt.Errorf("the Datastore emulator is not installed (gcloud components install cloud-datastore-emulator, or apt-get install google-cloud-cli-datastore-emulator): %w", err)
+	}
+	return jar, nil
+}
+
+// sdkRoot is where gcloud is installed, its emulators among it; both
+// emulators are Java programs.
+func sdkRoot(ctx context.Context) (string, error) {
 	if _, err := exec.LookPath("java"); err != nil {
 		return "", errors.New("java is not installed (the emulator is a Java program)")
 	}
@@ -151,11 +207,7 @@ func findJar(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("gcloud info: %w", err)
 	}
-	jar := filepath.Join(strings.TrimSpace(string(out)), "platform", "cloud-datastore-emulator", "CloudDatastore.jar")
-	if _, err := os.Stat(jar); err != nil {
-		return "", fmt.Errorf("the Datastore emulator is not installed (gcloud components install cloud-datastore-emulator, or apt-get install google-cloud-cli-datastore-emulator): %w", err)
-	}
-	return jar, nil
+	return strings.TrimSpace(string(out)), nil
 }
 
 func freePort() (int, error) {

@@ -40,6 +40,35 @@ func TestStartStop(t *testing.T) {
 	}
 }
 
+// StartPubSub returns an emulator that accepts connections, and Stop leaves
+// no process of its group behind and frees its port.
+func TestStartStopPubSub(t *testing.T) {
+	p, err := StartPubSub(t.Context())
+	if err != nil {
+		if os.Getenv("SUNDIAL_REQUIRE_EMULATOR") == "1" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	c, err := net.DialTimeout("tcp", p.Host, 10*time.Second)
+	if err != nil {
+		_ = p.Stop()
+		t.Fatalf("the Pub/Sub emulator said it serves and does not accept connections: %v", err)
+	}
+	c.Close()
+	pgid := p.cmd.Process.Pid
+	if err := p.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(-pgid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("after Stop, signalling the emulator's process group: %v, want ESRCH (no process left)", err)
+	}
+	if c, err := net.DialTimeout("tcp", p.Host, time.Second); err == nil {
+		c.Close()
+		t.Errorf("after Stop, %s still accepts connections", p.Host)
+	}
+}
+
 // A missing index file is refused before anything starts.
 func TestStartRefusesAMissingIndexFile(t *testing.T) {
 	_, err := Start(t.Context(), filepath.Join(t.TempDir(), "index.yaml"))

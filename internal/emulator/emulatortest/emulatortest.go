@@ -1,8 +1,9 @@
-// Package emulatortest gives tests a Cloud Datastore emulator. A test
-// package calls Main (or Run) from its TestMain and Datastore from each test
-// that needs the emulator: the first such test starts one emulator for the
-// whole package, on a free loopback port, requiring the indexes of the
-// repository's index.yaml, and Main stops it when the tests end. It is apart
+// Package emulatortest gives tests a Cloud Datastore emulator and a Cloud
+// Pub/Sub emulator. A test package calls Main (or Run) from its TestMain and
+// Datastore (or PubSub) from each test that needs the emulator: the first
+// such test starts one emulator for the whole package, on a free loopback
+// port (the Datastore one requiring the indexes of the repository's
+// index.yaml), and Main stops it when the tests end. It is apart
 // from package emulator so that the binary does not link package testing.
 package emulatortest
 
@@ -28,6 +29,11 @@ var (
 	running *emulator.Process
 	host    string
 	failed  error
+
+	pubsubOnce    sync.Once
+	pubsubRunning *emulator.Process
+	pubsubHost    string
+	pubsubFailed  error
 )
 
 // Main runs the package's tests and stops the emulator if one was started.
@@ -43,6 +49,11 @@ func Run(m *testing.M) int {
 	if running != nil {
 		if err := running.Stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "stopping the Datastore emulator:", err)
+		}
+	}
+	if pubsubRunning != nil {
+		if err := pubsubRunning.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "stopping the Pub/Sub emulator:", err)
 		}
 	}
 	return code
@@ -78,6 +89,34 @@ func Datastore(t testing.TB) string {
 		t.Skipf("no Datastore emulator: %v", failed)
 	}
 	return host
+}
+
+// PubSub returns the host:port of a Pub/Sub emulator, starting one the first
+// time it is asked, and sets PUBSUB_EMULATOR_HOST so the Pub/Sub client
+// connects to it. Without an emulator it skips t, or fails it when
+// SUNDIAL_REQUIRE_EMULATOR=1.
+func PubSub(t testing.TB) string {
+	t.Helper()
+	pubsubOnce.Do(func() {
+		if pubsubHost = os.Getenv(emulator.EnvPubSubHost); pubsubHost != "" {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		pubsubRunning, pubsubFailed = emulator.StartPubSub(ctx)
+		if pubsubFailed != nil {
+			return
+		}
+		pubsubHost = pubsubRunning.Host
+		pubsubFailed = os.Setenv(emulator.EnvPubSubHost, pubsubHost)
+	})
+	if pubsubFailed != nil {
+		if os.Getenv(EnvRequire) == "1" {
+			t.Fatalf("Pub/Sub emulator (required by %s=1): %v", EnvRequire, pubsubFailed)
+		}
+		t.Skipf("no Pub/Sub emulator: %v", pubsubFailed)
+	}
+	return pubsubHost
 }
 
 // moduleRoot is the directory of the go.mod above the working directory:
