@@ -249,6 +249,11 @@ func serveEmbedded(ctx context.Context, f serveFlags, logger *slog.Logger, now f
 	if err != nil {
 		return err
 	}
+	defer func() {
+		if err := closeTargets(tgts); err != nil {
+			logger.Warn("closing the targets", "err", err)
+		}
+	}()
 	if f.commandUser != "" {
 		if err := checkPrivate(f.commandUser, secretFiles(f)); err != nil {
 			return err

@@ -206,6 +206,11 @@ func serveCloud(ctx context.Context, f serveFlags, logger *slog.Logger, now func
 	if err != nil {
 		return err
 	}
+	defer func() {
+		if err := closeTargets(tgts); err != nil {
+			logger.Warn("closing the targets", "err", err)
+		}
+	}()
 	taskGate, cronGate, taskTarget, err := c.gates(now)
 	if err != nil {
 		return err

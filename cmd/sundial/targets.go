@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+	"io"
 	"log/slog"
 
 	"github.com/sundial-cron/sundial/target"
@@ -67,4 +69,16 @@ func targets(o targetOptions) (map[string]target.Target, error) {
 		ts["command"] = cmd
 	}
 	return ts, nil
+}
+
+// closeTargets closes the targets that hold connections (pubsub's client),
+// once the server has stopped calling them.
+func closeTargets(ts map[string]target.Target) error {
+	var errs []error
+	for _, t := range ts {
+		if c, ok := t.(io.Closer); ok {
+			errs = append(errs, c.Close())
+		}
+	}
+	return errors.Join(errs...)
 }
