@@ -52,12 +52,12 @@ type Options struct {
 
 // server holds what the handlers share.
 type server struct {
-	eng     *engine.Engine
-	st      store.Store
-	log     *slog.Logger
-	authn   []Authenticator
-	policy  *access.Policy
-	grants  *grantsCache
+	eng    *engine.Engine
+	st     store.Store
+	log    *slog.Logger
+	authn  []Authenticator
+	policy *access.Policy
+	grants *grantsCache
 	// csrf refuses browsers' cross-origin changes.
 	csrf *http.CrossOriginProtection
 }
