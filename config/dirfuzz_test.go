@@ -313,7 +313,10 @@ func FuzzConfigDirectory(f *testing.F) {
 		if strings.Contains(logs.String(), marker) {
 			t.Errorf("the log shows the secret")
 		}
-		statuses := e.fresh.Status()
+		statuses, err := e.fresh.Status(e.ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if len(statuses) != len(want) {
 			t.Errorf("%d projects have a status, want %d: %+v", len(statuses), len(want), statuses)
 		}

@@ -21,7 +21,8 @@ import (
 // pass re-reads the directory, applies the projects whose files changed,
 // and disables the jobs of projects whose files are gone. A project whose
 // new revision is invalid keeps running its last good one, and the error is
-// kept in its Status. Projects are applied side by side, each on its own:
+// written in its record in the store (engine.RecordConfigError), where
+// every instance reads it (Status). Projects are applied side by side, each on its own:
 // a project of 100,000 jobs, or one whose apply is slow, holds no other
 // project up, and a pass does not wait for an apply an earlier pass
 // started. Only parsing is bounded: at most ParseBudget bytes of config
@@ -37,9 +38,6 @@ type Refresher struct {
 	mu       sync.Mutex // one pass at a time; guards projects
 	listed   bool       // the projects already in the store are known
 	projects map[string]*projectState
-
-	statusMu sync.Mutex // Status must not wait for a pass in progress
-	status   map[string]Status
 }
 
 // RefresherOptions configure a Refresher.
@@ -85,7 +83,8 @@ type projectState struct {
 	busy bool
 }
 
-// Status is where a project's config stands, for the API and the console.
+// Status is where a project's config stands, as its record in the store
+// says.
 type Status struct {
 	Project  string
 	File     string    // its config file
@@ -99,6 +98,10 @@ type Status struct {
 	ErrorAt time.Time
 }
 
+func statusOf(p engine.Project) Status {
+	return Status{Project: p.ID, File: p.File, Revision: p.Revision, LoadedAt: p.AppliedAt, Jobs: p.Jobs, Error: p.Error, ErrorAt: p.ErrorAt}
+}
+
 // revision names a file's content.
 func revision(data []byte) string {
 	sum := sha256.Sum256(data)
@@ -110,7 +113,7 @@ func revision(data []byte) string {
 // apply that an earlier pass of Run started and that is still under way is
 // left to it). It returns an error, and changes nothing, only when the
 // directory cannot be read or the store cannot list the projects it had;
-// a project's own errors are in its Status and the log.
+// a project's own errors are in its record (Status) and the log.
 func (r *Refresher) Refresh(ctx context.Context) error {
 	var applies sync.WaitGroup
 	defer applies.Wait()
@@ -143,7 +146,7 @@ func (r *Refresher) pass(ctx context.Context, applies *sync.WaitGroup) error {
 		}
 		if f.Err != nil {
 			ps.seen = "" // whatever the file holds once it can be read is news
-			r.failed(f.Project, f.Path, f.Err)
+			r.failed(ctx, f.Project, f.Path, f.Err)
 			continue
 		}
 		if rev := revision(f.Data); rev != ps.seen {
@@ -160,9 +163,9 @@ func (r *Refresher) pass(ctx context.Context, applies *sync.WaitGroup) error {
 	return nil
 }
 
-// listProjects learns, once, the projects that have jobs in the store, so
-// that a file removed while the server was down still has its jobs
-// disabled.
+// listProjects learns, once, the projects that have jobs or a config
+// status in the store, so that a file removed while the server was down
+// still has its jobs disabled and its status cleared.
 func (r *Refresher) listProjects(ctx context.Context) error {
 	if r.projects == nil {
 		r.projects = map[string]*projectState{}
@@ -186,6 +189,15 @@ func (r *Refresher) listProjects(ctx context.Context) error {
 		}
 		p.Cursor = next
 	}
+	records, err := r.engine.Projects(ctx)
+	if err != nil {
+		return fmt.Errorf("listing the projects in the store: %w", err)
+	}
+	for id, p := range records {
+		if p.HasConfig() && r.projects[id] == nil {
+			r.projects[id] = &projectState{}
+		}
+	}
 	r.listed = true
 	return nil
 }
@@ -204,15 +216,14 @@ func (r *Refresher) apply(ctx context.Context, f File, rev string, ps *projectSt
 		if ctx.Err() == nil { // the bytes are at fault, not a stop
 			seen = rev
 		}
-		r.failed(f.Project, f.Path, err)
+		r.failed(ctx, f.Project, f.Path, err)
 		return
 	}
-	if err := r.engine.ApplyProject(ctx, p.ID, engine.Revision{ID: rev, Jobs: p.Jobs, Grants: p.Grants}); err != nil {
-		r.failed(f.Project, f.Path, err)
+	if err := r.engine.ApplyProject(ctx, p.ID, engine.Revision{ID: rev, File: f.Path, Jobs: p.Jobs, Grants: p.Grants}); err != nil {
+		r.failed(ctx, f.Project, f.Path, err)
 		return
 	}
 	seen = rev
-	r.setStatus(Status{Project: p.ID, File: f.Path, Revision: rev, LoadedAt: r.opts.Now(), Jobs: len(p.Jobs)})
 	r.opts.Logger.Info("config applied", "project", p.ID, "file", f.Path, "revision", rev[:12], "jobs", len(p.Jobs))
 }
 
@@ -228,7 +239,8 @@ func (r *Refresher) parse(ctx context.Context, f File) (*Project, error) {
 }
 
 // remove disables the jobs of a project whose file is gone, and forgets it
-// once that is done.
+// once that is done. Its record stays, with no revision, grants or error:
+// the project has no config status, and only administrators see it.
 func (r *Refresher) remove(ctx context.Context, project string, ps *projectState) {
 	err := r.engine.ApplyProject(ctx, project, engine.Revision{})
 	r.mu.Lock()
@@ -238,63 +250,49 @@ func (r *Refresher) remove(ctx context.Context, project string, ps *projectState
 	}
 	r.mu.Unlock()
 	if err != nil {
-		r.failed(project, "", err)
+		r.failed(ctx, project, "", err)
 		return
 	}
-	r.statusMu.Lock()
-	_, had := r.status[project]
-	delete(r.status, project)
-	r.statusMu.Unlock()
-	if had {
-		r.opts.Logger.Info("config removed; its jobs are disabled", "project", project)
-	}
+	r.opts.Logger.Info("config removed; its jobs are disabled", "project", project)
 }
 
-// failed records why a project's newest revision is not running; the
-// revision that is running, if any, stays as it was.
-func (r *Refresher) failed(project, file string, err error) {
-	r.statusMu.Lock()
-	s := r.status[project]
-	s.Project, s.Error, s.ErrorAt = project, err.Error(), r.opts.Now()
-	if file != "" {
-		s.File = file
-	}
-	r.setStatusLocked(s)
-	r.statusMu.Unlock()
+// failed records why a project's newest revision is not running in its
+// record; the revision that is running, if any, stays as it was. A stop is
+// no fault of the revision's and is only logged.
+func (r *Refresher) failed(ctx context.Context, project, file string, err error) {
 	r.opts.Logger.Error("config not applied; the last good revision keeps running", "project", project, "err", err)
-}
-
-func (r *Refresher) setStatus(s Status) {
-	r.statusMu.Lock()
-	defer r.statusMu.Unlock()
-	r.setStatusLocked(s)
-}
-
-func (r *Refresher) setStatusLocked(s Status) {
-	if r.status == nil {
-		r.status = map[string]Status{}
+	if ctx.Err() != nil {
+		return
 	}
-	r.status[s.Project] = s
-}
-
-// Status returns where every project's config stands, by project id.
-func (r *Refresher) Status() []Status {
-	r.statusMu.Lock()
-	defer r.statusMu.Unlock()
-	out := make([]Status, 0, len(r.status))
-	for _, id := range slices.Sorted(maps.Keys(r.status)) {
-		out = append(out, r.status[id])
+	if rerr := r.engine.RecordConfigError(ctx, project, file, err.Error(), r.opts.Now()); rerr != nil {
+		r.opts.Logger.Error("recording a project's config error failed", "project", project, "err", rerr)
 	}
-	return out
 }
 
-// ProjectStatus returns where one project's config stands; ok is false for
-// a project the refresher has no file for.
-func (r *Refresher) ProjectStatus(project string) (s Status, ok bool) {
-	r.statusMu.Lock()
-	defer r.statusMu.Unlock()
-	s, ok = r.status[project]
-	return s, ok
+// Status returns where every project's config stands, by project id, as
+// the store says: whichever instance refreshed it.
+func (r *Refresher) Status(ctx context.Context) ([]Status, error) {
+	records, err := r.engine.Projects(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := []Status{}
+	for _, id := range slices.Sorted(maps.Keys(records)) {
+		if p := records[id]; p.HasConfig() {
+			out = append(out, statusOf(p))
+		}
+	}
+	return out, nil
+}
+
+// ProjectStatus returns where one project's config stands; ok is false
+// for a project with no revision running and no error recorded.
+func (r *Refresher) ProjectStatus(ctx context.Context, project string) (s Status, ok bool, err error) {
+	p, _, err := r.engine.Project(ctx, project)
+	if err != nil || !p.HasConfig() {
+		return Status{}, false, err
+	}
+	return statusOf(p), true, nil
 }
 
 // Run makes a pass at once, then one at each of RefresherOptions.Ticks,
@@ -319,19 +317,4 @@ func (r *Refresher) Run(ctx context.Context) error {
 			}
 		}
 	}
-}
-
-// ConfigProjects lists the projects the refresher has a status for, valid
-// or not; with ConfigStatus it serves the API (app.Configs).
-func (r *Refresher) ConfigProjects() []string {
-	r.statusMu.Lock()
-	defer r.statusMu.Unlock()
-	return slices.Sorted(maps.Keys(r.status))
-}
-
-// ConfigStatus returns the revision a project runs, when it was loaded, and
-// why its newest revision is not running ("" if it is).
-func (r *Refresher) ConfigStatus(project string) (revision string, loadedAt time.Time, lastErr string, ok bool) {
-	s, ok := r.ProjectStatus(project)
-	return s.Revision, s.LoadedAt, s.Error, ok
 }

@@ -37,7 +37,10 @@ func (e *env) wantNoJob(id string) {
 
 func (e *env) status(project string) config.Status {
 	e.t.Helper()
-	s, ok := e.fresh.ProjectStatus(project)
+	s, ok, err := e.fresh.ProjectStatus(e.ctx, project)
+	if err != nil {
+		e.t.Fatal(err)
+	}
 	if !ok {
 		e.t.Fatalf("no status for project %s", project)
 	}
@@ -235,10 +238,10 @@ func TestRefreshDisablesTheJobsOfARemovedFile(t *testing.T) {
 	e.wantState("ops/a", disabled, "removed from config")
 	e.wantState("ops/b", disabled, "removed from config")
 	e.wantState("billing/report", scheduled, "")
-	if _, ok := e.fresh.ProjectStatus("ops"); ok {
+	if _, ok, _ := e.fresh.ProjectStatus(e.ctx, "ops"); ok {
 		t.Error("ops still has a status after its file went")
 	}
-	if got := e.fresh.Status(); len(got) != 1 || got[0].Project != "billing" {
+	if got, _ := e.fresh.Status(e.ctx); len(got) != 1 || got[0].Project != "billing" {
 		t.Errorf("statuses %+v, want billing's alone", got)
 	}
 }
@@ -372,21 +375,21 @@ func TestASlowProjectHoldsNoOtherProjectUp(t *testing.T) {
 		close(done)
 	}()
 	waitFor(t, "small/a to be applied while big is still being applied", func() bool {
-		_, ok := r.ProjectStatus("small")
+		_, ok, _ := r.ProjectStatus(e.ctx, "small")
 		return ok
 	})
 	e.write("small.yaml", "jobs:\n  - id: a\n    schedule: \"@daily\"\n    noop: {}\n")
 	tick <- t0
 	waitFor(t, "small's edit to be applied while big is still being applied", func() bool {
-		s, _ := r.ProjectStatus("small")
+		s, _, _ := r.ProjectStatus(e.ctx, "small")
 		return s.Revision != "" && e.definition("small/a").Schedule == "@daily"
 	})
-	if _, ok := r.ProjectStatus("big"); ok {
-		t.Fatalf("big has a status before its apply could end: %+v", r.Status())
+	if s, ok, _ := r.ProjectStatus(e.ctx, "big"); ok {
+		t.Fatalf("big has a status before its apply could end: %+v", s)
 	}
 	close(slow.open)
 	waitFor(t, "big to be applied once it may", func() bool {
-		_, ok := r.ProjectStatus("big")
+		_, ok, _ := r.ProjectStatus(e.ctx, "big")
 		return ok
 	})
 	e.wantState("big/a", scheduled, "")

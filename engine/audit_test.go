@@ -150,7 +150,7 @@ func TestApplyProjectRecordsItsGrantsOnlyOnceAppliedWhole(t *testing.T) {
 	if err := h.eng.ApplyProject(h.ctx, "p", engine.Revision{ID: "r1", Jobs: []engine.Job{{ID: "p/a", Definition: def}}, Grants: grants}); err != nil {
 		t.Fatal(err)
 	}
-	want := engine.Project{ID: "p", Revision: "r1", AppliedAt: t0, Grants: grants}
+	want := engine.Project{ID: "p", Revision: "r1", AppliedAt: t0, Grants: grants, Jobs: 1}
 	p, ok, err := h.eng.Project(h.ctx, "p")
 	p.AppliedAt = p.AppliedAt.UTC()
 	if err != nil || !ok || !reflect.DeepEqual(p, want) {
@@ -175,5 +175,42 @@ func TestApplyProjectRecordsItsGrantsOnlyOnceAppliedWhole(t *testing.T) {
 	}
 	if p, ok, _ := h.eng.Project(h.ctx, "p"); !ok || p.Revision != "" || p.Grants != nil {
 		t.Errorf("after the config is gone: %+v; want a record with no revision or grants", p)
+	}
+}
+
+// TestRecordConfigErrorKeepsTheRunningRevision: a refused revision's
+// error goes into the record beside the revision running, its grants and
+// when it was applied; the next revision applied clears it.
+func TestRecordConfigErrorKeepsTheRunningRevision(t *testing.T) {
+	h := newHarness(t, engine.Options{})
+	def := engine.Definition{Schedule: "@every 1h", Target: "rec"}
+	grants := []access.Grant{{Role: access.Owner, Members: []access.Member{access.Member(alice)}}}
+	// A project whose first revision is refused has a record all the same.
+	if err := h.eng.RecordConfigError(h.ctx, "p", "configs/p.yaml", "configs/p.yaml:1: not YAML", t0); err != nil {
+		t.Fatal(err)
+	}
+	p, ok, err := h.eng.Project(h.ctx, "p")
+	if err != nil || !ok || p.Revision != "" || p.Error != "configs/p.yaml:1: not YAML" || !p.ErrorAt.Equal(t0) || p.File != "configs/p.yaml" || !p.HasConfig() {
+		t.Fatalf("after a first revision refused: %+v, %v, %v", p, ok, err)
+	}
+	if err := h.eng.ApplyProject(h.ctx, "p", engine.Revision{ID: "r1", File: "configs/p.yaml", Jobs: []engine.Job{{ID: "p/a", Definition: def}, {ID: "p/b", Definition: def}}, Grants: grants}); err != nil {
+		t.Fatal(err)
+	}
+	applied, _, _ := h.eng.Project(h.ctx, "p")
+	if applied.Error != "" || !applied.ErrorAt.IsZero() || applied.Jobs != 2 || applied.File != "configs/p.yaml" {
+		t.Fatalf("after r1: %+v; want its status and no error", applied)
+	}
+	at := t0.Add(time.Hour)
+	if err := h.eng.RecordConfigError(h.ctx, "p", "", "configs/p.yaml:3: jobs[0].schedule: bad field", at); err != nil {
+		t.Fatal(err)
+	}
+	want := applied
+	want.Error, want.ErrorAt = "configs/p.yaml:3: jobs[0].schedule: bad field", at
+	p, _, _ = h.eng.Project(h.ctx, "p")
+	if !reflect.DeepEqual(p, want) {
+		t.Errorf("after r2 refused: %+v; want %+v", p, want)
+	}
+	if err := h.eng.RecordConfigError(h.ctx, "", "", "x", at); err == nil {
+		t.Error("an error recorded for no project")
 	}
 }

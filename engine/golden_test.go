@@ -126,6 +126,11 @@ var projectGoldens = map[string]Project{
 		{Role: access.Triggerer, Members: []access.Member{"serviceAccount:ci@proj.iam.gserviceaccount.com"}, Jobs: []string{"nightly", "hourly"}},
 		{Role: access.Reader, Members: []access.Member{"anonymous"}, Jobs: []string{"status"}},
 	}},
+	// The config status, added within version 1.
+	"v1-status.json": {ID: "golden", Revision: "4f2a9c", AppliedAt: gmin(0), File: "configs/golden.yaml", Jobs: 3,
+		Error: "configs/golden.yaml:7: jobs[1].schedule: bad field", ErrorAt: gmin(5),
+		Grants: []access.Grant{{Role: access.Owner, Members: []access.Member{"user:alice@example.com"}}}},
+	"v1-error-only.json": {ID: "golden", File: "configs/golden.yaml", Error: "configs/golden.yaml:1: not YAML", ErrorAt: gmin(5)},
 }
 
 // TestStoredProjectGoldens: every stored version of the project record

@@ -29,6 +29,9 @@ type Revision struct {
 	ID     string
 	Jobs   []Job
 	Grants []access.Grant
+	// File is the config file the revision was read from, for the
+	// project's record.
+	File string
 }
 
 // ApplyProject makes a project's jobs what one revision of its config
@@ -40,7 +43,8 @@ type Revision struct {
 // applied all the same.
 //
 // Only once every job is in line is the project's record written with
-// the revision and its grants, so the grants in force are always those of
+// the revision, its grants and its status (file, when, how many jobs; any
+// earlier error cleared), so the grants in force are always those of
 // a revision applied whole: one that failed in part keeps the previous
 // revision's, and is applied again at the next refresh.
 func (e *Engine) ApplyProject(ctx context.Context, project string, rev Revision) error {
@@ -92,7 +96,8 @@ func (e *Engine) ApplyProject(ctx context.Context, project string, rev Revision)
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
-	encoded, err := encodeProject(Project{ID: project, Revision: rev.ID, AppliedAt: e.opts.Now().Round(0).UTC(), Grants: rev.Grants})
+	encoded, err := encodeProject(Project{ID: project, Revision: rev.ID, AppliedAt: e.opts.Now().Round(0).UTC(), Grants: rev.Grants,
+		File: rev.File, Jobs: len(rev.Jobs)})
 	if err != nil {
 		return err
 	}

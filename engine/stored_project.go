@@ -17,11 +17,24 @@ import (
 type Project struct {
 	ID string
 	// Revision is the revision running; "" once the project's config is
-	// gone (its jobs are disabled, and only administrators see it).
+	// gone (its jobs are disabled, and only administrators see it), or
+	// while none of its revisions was valid.
 	Revision  string
-	AppliedAt time.Time
+	AppliedAt time.Time // when Revision was applied: its loaded_at
 	Grants    []access.Grant
+	File      string // the config file the project was last read from
+	Jobs      int    // jobs Revision lists
+	// Error is why the project's newest revision is not running, or was
+	// applied only in part (it is tried again at the next refresh); ""
+	// when the newest revision runs. ErrorAt is when it was found.
+	Error   string
+	ErrorAt time.Time
 }
+
+// HasConfig reports whether the record says anything of the project's
+// config: a revision running or an error. A project whose config file is
+// gone has neither.
+func (p Project) HasConfig() bool { return p.Revision != "" || p.Error != "" }
 
 // The project record's stored form. Its JSON names are a format every
 // stored project is in: never rename or reuse one. A change an older
@@ -34,6 +47,13 @@ type storedProject struct {
 	Revision  string        `json:"revision,omitempty"`
 	AppliedAt time.Time     `json:"applied_at,omitzero"`
 	Grants    []storedGrant `json:"grants,omitempty"`
+	// The config status was added within version 1: left out while
+	// empty, so a release before it reads the revision and grants and
+	// drops the status (which the next refresh writes again).
+	File    string    `json:"file,omitempty"`
+	Jobs    int       `json:"jobs,omitempty"`
+	Error   string    `json:"error,omitempty"`
+	ErrorAt time.Time `json:"error_at,omitzero"`
 }
 
 type storedGrant struct {
@@ -43,7 +63,8 @@ type storedGrant struct {
 }
 
 func encodeProject(p Project) ([]byte, error) {
-	out := storedProject{Version: projectVersion, Revision: p.Revision, AppliedAt: p.AppliedAt}
+	out := storedProject{Version: projectVersion, Revision: p.Revision, AppliedAt: p.AppliedAt,
+		File: p.File, Jobs: p.Jobs, Error: p.Error, ErrorAt: p.ErrorAt}
 	for _, g := range p.Grants {
 		sg := storedGrant{Role: string(g.Role), Members: make([]string, 0, len(g.Members)), Jobs: g.Jobs}
 		for _, m := range g.Members {
@@ -65,7 +86,8 @@ func decodeProject(id string, b []byte) (Project, error) {
 	if in.Version != projectVersion {
 		return Project{}, fmt.Errorf("project %s: stored record of version %d: this release reads version %d", id, in.Version, projectVersion)
 	}
-	p := Project{ID: id, Revision: in.Revision, AppliedAt: in.AppliedAt}
+	p := Project{ID: id, Revision: in.Revision, AppliedAt: in.AppliedAt,
+		File: in.File, Jobs: in.Jobs, Error: in.Error, ErrorAt: in.ErrorAt}
 	for i, g := range in.Grants {
 		role, err := access.ParseRole(g.Role)
 		if err != nil {
@@ -114,4 +136,38 @@ func (e *Engine) Projects(ctx context.Context) (map[string]Project, error) {
 		out[r.ID] = p
 	}
 	return out, nil
+}
+
+// RecordConfigError records in the project's record why its newest
+// revision is not running (err, found at at), and the file it came from
+// if file is not "": the revision running, its grants and when it was
+// applied stay as they were, so every instance reads the error beside the
+// last good revision. A project with no record gets one with the error
+// alone.
+//
+// It reads the record and writes it whole, outside any transaction: a
+// writer of the same record in between (another instance's refresh of
+// the same project, which one refresher never runs beside itself) is
+// overwritten, so the record may show the older revision with this error
+// until the next refresh that changes the file writes it again.
+func (e *Engine) RecordConfigError(ctx context.Context, project, file, err string, at time.Time) error {
+	if project == "" {
+		return errors.New("a project needs an id")
+	}
+	p, _, rerr := e.Project(ctx, project)
+	if rerr != nil {
+		return rerr
+	}
+	if file != "" {
+		p.File = file
+	}
+	p.Error, p.ErrorAt = err, at.Round(0).UTC()
+	encoded, rerr := encodeProject(p)
+	if rerr != nil {
+		return rerr
+	}
+	if rerr := e.store.PutProject(ctx, &store.ProjectRecord{ID: project, Encoded: encoded}); rerr != nil {
+		return fmt.Errorf("project %s: recording its config error: %w", project, rerr)
+	}
+	return nil
 }

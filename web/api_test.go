@@ -18,21 +18,31 @@ import (
 //	billing/worker   every minute, async: 10:01 RUNNING, 10:02 SKIPPED (overrun)
 //	ops/heartbeat    DISABLED ("removed from config")
 //
-// and a config source that knows billing, ops and broken, whose only
-// revision was refused.
+// applied as revisions r1 (billing) and r7 (ops) at 10:00, and a project
+// broken whose only revision was refused, as the config refresher records
+// them in the store.
 func fixture(t *testing.T) *harness {
 	h := newHarness(t)
-	h.define("billing/nightly", engine.Definition{Schedule: "* * * * *", Target: "noop", Policy: statemachine.Policy{Timeout: time.Minute}})
-	h.define("billing/report", engine.Definition{Schedule: "0 12 * * *", TimeZone: "America/New_York", Target: "noop", Spec: json.RawMessage(`{"fail": true}`)})
-	h.define("billing/worker", engine.Definition{Schedule: "* * * * *", Target: "async"})
-	h.define("ops/heartbeat", engine.Definition{Schedule: "@every 30s", Target: "noop"})
+	billing := engine.Revision{ID: "r1", File: "configs/billing.yaml", Jobs: []engine.Job{
+		{ID: "billing/nightly", Definition: engine.Definition{Schedule: "* * * * *", Target: "noop", Policy: statemachine.Policy{Timeout: time.Minute}}},
+		{ID: "billing/report", Definition: engine.Definition{Schedule: "0 12 * * *", TimeZone: "America/New_York", Target: "noop", Spec: json.RawMessage(`{"fail": true}`)}},
+		{ID: "billing/worker", Definition: engine.Definition{Schedule: "* * * * *", Target: "async"}},
+	}}
+	ops := engine.Revision{ID: "r7", File: "configs/ops.yaml", Jobs: []engine.Job{
+		{ID: "ops/heartbeat", Definition: engine.Definition{Schedule: "@every 30s", Target: "noop"}},
+	}}
+	for project, rev := range map[string]engine.Revision{"billing": billing, "ops": ops} {
+		if err := h.eng.ApplyProject(h.ctx, project, rev); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := h.eng.Disable(h.ctx, "ops/heartbeat", statemachine.Reason{Kind: statemachine.ReasonRemovedFromConfig}); err != nil {
 		t.Fatal(err)
 	}
+	if err := h.eng.RecordConfigError(h.ctx, "broken", "configs/broken.yaml", "configs/broken.yaml:3: jobs[0].schedule: bad field", t0); err != nil {
+		t.Fatal(err)
+	}
 	h.runUntil(t0.Add(2*time.Minute + 30*time.Second))
-	h.configs.set("billing", configStatus{revision: "r1", loaded: t0})
-	h.configs.set("ops", configStatus{revision: "r7", loaded: t0})
-	h.configs.set("broken", configStatus{err: "configs/broken.yaml:3: jobs[0].schedule: bad field"})
 	return h
 }
 

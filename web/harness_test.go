@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -47,13 +46,12 @@ type harness struct {
 	disp    *local.Dispatcher
 	wd      *watchdog.Watchdog
 	metrics *web.Metrics
-	configs *configs
 	handler http.Handler
 }
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	h := &harness{t: t, ctx: context.Background(), clk: fakeclock.New(t0), configs: &configs{}}
+	h := &harness{t: t, ctx: context.Background(), clk: fakeclock.New(t0)}
 	st, err := sqlite.Open(filepath.Join(t.TempDir(), "sundial.db"), sqlite.Options{Synchronous: sqlite.SyncOff})
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +94,7 @@ func newHandler(h *harness, st store.Store, token string, singleUser bool) http.
 		h.t.Fatal(err)
 	}
 	return web.New(web.Options{
-		Engine: h.eng, Store: st, Configs: h.configs, Metrics: h.metrics,
+		Engine: h.eng, Store: st, Metrics: h.metrics,
 		Authenticators: authn, Policy: policy, Now: h.clock,
 	})
 }
@@ -249,44 +247,6 @@ type async struct{}
 
 func (async) Launch(context.Context, target.Request) target.Result {
 	return target.Result{Status: target.Running, Message: "started"}
-}
-
-// configs is a config source's status as the config package reports it.
-type configs struct {
-	mu     sync.Mutex
-	status map[string]configStatus
-}
-
-type configStatus struct {
-	revision string
-	loaded   time.Time
-	err      string
-}
-
-func (c *configs) set(project string, s configStatus) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.status == nil {
-		c.status = map[string]configStatus{}
-	}
-	c.status[project] = s
-}
-
-func (c *configs) ConfigProjects() []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var ps []string
-	for p := range c.status {
-		ps = append(ps, p)
-	}
-	return ps
-}
-
-func (c *configs) ConfigStatus(project string) (string, time.Time, string, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s, ok := c.status[project]
-	return s.revision, s.loaded, s.err, ok
 }
 
 // get walks a decoded JSON value by object keys and array indexes.

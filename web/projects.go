@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/sundial-cron/sundial/engine"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store"
 )
@@ -36,9 +37,9 @@ type configJSON struct {
 }
 
 // listProjects lists every project the caller may see that has jobs in the
-// store, a record, or a config the config source knows (a project whose
-// first config is invalid has no jobs, and its error is what an operator
-// needs to see). A caller who may read only some jobs of a project sees
+// store or a record (a project whose first config is invalid has no jobs,
+// only a record with its error, and that error is what an operator needs
+// to see). A caller who may read only some jobs of a project sees
 // those jobs counted, and no others.
 func (s *server) listProjects(r *http.Request) (int, any, error) {
 	counts, err := s.countJobs(r.Context())
@@ -54,13 +55,6 @@ func (s *server) listProjects(r *http.Request) (int, any, error) {
 			counts[p] = map[string]int{}
 		}
 	}
-	if s.configs != nil {
-		for _, p := range s.configs.ConfigProjects() {
-			if counts[p] == nil {
-				counts[p] = map[string]int{}
-			}
-		}
-	}
 	id := identityOf(r)
 	out := make([]projectJSON, 0, len(counts))
 	for _, p := range slices.Sorted(maps.Keys(counts)) {
@@ -73,7 +67,7 @@ func (s *server) listProjects(r *http.Request) (int, any, error) {
 				return 0, nil, err
 			}
 		}
-		pj := projectJSON{Project: p, Jobs: map[string]int{}, Config: s.configOf(p)}
+		pj := projectJSON{Project: p, Jobs: map[string]int{}, Config: configOf(records[p])}
 		for _, st := range statemachine.States {
 			pj.Jobs[string(st)] = counts[p][string(st)]
 			pj.Total += counts[p][string(st)]
@@ -122,24 +116,21 @@ func (s *server) countSome(ctx context.Context, project string, jobs []string) (
 	return counts, nil
 }
 
-func (s *server) configOf(project string) *configJSON {
-	if s.configs == nil {
+// configOf is the config status a project's record holds; nil for a
+// project with neither a revision running nor an error.
+func configOf(p engine.Project) *configJSON {
+	if !p.HasConfig() {
 		return nil
 	}
-	rev, loaded, lastErr, ok := s.configs.ConfigStatus(project)
-	if !ok {
-		return nil
-	}
-	return &configJSON{Revision: rev, LoadedAt: timePtr(loaded), Error: lastErr}
+	return &configJSON{Revision: p.Revision, LoadedAt: timePtr(p.AppliedAt), Error: p.Error}
 }
 
-// projectExists reports whether the store has a job of the project or the
-// config source knows it.
+// projectExists reports whether the store has a job of the project or a
+// record of its config (a revision running, or the error of one refused).
 func (s *server) projectExists(ctx context.Context, project string) (bool, error) {
-	if s.configs != nil {
-		if _, _, _, ok := s.configs.ConfigStatus(project); ok {
-			return true, nil
-		}
+	p, _, err := s.eng.Project(ctx, project)
+	if err != nil || p.HasConfig() {
+		return err == nil, err
 	}
 	jobs, _, err := s.st.Jobs(ctx, project, store.Page{Limit: 1})
 	return len(jobs) > 0, err

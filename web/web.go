@@ -24,24 +24,10 @@ import (
 	"github.com/sundial-cron/sundial/store"
 )
 
-// Configs reports how each project's config was last loaded; the config
-// package's refresher is meant to satisfy it, so it uses no type of ours.
-type Configs interface {
-	// ConfigProjects lists the projects the config source knows, whether
-	// their config is valid or not.
-	ConfigProjects() []string
-	// ConfigStatus returns the revision a project runs, when it was loaded,
-	// and the error of its latest revision if that one was refused ("" if
-	// not); ok is false for a project the config source does not know.
-	ConfigStatus(project string) (revision string, loadedAt time.Time, lastErr string, ok bool)
-}
-
 // Options configure the handler.
 type Options struct {
 	Engine *engine.Engine
 	Store  store.Store
-	// Configs gives the projects' config status; nil shows none.
-	Configs Configs
 	// Metrics, if set, is served at /metrics.
 	Metrics *Metrics
 	// Authenticators tell who makes each request, tried in order: the
@@ -66,13 +52,12 @@ type Options struct {
 
 // server holds what the handlers share.
 type server struct {
-	eng     *engine.Engine
-	st      store.Store
-	configs Configs
-	log     *slog.Logger
-	authn   []Authenticator
-	policy  *access.Policy
-	grants  *grantsCache
+	eng    *engine.Engine
+	st     store.Store
+	log    *slog.Logger
+	authn  []Authenticator
+	policy *access.Policy
+	grants *grantsCache
 	// csrf refuses browsers' cross-origin changes.
 	csrf *http.CrossOriginProtection
 }
@@ -87,7 +72,7 @@ func New(opts Options) http.Handler {
 		opts.GrantsTTL = DefaultGrantsTTL
 	}
 	s := &server{
-		eng: opts.Engine, st: opts.Store, configs: opts.Configs, log: opts.Logger,
+		eng: opts.Engine, st: opts.Store, log: opts.Logger,
 		authn: opts.Authenticators, policy: opts.Policy, csrf: http.NewCrossOriginProtection(),
 		grants: &grantsCache{eng: opts.Engine, now: opts.Now, ttl: opts.GrantsTTL},
 	}

@@ -402,7 +402,6 @@ func assemble(f serveFlags, st store.Store, q task.Queue, tgts map[string]target
 			return web.New(web.Options{
 				Engine:         eng,
 				Store:          st,
-				Configs:        configs,
 				Metrics:        metrics,
 				Authenticators: authn,
 				Policy:         policy,

@@ -240,8 +240,10 @@ func serveCloud(ctx context.Context, f serveFlags, logger *slog.Logger, now func
 	for path, pass := range map[string]func(context.Context) (any, error){
 		watchdogPath: func(ctx context.Context) (any, error) { return p.wd.Pass(ctx) },
 		refreshPath: func(ctx context.Context) (any, error) {
-			err := p.configs.Refresh(ctx)
-			return p.configs.Status(), err
+			if err := p.configs.Refresh(ctx); err != nil {
+				return nil, err
+			}
+			return p.configs.Status(ctx)
 		},
 	} {
 		gate, err := cronGate(path)
