@@ -22,10 +22,10 @@ import (
 // and disables the jobs of projects whose files are gone. A project whose
 // new revision is invalid keeps running its last good one, and the error is
 // written in its record in the store (engine.RecordConfigError), where
-// every instance reads it (Status). Projects are applied side by side, each on its own:
-// a project of 100,000 jobs, or one whose apply is slow, holds no other
-// project up, and a pass does not wait for an apply an earlier pass
-// started. Only parsing is bounded: at most ParseBudget bytes of config
+// every instance reads it (Status). Projects are applied side by side,
+// each on its own: a project of 100,000 jobs, or one whose apply is slow,
+// holds no other project up, and a pass does not wait for an apply an
+// earlier pass started. Only parsing is bounded: at most ParseBudget bytes of config
 // are parsed at once, since the YAML parser takes about a hundred times a
 // file's size in memory.
 type Refresher struct {
