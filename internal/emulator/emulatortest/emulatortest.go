@@ -82,12 +82,7 @@ func Datastore(t testing.TB) string {
 		host = running.Host
 		failed = os.Setenv(emulator.EnvHost, host)
 	})
-	if failed != nil {
-		if os.Getenv(EnvRequire) == "1" {
-			t.Fatalf("Datastore emulator (required by %s=1): %v", EnvRequire, failed)
-		}
-		t.Skipf("no Datastore emulator: %v", failed)
-	}
+	unavailable(t, "Datastore", failed)
 	return host
 }
 
@@ -110,13 +105,21 @@ func PubSub(t testing.TB) string {
 		pubsubHost = pubsubRunning.Host
 		pubsubFailed = os.Setenv(emulator.EnvPubSubHost, pubsubHost)
 	})
-	if pubsubFailed != nil {
-		if os.Getenv(EnvRequire) == "1" {
-			t.Fatalf("Pub/Sub emulator (required by %s=1): %v", EnvRequire, pubsubFailed)
-		}
-		t.Skipf("no Pub/Sub emulator: %v", pubsubFailed)
-	}
+	unavailable(t, "Pub/Sub", pubsubFailed)
 	return pubsubHost
+}
+
+// unavailable skips t when the named emulator could not be started (err),
+// or fails it when SUNDIAL_REQUIRE_EMULATOR=1 (CI).
+func unavailable(t testing.TB, name string, err error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	if os.Getenv(EnvRequire) == "1" {
+		t.Fatalf("%s emulator (required by %s=1): %v", name, EnvRequire, err)
+	}
+	t.Skipf("no %s emulator: %v", name, err)
 }
 
 // moduleRoot is the directory of the go.mod above the working directory:
