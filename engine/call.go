@@ -23,10 +23,12 @@ func (e *Engine) carryOut(ctx context.Context, jobID string, c committed) error 
 				fn, err = e.launch(ctx, jobID, a.Invocation, a.Attempt, c.records[a.Invocation])
 			case statemachine.Resolve:
 				fn, err = e.resolve(ctx, jobID, a.Invocation, a.Attempt, c.records[a.Invocation])
+			case statemachine.Check:
+				fn, err = e.checkRunning(ctx, jobID, a.Invocation, a.Attempt, c.records[a.Invocation])
 			case statemachine.AbortTarget:
 				e.abortTarget(ctx, jobID, a.Invocation, a.Attempt, c.records[a.Invocation])
 				continue
-			case statemachine.TickLater, statemachine.StartInvocation, statemachine.Record, statemachine.RecordSkipped:
+			case statemachine.TickLater, statemachine.StartInvocation, statemachine.PollLater, statemachine.Record, statemachine.RecordSkipped:
 				continue // writes, committed with the step
 			default:
 				panic(fmt.Sprintf("engine: unknown action %T", a))
@@ -133,6 +135,32 @@ func (e *Engine) resolve(ctx context.Context, jobID, invocation string, attempt 
 		return nil, fmt.Errorf("asking the target about %s: %w", req.Key, err)
 	case !launched:
 		return stepping(statemachine.NotLaunched{Invocation: invocation, Attempt: attempt}), nil
+	}
+	return e.outcome(invocation, attempt, res), nil
+}
+
+// checkRunning asks the target how a RUNNING attempt is doing, by its Resolver,
+// and returns the step that records its end if it has ended. A target that
+// cannot tell leaves the attempt to a later poll, a push, or its hard
+// timeout.
+func (e *Engine) checkRunning(ctx context.Context, jobID, invocation string, attempt int, inv *store.InvocationRecord) (func(*jobTx) error, error) {
+	tgt, req, _, err := e.targetRequest(ctx, jobID, invocation, attempt, inv)
+	if err != nil {
+		return nil, err
+	}
+	r, ok := tgt.(target.Resolver)
+	if !ok {
+		return func(*jobTx) error { return nil }, nil
+	}
+	launched, res, err := r.Resolve(ctx, req)
+	switch {
+	case errors.Is(err, target.ErrUnknown):
+		return func(*jobTx) error { return nil }, nil
+	case err != nil:
+		return nil, fmt.Errorf("asking the target about %s: %w", req.Key, err)
+	case !launched:
+		// The target accepted the launch and now has no record of it.
+		res = target.Result{Status: target.Failed, Message: "the target has no record of the running attempt"}
 	}
 	return e.outcome(invocation, attempt, res), nil
 }

@@ -108,6 +108,12 @@ func New(st store.Store, q task.Queue, targets map[string]target.Target, opts Op
 	if opts.Config == (statemachine.Config{}) {
 		opts.Config = statemachine.DefaultConfig
 	}
+	if opts.Config.MinPoll <= 0 {
+		opts.Config.MinPoll = statemachine.DefaultConfig.MinPoll
+	}
+	if opts.Config.MaxPoll <= 0 {
+		opts.Config.MaxPoll = statemachine.DefaultConfig.MaxPoll
+	}
 	if opts.NewNonce == nil {
 		opts.NewNonce = randomNonce
 	}
@@ -169,6 +175,30 @@ func (e *Engine) Repair(ctx context.Context, jobID string) (bool, error) {
 	return len(c.acts) > 0, e.carryOut(ctx, jobID, c)
 }
 
+// Check asks the target how a RUNNING attempt is doing, and records its
+// end if it has ended: what a push from the remote system asks for. It is
+// idempotent, and safe beside a poll of the same attempt: the end is
+// recorded in a transaction that finds the attempt RUNNING, once. An
+// attempt that is not RUNNING (ended, or not yet launched) is left alone.
+func (e *Engine) Check(ctx context.Context, jobID, invocation string, attempt int) error {
+	inv, err := e.store.Invocation(ctx, jobID, invocation)
+	if err != nil {
+		return fmt.Errorf("reading invocation %s/%s: %w", jobID, invocation, err)
+	}
+	if inv.Attempt != attempt || inv.Status != string(statemachine.StatusRunning) {
+		return nil
+	}
+	fn, err := e.checkRunning(ctx, jobID, invocation, attempt, inv)
+	if err != nil {
+		return err
+	}
+	c, err := e.update(ctx, jobID, fn)
+	if err != nil {
+		return err
+	}
+	return e.carryOut(ctx, jobID, c)
+}
+
 // Report records the end of an attempt that its target ran on its own
 // (Result Running at launch).
 func (e *Engine) Report(ctx context.Context, jobID, invocation string, attempt int, res target.Result) error {
@@ -197,6 +227,8 @@ func (e *Engine) HandleTask(ctx context.Context, t task.Task) error {
 			return ErrBusy
 		}
 		defer e.release(project)
+	case task.PollInvocation:
+		ev = statemachine.PollDue{Invocation: t.Invocation, Attempt: t.Attempt, Nonce: t.Nonce}
 	default:
 		e.opts.Logger.Warn("dropping a malformed task", "task", t.String())
 		return nil

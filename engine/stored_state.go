@@ -65,6 +65,11 @@ type storedInvocation struct {
 	Since    time.Time `json:"since,omitzero"`
 	RetryAt  time.Time `json:"retry_at,omitzero"`
 	Deadline time.Time `json:"deadline,omitzero"`
+	// PollNonce and PollAt were added within version 1: only a RUNNING
+	// attempt has them, and a release before them reads the rest and
+	// leaves the attempt to its hard timeout, as it did.
+	PollNonce int64     `json:"poll_nonce,omitempty"`
+	PollAt    time.Time `json:"poll_at,omitzero"`
 }
 
 type storedHealth struct {
@@ -92,6 +97,7 @@ func encodeJobState(s jobState) ([]byte, error) {
 			storedOccurrence: storeOccurrence(inv.Occurrence),
 			Attempt:          inv.Attempt, Status: string(inv.Status), Nonce: inv.Nonce,
 			Since: inv.Since, RetryAt: inv.RetryAt, Deadline: inv.Deadline,
+			PollNonce: inv.PollNonce, PollAt: inv.PollAt,
 		})
 	}
 	if s.health != (Health{}) {
@@ -156,6 +162,7 @@ func (in storedState) jobState() jobState {
 		m.Active = append(m.Active, statemachine.Invocation{
 			Occurrence: inv.occurrence(), Attempt: inv.Attempt, Status: statemachine.Status(inv.Status), Nonce: inv.Nonce,
 			Since: inv.Since, RetryAt: inv.RetryAt, Deadline: inv.Deadline,
+			PollNonce: inv.PollNonce, PollAt: inv.PollAt,
 		})
 	}
 	s := jobState{m: m}

@@ -192,11 +192,13 @@ func (jt *jobTx) write(a statemachine.Action) error {
 		return jt.tx.Enqueue(task.Task{Kind: task.TickLater, JobID: id, Nonce: a.Nonce, ETA: a.At})
 	case statemachine.StartInvocation:
 		return jt.tx.Enqueue(task.Task{Kind: task.StartInvocation, JobID: id, Nonce: a.Nonce, ETA: a.At, Invocation: a.Invocation, Attempt: a.Attempt})
+	case statemachine.PollLater:
+		return jt.tx.Enqueue(task.Task{Kind: task.PollInvocation, JobID: id, Nonce: a.Nonce, ETA: a.At, Invocation: a.Invocation, Attempt: a.Attempt})
 	case statemachine.Record:
 		return jt.record(a)
 	case statemachine.RecordSkipped:
 		return jt.recordSkipped(a)
-	case statemachine.Launch, statemachine.Resolve, statemachine.AbortTarget:
+	case statemachine.Launch, statemachine.Resolve, statemachine.Check, statemachine.AbortTarget:
 		return nil // calls, made by carryOut once this transaction committed
 	}
 	panic(fmt.Sprintf("engine: unknown action %T", a))

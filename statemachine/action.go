@@ -106,7 +106,26 @@ type AbortTarget struct {
 	Attempt    int
 }
 
+// PollLater schedules a PollInvocation task: the next time to ask the
+// target how a RUNNING attempt is doing.
+type PollLater struct {
+	Invocation string
+	Attempt    int
+	Nonce      int64
+	At         time.Time
+}
+
+// Check asks the target, by the attempt's idempotency key, whether a
+// RUNNING attempt has ended; the host reports the answer as Ended, or
+// nothing while it runs.
+type Check struct {
+	Invocation string
+	Attempt    int
+}
+
 func (TickLater) action()       {}
+func (PollLater) action()       {}
+func (Check) action()           {}
 func (StartInvocation) action() {}
 func (Record) action()          {}
 func (RecordSkipped) action()   {}

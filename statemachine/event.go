@@ -79,6 +79,14 @@ type OutcomeUnknown struct {
 	Attempt    int
 }
 
+// PollDue: a PollInvocation task was delivered. Nonce is the poll nonce
+// the attempt had when the task was scheduled.
+type PollDue struct {
+	Invocation string
+	Attempt    int
+	Nonce      int64
+}
+
 // WatchdogExpired: the watchdog found the job's WatchdogTimerTs passed.
 type WatchdogExpired struct{}
 
@@ -96,4 +104,5 @@ func (Launched) event()        {}
 func (Ended) event()           {}
 func (NotLaunched) event()     {}
 func (OutcomeUnknown) event()  {}
+func (PollDue) event()         {}
 func (WatchdogExpired) event() {}

@@ -171,6 +171,9 @@ func watchdogErr(m *sm.Machine) error {
 		if want.IsZero() || inv.Deadline.Before(want) {
 			want = inv.Deadline
 		}
+		if p := inv.PollAt.Add(m.Config.TaskGrace); inv.PollNonce != 0 && p.Before(want) {
+			want = p
+		}
 	}
 	if !j.WatchdogTimerTs.Equal(want) {
 		return fmt.Errorf("at %s: WatchdogTimerTs = %s, want the earliest deadline %s (job %s)", off(m.Now), off(j.WatchdogTimerTs), off(want), formatJob(j))

@@ -73,12 +73,16 @@ type Invocation struct {
 	// the launch and runs it).
 	Status  Status
 	Nonce   int64     // the nonce of the StartInvocation this status expects
-	Since   time.Time // when it entered this status (LAUNCHING: the launch)
+	Since   time.Time // when it entered this status (LAUNCHING, and RUNNING after it: the launch)
 	RetryAt time.Time // RETRYING: when the next attempt may start
 	// Deadline is when the watchdog acts if the invocation still has this
 	// status: the task grace past when its task was due, or the hard
 	// timeout of a launched attempt.
 	Deadline time.Time
+	// PollNonce and PollAt: RUNNING, the nonce the next PollInvocation
+	// carries and when it is due. A poll with another nonce is stale.
+	PollNonce int64
+	PollAt    time.Time
 }
 
 // Schedule is what the machine needs of a parsed schedule;
@@ -149,6 +153,12 @@ type Config struct {
 	// MaxTickDelay is the longest delay the task queue accepts; a tick due
 	// later hops there first (Cloud Tasks refuses ETAs past 30 days).
 	MaxTickDelay time.Duration
+	// MinPoll and MaxPoll bound the wait between two polls of a RUNNING
+	// attempt: the first comes MinPoll after the launch, and each wait is
+	// as long as the attempt has run so far, within the bounds (LUCI's
+	// Buildbucket target backs off the same way). A MinPoll of 0 polls
+	// nothing: the attempt ends by a push or its hard timeout.
+	MinPoll, MaxPoll time.Duration
 }
 
 // DefaultConfig is what the engine runs with unless told otherwise.
@@ -159,6 +169,8 @@ var DefaultConfig = Config{
 	LaunchGrace:    10 * time.Second,
 	DefaultTimeout: 10 * time.Minute,
 	MaxTickDelay:   29 * 24 * time.Hour,
+	MinPoll:        time.Minute,
+	MaxPoll:        10 * time.Minute,
 }
 
 // Clone returns a copy of j that shares nothing with it: a step on the copy

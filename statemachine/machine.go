@@ -194,7 +194,23 @@ func (m *Machine) step(e Event) error {
 		if i := m.find(e.Invocation, e.Attempt); i >= 0 && j.Active[i].Status == StatusLaunching {
 			j.Active[i].Status = StatusRunning
 			m.record(j.Active[i], StatusRunning, "")
+			if m.Config.MinPoll > 0 {
+				m.pollAt(i, m.Now.Add(m.pollWait(j.Active[i])))
+			}
 		}
+
+	case PollDue:
+		i := m.find(e.Invocation, e.Attempt)
+		if i < 0 || j.Active[i].Status != StatusRunning || e.Nonce == 0 || j.Active[i].PollNonce != e.Nonce {
+			return nil
+		}
+		inv := &j.Active[i]
+		if m.Now.Before(inv.PollAt) { // early: the queue's clock runs ahead of ours
+			m.pollAt(i, inv.PollAt)
+			return nil
+		}
+		m.emit(Check{Invocation: inv.ID, Attempt: inv.Attempt})
+		m.pollAt(i, m.Now.Add(m.pollWait(*inv)))
 
 	case Ended:
 		i := m.find(e.Invocation, e.Attempt)
@@ -246,6 +262,11 @@ func (m *Machine) repair() {
 	for i := len(j.Active) - 1; i >= 0; i-- {
 		inv := j.Active[i]
 		if m.Now.Before(inv.Deadline) {
+			// A lost poll would leave a finished attempt RUNNING until
+			// its hard timeout failed it.
+			if inv.Status == StatusRunning && inv.PollNonce != 0 && !m.Now.Before(inv.PollAt.Add(m.Config.TaskGrace)) {
+				m.pollAt(i, m.Now)
+			}
 			continue
 		}
 		switch inv.Status {
@@ -368,6 +389,26 @@ func (m *Machine) launch(i int, msg string) {
 	inv.Deadline = m.Now.Add(m.hardTimeout())
 	m.record(*inv, StatusLaunching, msg)
 	m.emit(Launch{Invocation: inv.ID, Attempt: inv.Attempt})
+}
+
+// pollAt schedules the next poll of the RUNNING Active[i] for at, with a
+// fresh nonce so that an earlier copy of the task is stale.
+func (m *Machine) pollAt(i int, at time.Time) {
+	inv := &m.Job.Active[i]
+	inv.PollNonce, inv.PollAt = m.NewNonce(), at
+	m.emit(PollLater{Invocation: inv.ID, Attempt: inv.Attempt, Nonce: inv.PollNonce, At: at})
+}
+
+// pollWait is the wait before the next poll of a RUNNING attempt: as long
+// as it has run since its launch, within [MinPoll, MaxPoll], so the waits
+// double from MinPoll and the polls of a long task thin out to MaxPoll
+// apart.
+func (m *Machine) pollWait(inv Invocation) time.Duration {
+	d := max(m.Now.Sub(inv.Since), m.Config.MinPoll)
+	if m.Config.MaxPoll > 0 {
+		d = min(d, m.Config.MaxPoll)
+	}
+	return d
 }
 
 // fail ends the attempt of Active[i] as failed, and schedules the next
@@ -611,6 +652,11 @@ func (m *Machine) settle() {
 	for _, inv := range j.Active {
 		if t.IsZero() || inv.Deadline.Before(t) {
 			t = inv.Deadline
+		}
+		if inv.PollNonce != 0 {
+			if p := inv.PollAt.Add(m.Config.TaskGrace); p.Before(t) {
+				t = p
+			}
 		}
 	}
 	j.WatchdogTimerTs = t

@@ -32,6 +32,10 @@ const (
 	// StartInvocation launches one attempt of an invocation. Nonce is the
 	// nonce of that attempt's start, so a repeat of an older start is stale.
 	StartInvocation Kind = "start"
+	// PollInvocation asks the target how a RUNNING attempt of an
+	// asynchronous target is doing. Nonce is the attempt's poll nonce at
+	// the time it was scheduled.
+	PollInvocation Kind = "poll"
 )
 
 // Task is one task-queue task.
@@ -41,7 +45,8 @@ type Task struct {
 	Nonce int64     // what the job must still expect for the task to act
 	ETA   time.Time // not before
 
-	// For StartInvocation: the invocation and the attempt to launch.
+	// For StartInvocation and PollInvocation: the invocation and the
+	// attempt to launch or ask about.
 	Invocation string
 	Attempt    int
 }
@@ -53,7 +58,7 @@ func (t Task) Name() string {
 }
 
 func (t Task) String() string {
-	if t.Kind == StartInvocation {
+	if t.Kind == StartInvocation || t.Kind == PollInvocation {
 		return fmt.Sprintf("%s(%s %s#%d eta %s)", t.Kind, t.JobID, t.Invocation, t.Attempt, t.ETA.UTC().Format(time.RFC3339))
 	}
 	return fmt.Sprintf("%s(%s nonce %d eta %s)", t.Kind, t.JobID, t.Nonce, t.ETA.UTC().Format(time.RFC3339))

@@ -82,7 +82,7 @@ func NewMetrics(backlog Backlog) *Metrics {
 			m.disabled.WithLabelValues(string(k))
 		}
 	}
-	for _, k := range []task.Kind{task.TickLater, task.StartInvocation} {
+	for _, k := range []task.Kind{task.TickLater, task.StartInvocation, task.PollInvocation} {
 		for _, c := range []string{"transient", "permanent"} {
 			m.failures.WithLabelValues(string(k), c)
 		}
