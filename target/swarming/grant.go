@@ -1,0 +1,50 @@
+package swarming
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Grant lets one project's jobs run tasks in a realm, or in every realm of
+// a LUCI project ("<luci project>:*"). A server's grants are its
+// operator's (--swarming-realms).
+type Grant struct {
+	// Project is the Sundial project the grant is for.
+	Project string
+	// Realm is "<luci project>:<realm>", or with Any the LUCI project.
+	Realm string
+	// Any says the grant was written "<luci project>:*".
+	Any bool
+}
+
+// ParseGrant reads a --swarming-realms entry, PROJECT=REALM. It does not
+// judge PROJECT beyond its being there: what a Sundial project id may be is
+// the caller's to check.
+func ParseGrant(s string) (Grant, error) {
+	project, realm, ok := strings.Cut(s, "=")
+	project, realm = strings.TrimSpace(project), strings.TrimSpace(realm)
+	if !ok || project == "" || realm == "" {
+		return Grant{}, fmt.Errorf("%q: want PROJECT=REALM, e.g. billing=billing:ci or billing=billing:*", s)
+	}
+	if luci, ok := strings.CutSuffix(realm, ":*"); ok {
+		if !realmRE.MatchString(luci + ":x") {
+			return Grant{}, fmt.Errorf("%q: %q is not a LUCI project", s, luci)
+		}
+		return Grant{Project: project, Realm: luci, Any: true}, nil
+	}
+	if !realmRE.MatchString(realm) {
+		return Grant{}, fmt.Errorf("%q: realm %q: want <luci project>:<realm> or <luci project>:*", s, realm)
+	}
+	return Grant{Project: project, Realm: realm}, nil
+}
+
+func (g Grant) allows(project, realm string) bool {
+	if g.Project != project {
+		return false
+	}
+	if g.Any {
+		luci, _, _ := strings.Cut(realm, ":")
+		return luci == g.Realm
+	}
+	return realm == g.Realm
+}
