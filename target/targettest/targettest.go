@@ -23,6 +23,12 @@
 //     noop keeps no log.
 //   - BadSpecs and LineBreaks: which fields a target checks, and where its
 //     messages quote what a spec says.
+//   - Async: an asynchronous target says how its far side ends a
+//     launched attempt and what it pushed; the suite then checks that
+//     Resolve (what a poll asks) reports the end, that the push names
+//     the attempt with a valid token, exactly once, and that polls and
+//     pushes racing agree; Abort cancels the remote work. The engine's
+//     tests check that an end reported both ways is recorded once.
 //   - Checker, Aborter and Resolver are optional; a subtest about one a
 //     target does not implement is skipped, saying so.
 package targettest
@@ -79,6 +85,19 @@ type Harness struct {
 	// LineBreaks are specs the Checker accepts that hold line breaks where
 	// a message could quote them (a program's name, a directory, a URL).
 	LineBreaks []json.RawMessage
+	// Async is set for a target whose launches return Running.
+	Async *Async
+}
+
+// Async is what the suite needs of an asynchronous target's far side.
+type Async struct {
+	// Finish ends the far side's work of a launched attempt, succeeded or
+	// not, and returns once its push (if the target pushes) was delivered.
+	Finish func(t *testing.T, req target.Request, succeeded bool)
+	// Pushes returns the refs of the pushes delivered so far whose token
+	// is valid for the ref; invalid returns how many had a token that was
+	// not. Nil: the target does not push, and ends are found by polls.
+	Pushes func(t *testing.T) (valid []target.PushRef, invalid int)
 }
 
 // BadSpec is a spec the Checker refuses.
@@ -108,6 +127,9 @@ func Run(t *testing.T, h Harness) {
 		{"Abort ends a running attempt Failed", testAbortRunning},
 		{"Resolve answers or says ErrUnknown, and does not panic", testResolve},
 		{"concurrent launches of different keys each get their own result", testConcurrent},
+		{"an async target's end is what Resolve reports once the far side ends it", testAsyncEnd},
+		{"an async target's end arrives exactly once however push and poll interleave", testAsyncPushAndPoll},
+		{"Abort of an async target's running attempt ends its remote work", testAsyncAbort},
 		{"ending one key's attempt leaves another's running", testEndOneLeavesOther},
 	}
 	for _, tc := range tests {
@@ -441,6 +463,9 @@ func testAbortRunning(t *testing.T, h Harness) {
 	if !ok {
 		t.Skip("the target has no Aborter")
 	}
+	if h.Async != nil {
+		t.Skip("an async target's launch does not run the work: its Abort is tested on the remote work")
+	}
 	req, done := hang(t, h, tgt, t.Context(), "inv-1")
 	if err := a.Abort(t.Context(), req); err != nil {
 		t.Errorf("Abort = %v; want nil", err)
@@ -553,6 +578,9 @@ func testEndOneLeavesOther(t *testing.T, h Harness) {
 			if !ok {
 				t.Skip("the target has no Aborter")
 			}
+			if h.Async != nil {
+				t.Skip("an async target's launch does not run the work: its Abort is tested on the remote work")
+			}
 			if err := a.Abort(t.Context(), req); err != nil {
 				t.Errorf("Abort = %v; want nil", err)
 			}
@@ -584,5 +612,100 @@ func testEndOneLeavesOther(t *testing.T, h Harness) {
 				t.Errorf("the other launch, once its context ended = %s %q; want Failed", statusName(res.Status), res.Message)
 			}
 		})
+	}
+}
+
+// asyncLaunch launches a Succeeding spec of an async target and checks it
+// is Running.
+func asyncLaunch(t *testing.T, h Harness, inv string) (target.Target, target.Resolver, target.Request) {
+	t.Helper()
+	if h.Async == nil {
+		t.Skip("the target is synchronous")
+	}
+	tgt := h.New(t)
+	r, ok := tgt.(target.Resolver)
+	if !ok {
+		t.Fatal("an async target must be a Resolver: polls ask it how a running attempt is doing")
+	}
+	req := request(inv, h.Succeeding(t))
+	if res := launch(t, h, tgt, t.Context(), req); res.Status != target.Running {
+		t.Fatalf("Launch = %s %q; want Running", statusName(res.Status), res.Message)
+	}
+	return tgt, r, req
+}
+
+func testAsyncEnd(t *testing.T, h Harness) {
+	for _, succeeded := range []bool{true, false} {
+		t.Run(fmt.Sprintf("succeeded=%v", succeeded), func(t *testing.T) {
+			t.Parallel()
+			_, r, req := asyncLaunch(t, h, "inv-1")
+			if launched, res, err := resolve(t, r, req); err != nil || !launched || res.Status != target.Running {
+				t.Fatalf("Resolve before the end = %v, %s %q, %v; want launched, Running", launched, statusName(res.Status), res.Message, err)
+			}
+			h.Async.Finish(t, req, succeeded)
+			want := target.Failed
+			if succeeded {
+				want = target.Succeeded
+			}
+			launched, res, err := resolve(t, r, req)
+			if err != nil || !launched || res.Status != want {
+				t.Fatalf("Resolve after the end = %v, %s %q, %v; want launched, %s", launched, statusName(res.Status), res.Message, err, statusName(want))
+			}
+			checkShape(t, h, req, res)
+		})
+	}
+}
+
+// The far side ends the attempt while polls ask about it: every answer is
+// Running or the one end, the end once given stays, and the attempt was
+// pushed exactly once, with a valid token.
+func testAsyncPushAndPoll(t *testing.T, h Harness) {
+	_, r, req := asyncLaunch(t, h, "inv-1")
+	const polls = 8
+	answers := make([]target.Result, polls)
+	var wg sync.WaitGroup
+	ready := make(chan struct{})
+	for i := range polls {
+		wg.Go(func() {
+			<-ready
+			_, answers[i], _ = r.Resolve(t.Context(), req)
+		})
+	}
+	close(ready)
+	h.Async.Finish(t, req, true)
+	wg.Wait()
+	for i, a := range answers {
+		if a.Status != target.Running && a.Status != target.Succeeded {
+			t.Errorf("poll %d while the far side ended the attempt = %s %q; want Running or Succeeded", i, statusName(a.Status), a.Message)
+		}
+	}
+	for i := range 3 {
+		if _, res, err := resolve(t, r, req); err != nil || res.Status != target.Succeeded {
+			t.Errorf("poll %d after the end = %s %q, %v; want Succeeded", i, statusName(res.Status), res.Message, err)
+		}
+	}
+	if h.Async.Pushes == nil {
+		return
+	}
+	valid, invalid := h.Async.Pushes(t)
+	if want := []target.PushRef{target.RefOf(req)}; !slices.Equal(valid, want) || invalid != 0 {
+		t.Errorf("pushes = %v valid and %d invalid; want exactly %v", valid, invalid, want)
+	}
+}
+
+func testAsyncAbort(t *testing.T, h Harness) {
+	tgt, r, req := asyncLaunch(t, h, "inv-1")
+	a, ok := tgt.(target.Aborter)
+	if !ok {
+		t.Skip("the target has no Aborter")
+	}
+	if err := a.Abort(t.Context(), req); err != nil {
+		t.Fatalf("Abort = %v; want nil", err)
+	}
+	if launched, res, err := resolve(t, r, req); err != nil || !launched || res.Status != target.Failed {
+		t.Errorf("Resolve after Abort = %v, %s %q, %v; want launched, Failed", launched, statusName(res.Status), res.Message, err)
+	}
+	if err := a.Abort(t.Context(), req); err != nil {
+		t.Errorf("Abort again = %v; want nil", err)
 	}
 }
