@@ -29,6 +29,7 @@ import (
 	"github.com/sundial-cron/sundial/store/sqlite"
 	"github.com/sundial-cron/sundial/target"
 	"github.com/sundial-cron/sundial/target/pubsub"
+	"github.com/sundial-cron/sundial/target/swarming"
 	"github.com/sundial-cron/sundial/target/urlfetch"
 	"github.com/sundial-cron/sundial/task"
 	"github.com/sundial-cron/sundial/task/local"
@@ -69,6 +70,16 @@ type serveFlags struct {
 	// pubsubGrants are the topics each project's pubsub jobs may publish
 	// to, read from --pubsub-topics.
 	pubsubGrants []pubsub.Grant
+
+	// swarmingGrants are the realms each project's swarming jobs may run
+	// tasks in, read from --swarming-realms; swarmingTopic is where
+	// Swarming posts task ends (--swarming-pubsub-topic).
+	swarmingGrants []swarming.Grant
+	swarmingTopic  string
+	// pushSecretFile holds the secret of the push tokens; pushSecret is
+	// read from it at start. Without one, no push endpoint is served.
+	pushSecretFile string
+	pushSecret     []byte
 }
 
 func parseServeFlags(args []string, stderr io.Writer) (serveFlags, error) {
@@ -99,6 +110,10 @@ func parseServeFlags(args []string, stderr io.Writer) (serveFlags, error) {
 	fs.Func("url-deny", "comma-separated CIDRs, IPs or host names url_fetch jobs may never call", listFlag(&f.urlDeny))
 	var pubsubTopics []string
 	fs.Func("pubsub-topics", "comma-separated PROJECT=TOPIC grants: the topics (projects/P/topics/T, or a prefix ending in *) a project's pubsub jobs may publish to (default: none, so no project publishes)", listFlag(&pubsubTopics))
+	var swarmingRealms []string
+	fs.Func("swarming-realms", "comma-separated PROJECT=REALM grants: the Swarming realms (luci-project:realm, or luci-project:* for all of one LUCI project) a project's swarming jobs may run tasks in (default: none)", listFlag(&swarmingRealms))
+	fs.StringVar(&f.swarmingTopic, "swarming-pubsub-topic", "", "projects/P/topics/T: the topic Swarming posts task ends to, whose push subscription calls "+pushPath+" (needs --push-secret-file; default: ends are found by polls alone)")
+	fs.StringVar(&f.pushSecretFile, "push-secret-file", "", "a file holding the secret (at least 32 bytes) that signs and checks the tokens of pushes to "+pushPath+" (default: no push endpoint)")
 	if err := fs.Parse(args); err != nil {
 		return f, err
 	}
@@ -119,6 +134,19 @@ func parseServeFlags(args []string, stderr io.Writer) (serveFlags, error) {
 			return f, fmt.Errorf("--pubsub-topics: %q: %q is not a project id: want lower-case letters, digits, _ and -, starting with a letter or digit", e, g.Project)
 		}
 		f.pubsubGrants = append(f.pubsubGrants, g)
+	}
+	for _, e := range swarmingRealms {
+		g, err := swarming.ParseGrant(e)
+		if err != nil {
+			return f, fmt.Errorf("--swarming-realms: %v", err)
+		}
+		if !config.ValidProjectID(g.Project) {
+			return f, fmt.Errorf("--swarming-realms: %q: %q is not a project id: want lower-case letters, digits, _ and -, starting with a letter or digit", e, g.Project)
+		}
+		f.swarmingGrants = append(f.swarmingGrants, g)
+	}
+	if f.swarmingTopic != "" && f.pushSecretFile == "" {
+		return f, fmt.Errorf("--swarming-pubsub-topic: the pushes need --push-secret-file")
 	}
 	switch *syncMode {
 	case "full":
@@ -193,6 +221,12 @@ func runServe(args []string, stdout, stderr io.Writer, now func() time.Time) int
 			return 1
 		}
 	}
+	if f.pushSecretFile != "" {
+		if f.pushSecret, err = readPushSecret(f.pushSecretFile); err != nil {
+			logger.Error("sundial serve: --push-secret-file", "err", err)
+			return 1
+		}
+	}
 	if f.accessFile != "" {
 		if f.access, err = config.ReadSettings(f.accessFile); err != nil {
 			logger.Error("sundial serve: --access-file", "err", err)
@@ -242,6 +276,9 @@ func serveEmbedded(ctx context.Context, f serveFlags, logger *slog.Logger, now f
 		commandUser:     f.commandUser,
 		commandCgroup:   f.commandCgroup,
 		pubsubGrants:    f.pubsubGrants,
+		swarmingGrants:  f.swarmingGrants,
+		swarmingTopic:   f.swarmingTopic,
+		pushSecret:      f.pushSecret,
 		logger:          logger,
 		policy:          urlfetch.Policy{Allow: f.urlAllow, Deny: f.urlDeny},
 		server:          self,
@@ -293,7 +330,7 @@ func serveEmbedded(ctx context.Context, f serveFlags, logger *slog.Logger, now f
 	}
 
 	singleUser := !f.signin.enabled()
-	ln, srv, err := listen(f, f.auth.mount(p.api(singleUser)))
+	ln, srv, err := listen(f, p.withPush(f, logger, f.auth.mount(p.api(singleUser))))
 	if err != nil {
 		return err
 	}
@@ -311,10 +348,10 @@ func serveEmbedded(ctx context.Context, f serveFlags, logger *slog.Logger, now f
 // secretFiles are the files of the server's that no command may read: the
 // database (every project's definitions, their headers included), the
 // admin token, the static tokens' hashes, the session cookie keys and the
-// OIDC client secret.
+// OIDC client secret, and the push tokens' secret.
 func secretFiles(f serveFlags) []string {
 	files := []string{f.db, f.db + "-wal", f.db + "-shm"}
-	for _, name := range []string{f.adminTokenFile, f.signin.staticTokensFile, f.signin.cookieKeyFile, f.signin.oidcSecretFile} {
+	for _, name := range []string{f.adminTokenFile, f.signin.staticTokensFile, f.signin.cookieKeyFile, f.signin.oidcSecretFile, f.pushSecretFile} {
 		if name != "" {
 			files = append(files, name)
 		}

@@ -202,7 +202,10 @@ func cloudConfig(f serveFlags) statemachine.Config {
 func serveCloud(ctx context.Context, f serveFlags, logger *slog.Logger, now func() time.Time) error {
 	c := f.cloud
 	self := &urlfetch.Listeners{}
-	tgts, err := targets(targetOptions{policy: urlfetch.Policy{Allow: f.urlAllow, Deny: c.ownHosts(f.urlDeny)}, server: self, pubsubGrants: f.pubsubGrants})
+	tgts, err := targets(targetOptions{
+		policy: urlfetch.Policy{Allow: f.urlAllow, Deny: c.ownHosts(f.urlDeny)}, server: self, pubsubGrants: f.pubsubGrants,
+		swarmingGrants: f.swarmingGrants, swarmingTopic: f.swarmingTopic, pushSecret: f.pushSecret,
+	})
 	if err != nil {
 		return err
 	}
@@ -254,7 +257,7 @@ func serveCloud(ctx context.Context, f serveFlags, logger *slog.Logger, now func
 	}
 	// The cloud shape has no single-user mode: its instances share no
 	// machine with their callers.
-	mux.Handle("/", f.auth.mount(p.api(false)))
+	mux.Handle("/", p.withPush(f, logger, f.auth.mount(p.api(false))))
 
 	// web.New's own check comes after this mux, which would redirect first.
 	ln, srv, err := listen(f, web.Canonical(mux))

@@ -48,6 +48,10 @@ func TestServeFlags(t *testing.T) {
 		{name: "a pubsub pattern over Pub/Sub projects", args: []string{"--pubsub-topics", "billing=projects/acme*"}, wantErr: `--pubsub-topics: "billing=projects/acme*": a pattern is projects/<project>/topics/`},
 		{name: "a pubsub pattern with a * inside", args: []string{"--pubsub-topics", "billing=projects/acme/topics/*-invoices*"}, wantErr: `a pattern is projects/<project>/topics/`},
 		{name: "a pubsub grant to no project id", args: []string{"--pubsub-topics", "Billing=projects/acme/topics/invoices"}, wantErr: `--pubsub-topics: "Billing=projects/acme/topics/invoices": "Billing" is not a project id`},
+		{name: "a swarming grant without its realm", args: []string{"--swarming-realms", "billing"}, wantErr: `--swarming-realms: "billing": want PROJECT=REALM`},
+		{name: "a swarming grant of a bare LUCI project", args: []string{"--swarming-realms", "billing=acme"}, wantErr: `--swarming-realms: "billing=acme": realm "acme": want <luci project>:<realm>`},
+		{name: "a swarming grant to no project id", args: []string{"--swarming-realms", "Billing=acme:ci"}, wantErr: `--swarming-realms: "Billing=acme:ci": "Billing" is not a project id`},
+		{name: "a swarming topic without a push secret", args: []string{"--swarming-pubsub-topic", "projects/acme/topics/swarming"}, wantErr: `--swarming-pubsub-topic: the pushes need --push-secret-file`},
 		{name: "pubsub grants listed", args: append(cloud, "--pubsub-topics", "billing=projects/acme/topics/invoices, ops=projects/acme/topics/ops-*", "--pubsub-topics", "web=projects/web/topics/*"), check: func(t *testing.T, f serveFlags) {
 			want := []pubsub.Grant{
 				{Project: "billing", Topic: "projects/acme/topics/invoices"},

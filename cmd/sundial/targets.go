@@ -9,6 +9,7 @@ import (
 	"github.com/sundial-cron/sundial/target/command"
 	"github.com/sundial-cron/sundial/target/noop"
 	"github.com/sundial-cron/sundial/target/pubsub"
+	"github.com/sundial-cron/sundial/target/swarming"
 	"github.com/sundial-cron/sundial/target/urlfetch"
 )
 
@@ -19,12 +20,21 @@ type targetOptions struct {
 	// never does.
 	commands        bool
 	commandProjects []string
-	// anyProject lets every project run commands and publish to any
-	// topic: for sundial validate, which checks configs, not grants.
+	// anyProject lets every project run commands, publish to any topic
+	// and use any Swarming realm: for sundial validate, which checks
+	// configs, not grants.
 	anyProject bool
 	// pubsubGrants are the topics each project's pubsub jobs may publish
 	// to (--pubsub-topics).
 	pubsubGrants []pubsub.Grant
+	// swarmingGrants are the realms each project's swarming jobs may run
+	// tasks in (--swarming-realms).
+	swarmingGrants []swarming.Grant
+	// swarmingTopic is the topic Swarming posts task ends to, whose push
+	// subscription calls pushPath (--swarming-pubsub-topic); pushSecret
+	// makes and checks the pushes' tokens (--push-secret-file).
+	swarmingTopic string
+	pushSecret    []byte
 	// commandUser is the user commands run as; "": the server's.
 	commandUser string
 	// commandCgroup is where each command attempt gets a cgroup (see
@@ -47,7 +57,19 @@ func targets(o targetOptions) (map[string]target.Target, error) {
 	if err != nil {
 		return nil, err
 	}
+	swarm, err := swarming.New(swarming.Options{
+		Grants:      o.swarmingGrants,
+		AnyRealm:    o.anyProject,
+		PubSubTopic: o.swarmingTopic,
+		PushToken:   func(ref target.PushRef) string { return target.PushToken(o.pushSecret, ref) },
+	})
+	if err != nil {
+		return nil, err
+	}
 	ts := map[string]target.Target{
+		// Its client, with Google default credentials, is made at its
+		// first call, as pubsub's is.
+		"swarming":  swarm,
 		"noop":      noop.Target{},
 		"url_fetch": fetch,
 		// Its client, with Google default credentials (or the emulator

@@ -40,9 +40,9 @@ func TestValidate(t *testing.T) {
 		{"an invalid directory lists every error of every file", []string{"validate", filepath.Join(dir, "bad")}, 1, "", []string{
 			bad + ":3: jobs[0].schedule: ",
 			bad + ":5: jobs[0].colour: unknown field",
-			filepath.Join(dir, "bad", "ops.yaml") + ":4: jobs[0].swarming: job ops/rotate: target swarming is not enabled",
+			filepath.Join(dir, "bad", "ops.yaml") + `:4: jobs[0].swarming: swarming: server "": want https://<host>`,
 			badTopic + `:5: jobs[0].pubsub: pubsub: bad topic "reports": want projects/<project>/topics/<topic>`,
-			"3 of 4 config files invalid, 4 errors (target kinds known: command, noop, pubsub, url_fetch)",
+			"3 of 4 config files invalid, 4 errors (target kinds known: command, noop, pubsub, swarming, url_fetch)",
 		}},
 		{"files and directories together", []string{"validate", good, bad}, 1, "", []string{bad + ":3:", "1 of 2 config files invalid, 2 errors"}},
 		{"nothing to check", []string{"validate"}, exitUsage, "", []string{"sundial validate: expected one or more config files or directories"}},

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+
+	"github.com/sundial-cron/sundial/web"
+)
+
+// pushPath is where remote systems report on the attempts they run for
+// asynchronous targets (web.PushEndpoint): Swarming, through the push
+// subscription of --swarming-pubsub-topic.
+const pushPath = "/internal/push"
+
+// minPushSecret is the shortest secret the push tokens are signed with.
+const minPushSecret = 32
+
+// readPushSecret reads --push-secret-file: the bytes of its one line.
+func readPushSecret(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	if len(b) < minPushSecret {
+		return nil, fmt.Errorf("%s: the secret has %d bytes; want at least %d", path, len(b), minPushSecret)
+	}
+	return b, nil
+}
+
+// withPush serves the push endpoint beside handler when the server has a
+// push secret. The endpoint is outside sign-in: the attempt's token, which
+// only the server can make, is what a push is checked by.
+func (p parts) withPush(f serveFlags, logger *slog.Logger, handler http.Handler) http.Handler {
+	if len(f.pushSecret) == 0 {
+		return handler
+	}
+	mux := http.NewServeMux()
+	mux.Handle(pushPath, &web.PushEndpoint{Secret: f.pushSecret, Check: p.eng.Check, Logger: logger})
+	mux.Handle("/", handler)
+	return mux
+}
