@@ -80,6 +80,10 @@ type serveFlags struct {
 	// read from it at start. Without one, no push endpoint is served.
 	pushSecretFile string
 	pushSecret     []byte
+
+	// pollMin and pollMax bound the waits between polls of a running
+	// attempt of an asynchronous target.
+	pollMin, pollMax time.Duration
 }
 
 func parseServeFlags(args []string, stderr io.Writer) (serveFlags, error) {
@@ -114,6 +118,8 @@ func parseServeFlags(args []string, stderr io.Writer) (serveFlags, error) {
 	fs.Func("swarming-realms", "comma-separated PROJECT=REALM grants: the Swarming realms (luci-project:realm, or luci-project:* for all of one LUCI project) a project's swarming jobs may run tasks in (default: none)", listFlag(&swarmingRealms))
 	fs.StringVar(&f.swarmingTopic, "swarming-pubsub-topic", "", "projects/P/topics/T: the topic Swarming posts task ends to, whose push subscription calls "+pushPath+" (needs --push-secret-file; default: ends are found by polls alone)")
 	fs.StringVar(&f.pushSecretFile, "push-secret-file", "", "a file holding the secret (at least 32 bytes) that signs and checks the tokens of pushes to "+pushPath+" (default: no push endpoint)")
+	fs.DurationVar(&f.pollMin, "poll-min", statemachine.DefaultConfig.MinPoll, "the first poll of a running Swarming task comes this long after its launch; the waits then double")
+	fs.DurationVar(&f.pollMax, "poll-max", statemachine.DefaultConfig.MaxPoll, "the longest wait between two polls of a running Swarming task")
 	if err := fs.Parse(args); err != nil {
 		return f, err
 	}
@@ -144,6 +150,9 @@ func parseServeFlags(args []string, stderr io.Writer) (serveFlags, error) {
 			return f, fmt.Errorf("--swarming-realms: %q: %q is not a project id: want lower-case letters, digits, _ and -, starting with a letter or digit", e, g.Project)
 		}
 		f.swarmingGrants = append(f.swarmingGrants, g)
+	}
+	if f.pollMin < time.Second || f.pollMax < f.pollMin {
+		return f, fmt.Errorf("--poll-min %s, --poll-max %s: want at least 1s, and a max no smaller than the min", f.pollMin, f.pollMax)
 	}
 	if f.swarmingTopic != "" && f.pushSecretFile == "" {
 		return f, fmt.Errorf("--swarming-pubsub-topic: the pushes need --push-secret-file")
@@ -260,6 +269,7 @@ func embeddedConfig(f serveFlags) statemachine.Config {
 	c := statemachine.DefaultConfig
 	c.LaunchGrace = time.Second
 	c.TaskGrace = f.taskGrace
+	c.MinPoll, c.MaxPoll = f.pollMin, f.pollMax
 	return c
 }
 

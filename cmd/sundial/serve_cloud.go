@@ -191,6 +191,7 @@ func (c *cloudFlags) ownHosts(deny []string) []string {
 func cloudConfig(f serveFlags) statemachine.Config {
 	c := statemachine.DefaultConfig
 	c.TaskGrace = f.taskGrace
+	c.MinPoll, c.MaxPoll = f.pollMin, f.pollMax
 	return c
 }
 

@@ -109,7 +109,13 @@ func (t *Target) mayUse(project, realm string) error {
 	return fmt.Errorf("project %s may not run Swarming tasks in realm %s: the server's --swarming-realms does not grant it", project, realm)
 }
 
-func (t *Target) client(ctx context.Context) (*http.Client, error) {
+// client returns the client for server. A loopback http server (checkServer
+// allows no other http one) gets no credentials: a token must not travel
+// in the clear, and a stand-in or a local proxy needs none.
+func (t *Target) client(ctx context.Context, server string) (*http.Client, error) {
+	if strings.HasPrefix(server, "http://") && t.opts.Client == nil {
+		return http.DefaultClient, nil
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.c != nil {
@@ -150,7 +156,7 @@ func (t *Target) Launch(ctx context.Context, req target.Request) target.Result {
 	if err := t.mayUse(project, spec.Realm); err != nil {
 		return failed("swarming: " + err.Error())
 	}
-	c, err := t.client(ctx)
+	c, err := t.client(ctx, spec.Server)
 	if err != nil {
 		return failed("swarming: " + err.Error())
 	}
@@ -215,7 +221,7 @@ func (t *Target) find(ctx context.Context, req target.Request) (*Spec, *TaskResu
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := t.client(ctx)
+	c, err := t.client(ctx, spec.Server)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -260,7 +266,7 @@ func (t *Target) Abort(ctx context.Context, req target.Request) error {
 	if err != nil || task == nil || final(task.State) {
 		return err
 	}
-	c, err := t.client(ctx)
+	c, err := t.client(ctx, spec.Server)
 	if err != nil {
 		return err
 	}

@@ -100,11 +100,12 @@ type Server struct {
 	fail    map[string]int // method -> answers to fail with UNAVAILABLE
 	noBots  map[string]bool
 	held    map[string]chan struct{} // by pool: NewTask waits, the channel closed when one arrives
+	mute    map[string]chan struct{} // by pool: NewTask makes the task, then waits
 }
 
 // New starts a stand-in; Close stops it.
 func New() *Server {
-	s := &Server{byUUID: map[string]*Task{}, calls: map[string]int{}, fail: map[string]int{}, noBots: map[string]bool{}, held: map[string]chan struct{}{}}
+	s := &Server{byUUID: map[string]*Task{}, calls: map[string]int{}, fail: map[string]int{}, noBots: map[string]bool{}, held: map[string]chan struct{}{}, mute: map[string]chan struct{}{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /prpc/swarming.v2.Tasks/NewTask", s.rpc(s.newTask))
 	mux.HandleFunc("POST /prpc/swarming.v2.Tasks/GetResult", s.rpc(s.getResult))
@@ -154,6 +155,17 @@ func (s *Server) Hold(pool string) <-chan struct{} {
 	defer s.mu.Unlock()
 	c := make(chan struct{})
 	s.held[pool] = c
+	return c
+}
+
+// HoldAnswer makes the next NewTask for pool make its task and then wait,
+// unanswered, until its caller goes away: a launch whose answer is lost.
+// The channel is closed when the task has been made.
+func (s *Server) HoldAnswer(pool string) <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := make(chan struct{})
+	s.mute[pool] = c
 	return c
 }
 
@@ -347,11 +359,9 @@ func (s *Server) newTask(r *http.Request, body []byte) (any, *rpcErr) {
 		<-r.Context().Done()
 		return nil, &rpcErr{code: 1, status: 499, msg: "the client went away"}
 	}
-	defer s.mu.Unlock()
-	if req.RequestUUID != "" {
-		if t := s.byUUID[req.RequestUUID]; t != nil {
-			return s.metadata(t), nil
-		}
+	if t := s.byUUID[req.RequestUUID]; req.RequestUUID != "" && t != nil {
+		s.mu.Unlock()
+		return s.metadata(t), nil
 	}
 	t := &Task{ID: fmt.Sprintf("%x0", 0x6a0000+len(s.tasks)+1), Request: req, State: "PENDING"}
 	if s.noBots[pool] {
@@ -361,10 +371,20 @@ func (s *Server) newTask(r *http.Request, body []byte) (any, *rpcErr) {
 	if req.RequestUUID != "" {
 		s.byUUID[req.RequestUUID] = t
 	}
+	lose, ok := s.mute[pool]
+	delete(s.mute, pool)
+	s.mu.Unlock()
+	if ok {
+		close(lose)
+		<-r.Context().Done()
+		return nil, &rpcErr{code: 1, status: 499, msg: "the client went away"}
+	}
 	return s.metadata(t), nil
 }
 
 func (s *Server) metadata(t *Task) map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	out := map[string]any{"taskId": t.ID, "request": map[string]any{"taskId": t.ID, "name": t.Request.Name, "tags": t.Request.Tags}}
 	if t.State != "PENDING" && t.State != "RUNNING" {
 		out["taskResult"] = result(t)
