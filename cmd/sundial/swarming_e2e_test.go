@@ -1,0 +1,197 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sundial-cron/sundial/target/swarming/swarmingtest"
+)
+
+// swarmingSetup is a server running one swarming job, p/build, against a
+// stand-in Swarming that pushes task ends to the server's push endpoint.
+type swarmingSetup struct {
+	swarm *swarmingtest.Server
+	args  []string
+	s     *server
+}
+
+const buildInvocation = "/api/v1/projects/p/jobs/build/invocations/manual-1"
+
+// startSwarming writes p's config, with the job's tasks in pool, and starts
+// the server with polls from pollMin to pollMax.
+func startSwarming(t *testing.T, pool string, pollMin, pollMax time.Duration) *swarmingSetup {
+	t.Helper()
+	dir := t.TempDir()
+	configs := filepath.Join(dir, "configs")
+	mkdir(t, configs)
+	swarm := swarmingtest.New()
+	t.Cleanup(swarm.Close)
+	writeConfig(t, configs, "p", fmt.Sprintf(`jobs:
+  - id: build
+    schedule: "0 0 1 1 *"
+    timeout: 30m
+    swarming:
+      server: %s
+      realm: acme:ci
+      pool: %s
+      dimensions: {os: Linux}
+      command: [python3, build.py]
+      execution_timeout: 20m
+`, swarm.URL, pool))
+	secret := filepath.Join(dir, "push-secret")
+	if err := os.WriteFile(secret, []byte(strings.Repeat("k", 40)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st := &swarmingSetup{swarm: swarm, args: []string{
+		"--db", filepath.Join(dir, "sundial.db"), "--config-dir", configs,
+		"--swarming-realms", "p=acme:*",
+		"--swarming-pubsub-topic", "projects/acme/topics/swarming",
+		"--push-secret-file", secret,
+		"--poll-min", pollMin.String(), "--poll-max", pollMax.String(),
+	}}
+	st.start(t)
+	return st
+}
+
+// start starts (or restarts) the server and points the stand-in's pushes
+// at it.
+func (st *swarmingSetup) start(t *testing.T) {
+	t.Helper()
+	st.s = serve(t, st.args...)
+	st.swarm.PushTo("http://" + st.s.addr + "/internal/push")
+	waitForJob(t, st.s, "p", "build")
+}
+
+func (st *swarmingSetup) trigger(t *testing.T) {
+	t.Helper()
+	if code := post(t, "http://"+st.s.addr+"/api/v1/projects/p/jobs/build/trigger", nil); code != http.StatusAccepted {
+		t.Fatalf("trigger: %d", code)
+	}
+}
+
+// invocation reads manual-1 from the API.
+func (st *swarmingSetup) invocation(t *testing.T) invocationView {
+	t.Helper()
+	resp, err := http.Get("http://" + st.s.addr + buildInvocation)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var inv invocationView
+	if resp.StatusCode == http.StatusOK {
+		json.NewDecoder(resp.Body).Decode(&inv)
+	}
+	return inv
+}
+
+func (st *swarmingSetup) waitStatus(t *testing.T, status string) invocationView {
+	t.Helper()
+	var inv invocationView
+	waitUntil(t, time.Minute, "manual-1 to be "+status, func() bool {
+		inv = st.invocation(t)
+		return inv.Status == status
+	})
+	return inv
+}
+
+// task waits for the stand-in's one task.
+func (st *swarmingSetup) task(t *testing.T) swarmingtest.Task {
+	t.Helper()
+	waitUntil(t, time.Minute, "a task on the stand-in", func() bool { return len(st.swarm.Tasks()) > 0 })
+	tasks := st.swarm.Tasks()
+	if len(tasks) != 1 {
+		t.Fatalf("the stand-in has %d tasks; want 1", len(tasks))
+	}
+	return tasks[0]
+}
+
+func TestSwarmingJobEndsByPush(t *testing.T) {
+	t.Parallel()
+	// Polls an hour apart: only the push can end it within the test.
+	st := startSwarming(t, "ci", time.Hour, time.Hour)
+	st.trigger(t)
+	task := st.task(t)
+	st.waitStatus(t, "RUNNING")
+	if err := st.swarm.Start(task.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.swarm.Finish(task.ID, "COMPLETED", 0); err != nil {
+		t.Fatalf("the push was refused: %v", err)
+	}
+	inv := st.waitStatus(t, "SUCCEEDED")
+	if !strings.Contains(inv.Message, task.ID) || !strings.Contains(inv.Message, "COMPLETED, exit code 0") {
+		t.Errorf("message %q; want the task id and its state", inv.Message)
+	}
+	if got := st.swarm.Tasks()[0]; got.Pushes != 1 || got.Request.RequestUUID == "" || !strings.Contains(strings.Join(got.Request.Tags, ","), "sundial_invocation:p/build/manual-1") {
+		t.Errorf("task %+v; want one push, a request_uuid and Sundial's tags", got)
+	}
+	st.s.stop(t)
+}
+
+func TestSwarmingJobWhosePushIsLostEndsByPoll(t *testing.T) {
+	t.Parallel()
+	st := startSwarming(t, "ci", time.Second, 2*time.Second)
+	st.swarm.DropPushes(true)
+	st.trigger(t)
+	task := st.task(t)
+	st.waitStatus(t, "RUNNING")
+	if err := st.swarm.Finish(task.ID, "TIMED_OUT", 0); err != nil {
+		t.Fatal(err)
+	}
+	inv := st.waitStatus(t, "FAILED")
+	if !strings.Contains(inv.Message, "TIMED_OUT") {
+		t.Errorf("message %q; want the task's state", inv.Message)
+	}
+	if n := st.swarm.Calls("ListTasks"); n < 1 {
+		t.Errorf("ListTasks called %d times; want the polls that found the end", n)
+	}
+	st.s.stop(t)
+}
+
+func TestSwarmingLaunchKilledMidwayIsOneTaskAfterRestart(t *testing.T) {
+	t.Parallel()
+	st := startSwarming(t, "ci", time.Second, 2*time.Second)
+	made := st.swarm.HoldAnswer("ci")
+	st.trigger(t)
+	select {
+	case <-made:
+	case <-time.After(time.Minute):
+		t.Fatal("no NewTask within a minute")
+	}
+	// The task exists; its answer never reached Sundial, which dies now.
+	st.s.kill(t)
+	st.start(t)
+	st.waitStatus(t, "RUNNING")
+	task := st.task(t)
+	if err := st.swarm.Finish(task.ID, "COMPLETED", 0); err != nil {
+		t.Fatal(err)
+	}
+	st.waitStatus(t, "SUCCEEDED")
+	if n := len(st.swarm.Tasks()); n != 1 {
+		t.Errorf("the stand-in has %d tasks; want 1: the launch after the restart found the first", n)
+	}
+	st.s.stop(t)
+}
+
+func TestSwarmingAbortCancelsTheTask(t *testing.T) {
+	t.Parallel()
+	st := startSwarming(t, "ci", time.Hour, time.Hour)
+	st.trigger(t)
+	task := st.task(t)
+	st.waitStatus(t, "RUNNING")
+	if err := st.swarm.Start(task.ID); err != nil {
+		t.Fatal(err)
+	}
+	if code := post(t, "http://"+st.s.addr+buildInvocation+"/abort", nil); code/100 != 2 {
+		t.Fatalf("abort: %d", code)
+	}
+	st.waitStatus(t, "ABORTED")
+	waitUntil(t, time.Minute, "the task to be KILLED", func() bool { return st.swarm.Tasks()[0].State == "KILLED" })
+	st.s.stop(t)
+}
