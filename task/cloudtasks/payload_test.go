@@ -18,6 +18,7 @@ func TestPayloadRoundTrip(t *testing.T) {
 	for _, want := range []task.Task{
 		{Kind: task.TickLater, JobID: "proj/job", Nonce: 42, ETA: t0},
 		{Kind: task.StartInvocation, JobID: "proj/job", Nonce: -7, ETA: t0.Add(time.Second), Invocation: "inv-1", Attempt: 3},
+		{Kind: task.PollInvocation, JobID: "proj/job", Nonce: 9, ETA: t0.Add(time.Minute), Invocation: "inv-1", Attempt: 3},
 	} {
 		body, err := cloudtasks.Encode(want)
 		if err != nil {
@@ -49,6 +50,7 @@ func TestDecodeRefusesMalformedBodies(t *testing.T) {
 		{"no job", `{"kind":"tick","nonce":1}`, "job: missing"},
 		{"no nonce", `{"kind":"tick","job":"p/j"}`, "nonce: missing"},
 		{"a start without its invocation", `{"kind":"start","job":"p/j","nonce":1}`, "invocation: missing"},
+		{"a poll without its invocation", `{"kind":"poll","job":"p/j","nonce":1}`, "invocation: missing in a poll task"},
 		{"two tasks in one body", `{"kind":"tick","job":"p/j","nonce":1}{"kind":"tick","job":"p/j","nonce":2}`, "more than one"},
 		{"a nonce that is not a number", `{"kind":"tick","job":"p/j","nonce":"1"}`, "nonce"},
 	}

@@ -113,6 +113,10 @@ func start(job string, nonce int64, eta time.Time, inv string, attempt int) task
 	return task.Task{Kind: task.StartInvocation, JobID: "p/" + job, Nonce: nonce, ETA: eta, Invocation: inv, Attempt: attempt}
 }
 
+func poll(job string, nonce int64, eta time.Time, inv string, attempt int) task.Task {
+	return task.Task{Kind: task.PollInvocation, JobID: "p/" + job, Nonce: nonce, ETA: eta, Invocation: inv, Attempt: attempt}
+}
+
 // delivery is one call of the handler.
 type delivery struct {
 	task task.Task
@@ -264,6 +268,8 @@ func testDeliversEveryTask(t *testing.T, b Backend) {
 	batch := []task.Task{
 		tick("a", 1, t0), start("a", 2, t0, "inv-a1", 1), start("a", 3, t0, "inv-a1", 2),
 		tick("b", 7, t0.Add(-time.Minute)), tick("c", 1, t0),
+		// A poll shares its start's invocation and attempt, not its name.
+		poll("a", 4, t0, "inv-a1", 2),
 	}
 	alone := start("b", 8, t0, "inv-b1", 1)
 	r.post(t, batch...)
