@@ -46,6 +46,17 @@ var goldenRunning = statemachine.JobState{
 	Triggers: 2, LastEnded: gmin(-1), WatchdogTimerTs: gmin(7).Add(30 * time.Second),
 }
 
+// goldenPolled is a job whose attempt an asynchronous target runs, with
+// its next poll scheduled: the poll fields were added within version 1.
+var goldenPolled = statemachine.JobState{
+	State: statemachine.Running, TickNonce: 77, TickAt: gmin(60), NextAt: gmin(60), Cursor: gmin(0),
+	Active: []statemachine.Invocation{
+		{Occurrence: goldenOccurrence(gmin(0)), Attempt: 1, Status: statemachine.StatusRunning, Nonce: 11, Since: gmin(0), Deadline: gmin(30),
+			PollNonce: -9876543210, PollAt: gmin(3)},
+	},
+	WatchdogTimerTs: gmin(3).Add(30 * time.Second),
+}
+
 var goldenScheduled = statemachine.JobState{
 	State: statemachine.Scheduled, TickNonce: 1234567890123, TickAt: gmin(5).Add(1500 * time.Millisecond), NextAt: gmin(5),
 	Cursor: gmin(0), Failures: 1, Triggers: 2, LastEnded: gmin(-3), WatchdogTimerTs: gmin(5).Add(31500 * time.Millisecond),
@@ -83,6 +94,7 @@ var stateGoldens = map[string]jobState{
 		TaskFailures: 3, LastError: "store: conflict", LastErrorAt: gmin(9).Add(250 * time.Millisecond),
 	}},
 	"v1-paused.json": {m: goldenPaused},
+	"v1-polled.json": {m: goldenPolled},
 	"v1-paused-audited.json": {m: goldenPaused, audit: []AuditEntry{
 		{At: gmin(-20), By: "user:alice@example.com", Action: ActionTrigger, Invocation: "manual-1"},
 		{At: gmin(-15), By: "serviceAccount:ci@proj.iam.gserviceaccount.com", Action: ActionAbort},
