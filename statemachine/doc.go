@@ -5,9 +5,17 @@
 //
 // The host (the engine) runs one Step inside a store transaction on the job,
 // saves Machine.Job, turns every action that writes (Record, RecordSkipped,
-// TickLater, StartInvocation) into writes of that same transaction, and only
-// after it committed carries out the actions that call a target (Launch,
-// Resolve, AbortTarget). That order is what makes "write before call" hold.
+// TickLater, StartInvocation, PollLater) into writes of that same
+// transaction, and only after it committed carries out the actions that call
+// a target (Launch, Resolve, Check, AbortTarget). That order is what makes
+// "write before call" hold.
+//
+// An attempt an asynchronous target accepted (Launched) is RUNNING until its
+// end is reported (Ended): by a push, which the host turns into a Check of
+// the target, or by the polls the machine schedules (PollLater, delivered as
+// PollDue), a minute after the launch and then as far apart as the attempt
+// has run, up to Config.MaxPoll. Whichever reports first ends it; the
+// others find it ended and do nothing.
 //
 // A job waits in one of five states:
 //
