@@ -111,12 +111,13 @@ func (h *asyncHarness) launched(id string) (string, swarmingtest.Task) {
 	h.t.Helper()
 	h.runUntil(t0.Add(time.Minute + time.Second))
 	inv := statemachine.OccurrenceID(t0.Add(time.Minute))
-	if r, err := h.st.Invocation(context.Background(), id, inv); err != nil || r.Status != string(statemachine.StatusRunning) {
-		h.t.Fatalf("invocation %s: %+v, %v; want RUNNING", inv, r, err)
-	}
 	tasks := h.swarm.Tasks()
 	if len(tasks) != 1 {
 		h.t.Fatalf("the stand-in has %d tasks; want 1", len(tasks))
+	}
+	// The record says where the attempt runs while it runs.
+	if r, err := h.st.Invocation(context.Background(), id, inv); err != nil || r.Status != string(statemachine.StatusRunning) || !strings.Contains(r.Message, tasks[0].ID) {
+		h.t.Fatalf("invocation %s: %+v, %v; want RUNNING, naming task %s", inv, r, err, tasks[0].ID)
 	}
 	return inv, tasks[0]
 }

@@ -169,7 +169,7 @@ func (e *Engine) checkRunning(ctx context.Context, jobID, invocation string, att
 func (e *Engine) outcome(invocation string, attempt int, res target.Result) func(*jobTx) error {
 	return func(jt *jobTx) error {
 		if res.Status == target.Running {
-			return jt.step(statemachine.Launched{Invocation: invocation, Attempt: attempt})
+			return jt.step(statemachine.Launched{Invocation: invocation, Attempt: attempt, Message: res.Message})
 		}
 		jt.output = map[string][]byte{invocation: res.Log}
 		return jt.step(statemachine.Ended{

@@ -51,9 +51,11 @@ type Starting struct {
 }
 
 // Launched: the target accepted the launch and runs it on its own.
+// Message is what the target said of it (where it runs), for the record.
 type Launched struct {
 	Invocation string
 	Attempt    int
+	Message    string
 }
 
 // Ended: the attempt ended, as the target reported it or as the target

@@ -193,7 +193,7 @@ func (m *Machine) step(e Event) error {
 	case Launched:
 		if i := m.find(e.Invocation, e.Attempt); i >= 0 && j.Active[i].Status == StatusLaunching {
 			j.Active[i].Status = StatusRunning
-			m.record(j.Active[i], StatusRunning, "")
+			m.record(j.Active[i], StatusRunning, e.Message)
 			if m.Config.MinPoll > 0 {
 				m.pollAt(i, m.Now.Add(m.pollWait(j.Active[i])))
 			}
