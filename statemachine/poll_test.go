@@ -136,3 +136,17 @@ func TestPoll_NoPollsWhenMinPollIsZero(t *testing.T) {
 		record(o1m, 1, sm.StatusLaunching, ""), launch(o1m.ID, 1))
 	f.step(at(1*minute+2*sec), sm.Launched{Invocation: o1m.ID, Attempt: 1}, record(o1m, 1, sm.StatusRunning, ""))
 }
+
+func TestLaunchedRecordsWhatTheTargetSaidOfIt(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, "* * * * *", sm.Policy{})
+	f.step(t0, sm.Defined{}, tickLater(at(1*minute), 1))
+	f.step(at(1*minute), sm.Tick{Nonce: 1},
+		record(o1m, 1, sm.StatusQueued, ""), start(o1m.ID, 1, 2, at(1*minute)), tickLater(at(2*minute), 3))
+	f.step(at(1*minute+1*sec), sm.Starting{Invocation: o1m.ID, Attempt: 1, Nonce: 2},
+		record(o1m, 1, sm.StatusLaunching, ""), launch(o1m.ID, 1))
+	f.step(at(1*minute+2*sec), sm.Launched{Invocation: o1m.ID, Attempt: 1, Message: "Swarming task 6a0010 on https://s.example.com"},
+		record(o1m, 1, sm.StatusRunning, "Swarming task 6a0010 on https://s.example.com"))
+	// Said again by a poll that finds it running, it records nothing.
+	f.stale(at(1*minute+3*sec), sm.Launched{Invocation: o1m.ID, Attempt: 1, Message: "Swarming task 6a0010 on https://s.example.com is RUNNING"})
+}
