@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"strings"
+	"time"
 
 	"github.com/sundial-cron/sundial/web"
 )
@@ -34,13 +36,26 @@ func readPushSecret(path string) ([]byte, error) {
 
 // withPush serves the push endpoint beside handler when the server has a
 // push secret. The endpoint is outside sign-in: the attempt's token, which
-// only the server can make, is what a push is checked by.
-func (p parts) withPush(f serveFlags, logger *slog.Logger, handler http.Handler) http.Handler {
+// only the server can make, is what a push is checked by, and with
+// --push-oidc-account the push subscription's OIDC token as well.
+func (p parts) withPush(f serveFlags, logger *slog.Logger, now func() time.Time, handler http.Handler) (http.Handler, error) {
 	if len(f.pushSecret) == 0 {
-		return handler
+		return handler, nil
+	}
+	var push http.Handler = &web.PushEndpoint{Secret: f.pushSecret, Check: p.eng.Check, Logger: logger}
+	if f.pushOIDCAccount != "" {
+		gate, err := web.NewOIDC(web.OIDCOptions{
+			Audience:       strings.TrimSuffix(f.cloud.publicURL, "/") + pushPath,
+			ServiceAccount: f.pushOIDCAccount,
+			Now:            now,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("--push-oidc-account: %w", err)
+		}
+		push = web.Guard(gate, logger, push)
 	}
 	mux := http.NewServeMux()
-	mux.Handle(pushPath, &web.PushEndpoint{Secret: f.pushSecret, Check: p.eng.Check, Logger: logger})
+	mux.Handle(pushPath, push)
 	mux.Handle("/", handler)
-	return mux
+	return mux, nil
 }

@@ -80,6 +80,9 @@ type serveFlags struct {
 	// read from it at start. Without one, no push endpoint is served.
 	pushSecretFile string
 	pushSecret     []byte
+	// pushOIDCAccount, if set, is the account whose OIDC token a push must
+	// carry too: the push subscription's.
+	pushOIDCAccount string
 
 	// pollMin and pollMax bound the waits between polls of a running
 	// attempt of an asynchronous target.
@@ -118,6 +121,7 @@ func parseServeFlags(args []string, stderr io.Writer) (serveFlags, error) {
 	fs.Func("swarming-realms", "comma-separated PROJECT=REALM grants: the Swarming realms (luci-project:realm, or luci-project:* for all of one LUCI project) a project's swarming jobs may run tasks in (default: none)", listFlag(&swarmingRealms))
 	fs.StringVar(&f.swarmingTopic, "swarming-pubsub-topic", "", "projects/P/topics/T: the topic Swarming posts task ends to, whose push subscription calls "+pushPath+" (needs --push-secret-file; default: ends are found by polls alone)")
 	fs.StringVar(&f.pushSecretFile, "push-secret-file", "", "a file holding the secret (at least 32 bytes) that signs and checks the tokens of pushes to "+pushPath+" (default: no push endpoint)")
+	fs.StringVar(&f.pushOIDCAccount, "push-oidc-account", "", "the service account (email) whose OIDC token a push must also carry, for the audience --public-url + "+pushPath+": the push subscription's (default: the attempt's token alone admits a push)")
 	fs.DurationVar(&f.pollMin, "poll-min", statemachine.DefaultConfig.MinPoll, "the first poll of a running Swarming task comes this long after its launch; the waits then double")
 	fs.DurationVar(&f.pollMax, "poll-max", statemachine.DefaultConfig.MaxPoll, "the longest wait between two polls of a running Swarming task")
 	if err := fs.Parse(args); err != nil {
@@ -153,6 +157,9 @@ func parseServeFlags(args []string, stderr io.Writer) (serveFlags, error) {
 	}
 	if f.pollMin < time.Second || f.pollMax < f.pollMin {
 		return f, fmt.Errorf("--poll-min %s, --poll-max %s: want at least 1s, and a max no smaller than the min", f.pollMin, f.pollMax)
+	}
+	if f.pushOIDCAccount != "" && (f.pushSecretFile == "" || f.cloud.publicURL == "") {
+		return f, fmt.Errorf("--push-oidc-account: needs --push-secret-file, and --public-url for the tokens' audience")
 	}
 	if f.swarmingTopic != "" && f.pushSecretFile == "" {
 		return f, fmt.Errorf("--swarming-pubsub-topic: the pushes need --push-secret-file")
@@ -340,7 +347,11 @@ func serveEmbedded(ctx context.Context, f serveFlags, logger *slog.Logger, now f
 	}
 
 	singleUser := !f.signin.enabled()
-	ln, srv, err := listen(f, p.withPush(f, logger, f.auth.mount(p.api(singleUser))))
+	handler, err := p.withPush(f, logger, now, f.auth.mount(p.api(singleUser)))
+	if err != nil {
+		return err
+	}
+	ln, srv, err := listen(f, handler)
 	if err != nil {
 		return err
 	}

@@ -258,7 +258,11 @@ func serveCloud(ctx context.Context, f serveFlags, logger *slog.Logger, now func
 	}
 	// The cloud shape has no single-user mode: its instances share no
 	// machine with their callers.
-	mux.Handle("/", p.withPush(f, logger, f.auth.mount(p.api(false))))
+	api, err := p.withPush(f, logger, now, f.auth.mount(p.api(false)))
+	if err != nil {
+		return err
+	}
+	mux.Handle("/", api)
 
 	// web.New's own check comes after this mux, which would redirect first.
 	ln, srv, err := listen(f, web.Canonical(mux))

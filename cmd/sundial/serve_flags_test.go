@@ -51,6 +51,7 @@ func TestServeFlags(t *testing.T) {
 		{name: "a swarming grant without its realm", args: []string{"--swarming-realms", "billing"}, wantErr: `--swarming-realms: "billing": want PROJECT=REALM`},
 		{name: "a swarming grant of a bare LUCI project", args: []string{"--swarming-realms", "billing=acme"}, wantErr: `--swarming-realms: "billing=acme": realm "acme": want <luci project>:<realm>`},
 		{name: "a swarming grant to no project id", args: []string{"--swarming-realms", "Billing=acme:ci"}, wantErr: `--swarming-realms: "Billing=acme:ci": "Billing" is not a project id`},
+		{name: "an OIDC account for pushes without a push secret", args: []string{"--push-oidc-account", "pubsub@acme.iam.gserviceaccount.com", "--public-url", "https://sundial.example.com"}, wantErr: `--push-oidc-account: needs --push-secret-file`},
 		{name: "a swarming topic without a push secret", args: []string{"--swarming-pubsub-topic", "projects/acme/topics/swarming"}, wantErr: `--swarming-pubsub-topic: the pushes need --push-secret-file`},
 		{name: "pubsub grants listed", args: append(cloud, "--pubsub-topics", "billing=projects/acme/topics/invoices, ops=projects/acme/topics/ops-*", "--pubsub-topics", "web=projects/web/topics/*"), check: func(t *testing.T, f serveFlags) {
 			want := []pubsub.Grant{

@@ -27,6 +27,12 @@ const buildInvocation = "/api/v1/projects/p/jobs/build/invocations/manual-1"
 // the server with polls from pollMin to pollMax.
 func startSwarming(t *testing.T, pool string, pollMin, pollMax time.Duration) *swarmingSetup {
 	t.Helper()
+	return startSwarmingWith(t, pool, pollMin, pollMax)
+}
+
+// startSwarmingWith is startSwarming with more flags for the server.
+func startSwarmingWith(t *testing.T, pool string, pollMin, pollMax time.Duration, more ...string) *swarmingSetup {
+	t.Helper()
 	dir := t.TempDir()
 	configs := filepath.Join(dir, "configs")
 	mkdir(t, configs)
@@ -55,6 +61,7 @@ func startSwarming(t *testing.T, pool string, pollMin, pollMax time.Duration) *s
 		"--push-secret-file", secret,
 		"--poll-min", pollMin.String(), "--poll-max", pollMax.String(),
 	}}
+	st.args = append(st.args, more...)
 	st.start(t)
 	return st
 }
@@ -193,5 +200,23 @@ func TestSwarmingAbortCancelsTheTask(t *testing.T) {
 	}
 	st.waitStatus(t, "ABORTED")
 	waitUntil(t, time.Minute, "the task to be KILLED", func() bool { return st.swarm.Tasks()[0].State == "KILLED" })
+	st.s.stop(t)
+}
+
+// With --push-oidc-account, a push with the attempt's token but without
+// the subscription's OIDC token is refused, and the end waits for a poll.
+func TestSwarmingPushWithoutTheSubscriptionsOIDCTokenIsRefused(t *testing.T) {
+	t.Parallel()
+	st := startSwarmingWith(t, "ci", time.Hour, time.Hour,
+		"--push-oidc-account", "pubsub-push@acme.iam.gserviceaccount.com", "--public-url", "https://sundial.example.com")
+	st.trigger(t)
+	task := st.task(t)
+	st.waitStatus(t, "RUNNING")
+	if err := st.swarm.Finish(task.ID, "COMPLETED", 0); err == nil || !strings.Contains(err.Error(), "HTTP 403") {
+		t.Fatalf("the push = %v; want it refused with 403", err)
+	}
+	if inv := st.invocation(t); inv.Status != "RUNNING" {
+		t.Errorf("after a refused push the invocation is %s; want RUNNING", inv.Status)
+	}
 	st.s.stop(t)
 }
