@@ -150,3 +150,26 @@ func TestLaunchedRecordsWhatTheTargetSaidOfIt(t *testing.T) {
 	// Said again by a poll that finds it running, it records nothing.
 	f.stale(at(1*minute+3*sec), sm.Launched{Invocation: o1m.ID, Attempt: 1, Message: "Swarming task 6a0010 on https://s.example.com is RUNNING"})
 }
+
+// Random sequences with polls on: polls delivered on time, early, late and
+// again, their Checks answered by ends that pushes report too. The sim
+// checks every invariant after every step: a poll or Check only of a
+// RUNNING attempt, and no record after an attempt's end.
+func TestPoll_RandomSequences(t *testing.T) {
+	t.Parallel()
+	cases := 1000
+	if testing.Short() {
+		cases = 100
+	}
+	for c := range cases {
+		seed := 0x9011 + uint64(c)
+		rng := newRand(seed)
+		s := newSim(t, seed, propSchedules[rng.IntN(len(propSchedules))], randomPolicy(rng))
+		s.m.Config = pollCfg
+		s.step(sm.Defined{}, false)
+		for range 200 {
+			s.randomStep()
+		}
+		s.finish()
+	}
+}

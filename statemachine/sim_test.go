@@ -32,6 +32,7 @@ type sim struct {
 	ticks    []sm.TickLater
 	starts   []sm.StartInvocation
 	launches []sm.Launch
+	polls    []sm.PollLater
 
 	// What the oracle checks at the end.
 	launched  map[attemptKey]int // Launch actions per attempt
@@ -231,6 +232,15 @@ func (s *sim) absorb(where string, before sm.JobState, e sm.Event) {
 			s.ticks = append(s.ticks, a)
 		case sm.StartInvocation:
 			s.starts = append(s.starts, a)
+		case sm.PollLater:
+			if !s.running(a.Invocation, a.Attempt) {
+				s.fatalf("%s: a poll of %s#%d, which is not RUNNING", where, a.Invocation, a.Attempt)
+			}
+			s.polls = append(s.polls, a)
+		case sm.Check:
+			if !s.running(a.Invocation, a.Attempt) {
+				s.fatalf("%s: a Check of %s#%d, which is not RUNNING", where, a.Invocation, a.Attempt)
+			}
 		case sm.Launch:
 			k := attemptKey{a.Invocation, a.Attempt}
 			if s.launched[k] > 0 && !relaunchAllowed(e, k) {
@@ -328,6 +338,12 @@ func randomPolicy(rng *rand.Rand) sm.Policy {
 
 // randomStep makes one random thing happen.
 func (s *sim) randomStep() {
+	// Drawn only when polls are on, so the sequences of every seed without
+	// them are what they were.
+	if s.m.Config.MinPoll > 0 && s.rng.IntN(4) == 0 {
+		s.randomPoll()
+		return
+	}
 	rng, j := s.rng, &s.m.Job
 	smallDelay := func() time.Duration { return time.Duration(rng.IntN(120)) * sec }
 	switch r := rng.IntN(100); {
@@ -424,6 +440,50 @@ func (s *sim) randomStep() {
 	default:
 		s.removeOrRedefine(sm.Removed{Reason: removedFromConfig})
 	}
+}
+
+// randomPoll delivers a poll, the expected one (at its time, early or
+// late) or an old one again, and answers the Check it may ask for as the
+// target would, sometimes with an end that a push already reported.
+func (s *sim) randomPoll() {
+	rng := s.rng
+	if len(s.polls) == 0 {
+		return
+	}
+	p := s.polls[len(s.polls)-1-rng.IntN(min(len(s.polls), 3))]
+	switch rng.IntN(3) {
+	case 0:
+		s.advanceTo(p.At)
+	case 1:
+		s.advanceTo(p.At.Add(time.Duration(rng.IntN(300)) * sec))
+	}
+	var current bool
+	for _, inv := range s.m.Job.Active {
+		current = current || inv.ID == p.Invocation && inv.Attempt == p.Attempt && inv.PollNonce == p.Nonce
+	}
+	s.step(sm.PollDue{Invocation: p.Invocation, Attempt: p.Attempt, Nonce: p.Nonce}, !current)
+	if !s.running(p.Invocation, p.Attempt) {
+		return
+	}
+	// The target's answer to the Check, and a push's, in either order.
+	ended := sm.Ended{Invocation: p.Invocation, Attempt: p.Attempt, Succeeded: rng.IntN(2) == 0, Message: "ended"}
+	switch rng.IntN(4) {
+	case 0:
+		s.step(ended, false)
+		s.step(ended, true)
+	case 1:
+		s.step(sm.Launched{Invocation: p.Invocation, Attempt: p.Attempt, Message: "still running"}, true)
+	}
+}
+
+// running reports whether the attempt is RUNNING.
+func (s *sim) running(id string, attempt int) bool {
+	for _, inv := range s.m.Job.Active {
+		if inv.ID == id && inv.Attempt == attempt && inv.Status == sm.StatusRunning {
+			return true
+		}
+	}
+	return false
 }
 
 // current reports whether the attempt is unfinished (and, with a nonzero
