@@ -176,13 +176,13 @@ func (t *Target) Launch(ctx context.Context, req target.Request) target.Result {
 	case out.TaskID == "":
 		return failed(fmt.Sprintf("swarming: %s answered NewTask without a task id", spec.Server))
 	}
-	if out.TaskResult != nil && final(out.TaskResult.State) {
-		return resultOf(spec.Server, *out.TaskResult)
+	if out.Result != nil && final(out.Result.State) {
+		return resultOf(spec.Server, *out.Result)
 	}
 	return target.Result{Status: target.Running, Message: fmt.Sprintf("Swarming task %s on %s", out.TaskID, spec.Server)}
 }
 
-func (t *Target) newTaskRequest(spec Spec, req target.Request) NewTaskRequest {
+func (t *Target) newTaskRequest(spec Spec, req target.Request) taskRequest {
 	uuid := RequestUUID(req)
 	tags := append(slices.Clone(spec.Tags),
 		"sundial_job:"+req.JobID,
@@ -192,7 +192,7 @@ func (t *Target) newTaskRequest(spec Spec, req target.Request) NewTaskRequest {
 		"sundial_scheduled:"+req.Occurrence.UTC().Format(time.RFC3339),
 	)
 	slices.Sort(tags)
-	in := NewTaskRequest{
+	in := taskRequest{
 		Name:     fmt.Sprintf("sundial %s %s#%d", req.JobID, req.Invocation, req.Attempt),
 		Priority: spec.Priority,
 		TaskSlices: []taskSlice{{
@@ -216,7 +216,7 @@ func (t *Target) newTaskRequest(spec Spec, req target.Request) NewTaskRequest {
 
 // find returns the task of an attempt, found by its sundial_request tag,
 // or nil if Swarming has none.
-func (t *Target) find(ctx context.Context, req target.Request) (*Spec, *TaskResult, error) {
+func (t *Target) find(ctx context.Context, req target.Request) (*Spec, *taskResult, error) {
 	spec, err := parseSpec(req.Spec)
 	if err != nil {
 		return nil, nil, err
@@ -285,7 +285,7 @@ func final(state string) bool { return state != "PENDING" && state != "RUNNING" 
 
 // resultOf is how a task is doing, as an attempt's result: the task's
 // state is in the message, and only COMPLETED with exit code 0 succeeds.
-func resultOf(server string, r TaskResult) target.Result {
+func resultOf(server string, r taskResult) target.Result {
 	where := fmt.Sprintf("Swarming task %s on %s", r.TaskID, server)
 	switch r.State {
 	case "PENDING", "RUNNING":

@@ -58,8 +58,8 @@ type taskSlice struct {
 	ExpirationSecs int            `json:"expirationSecs"`
 }
 
-// NewTaskRequest is swarming.v2.NewTaskRequest.
-type NewTaskRequest struct {
+// taskRequest is swarming.v2.NewTaskRequest.
+type taskRequest struct {
 	Name            string      `json:"name"`
 	Priority        int         `json:"priority"`
 	TaskSlices      []taskSlice `json:"taskSlices"`
@@ -73,9 +73,9 @@ type NewTaskRequest struct {
 	Realm           string      `json:"realm,omitempty"`
 }
 
-// TaskResult is the part of swarming.v2.TaskResultResponse the target
+// taskResult is the part of swarming.v2.TaskResultResponse the target
 // reads.
-type TaskResult struct {
+type taskResult struct {
 	TaskID   string   `json:"taskId"`
 	State    string   `json:"state"`
 	ExitCode string   `json:"exitCode,omitempty"`
@@ -85,8 +85,8 @@ type TaskResult struct {
 }
 
 type newTaskResponse struct {
-	TaskID     string      `json:"taskId"`
-	TaskResult *TaskResult `json:"taskResult,omitempty"`
+	TaskID string      `json:"taskId"`
+	Result *taskResult `json:"taskResult,omitempty"`
 }
 
 type taskListRequest struct {
@@ -97,7 +97,7 @@ type taskListRequest struct {
 }
 
 type taskListResponse struct {
-	Items []TaskResult `json:"items"`
+	Items []taskResult `json:"items"`
 }
 
 type cancelRequest struct {
