@@ -171,7 +171,7 @@ func watchdogErr(m *sm.Machine) error {
 		if want.IsZero() || inv.Deadline.Before(want) {
 			want = inv.Deadline
 		}
-		if p := inv.PollAt.Add(m.Config.TaskGrace); inv.PollNonce != 0 && p.Before(want) {
+		if p := inv.PollAt.Add(m.Config.TaskGrace); inv.Status == sm.StatusRunning && inv.PollNonce != 0 && p.Before(want) {
 			want = p
 		}
 	}

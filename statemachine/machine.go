@@ -378,6 +378,9 @@ func (m *Machine) startAt(i int, at time.Time) {
 	inv.Nonce = m.NewNonce()
 	inv.Since = m.Now
 	inv.Deadline = at.Add(m.Config.TaskGrace)
+	// A retry's polls are its own: the last attempt's would keep the
+	// watchdog timer at a poll that nothing expects any more.
+	inv.PollNonce, inv.PollAt = 0, time.Time{}
 	m.emit(StartInvocation{Invocation: inv.ID, Attempt: inv.Attempt, Nonce: inv.Nonce, At: at})
 }
 
@@ -653,7 +656,7 @@ func (m *Machine) settle() {
 		if t.IsZero() || inv.Deadline.Before(t) {
 			t = inv.Deadline
 		}
-		if inv.PollNonce != 0 {
+		if inv.Status == StatusRunning && inv.PollNonce != 0 {
 			if p := inv.PollAt.Add(m.Config.TaskGrace); p.Before(t) {
 				t = p
 			}

@@ -173,3 +173,23 @@ func TestPoll_RandomSequences(t *testing.T) {
 		s.finish()
 	}
 }
+
+// A failed attempt's polls go with it: its retry waits for its own start,
+// and the watchdog timer is that start's, not the dead attempt's poll.
+// Before, the retry kept the poll nonce, and the timer stayed at a poll
+// nothing expected any more: a job the watchdog saw stuck.
+func TestPoll_ARetryDropsTheFailedAttemptsPolls(t *testing.T) {
+	t.Parallel()
+	f := runningFixture(t, sm.Policy{MaxAttempts: 2, MinBackoff: minute})
+	f.step(at(1*minute+30*sec), sm.Ended{Invocation: o1m.ID, Attempt: 1, Message: "exit 1"},
+		record(o1m, 2, sm.StatusRetrying, "attempt 1 failed: exit 1; attempt 2 in 1m0s"),
+		start(o1m.ID, 2, 5, at(2*minute+30*sec)))
+	if inv := f.job().Active[0]; inv.PollNonce != 0 || !inv.PollAt.IsZero() {
+		t.Errorf("the retry kept the failed attempt's poll: nonce %d at %s", inv.PollNonce, off(inv.PollAt))
+	}
+	if got, want := f.job().WatchdogTimerTs, at(3*minute); !got.Equal(want) {
+		t.Errorf("WatchdogTimerTs = %s; want the retry's start plus TaskGrace, %s", off(got), off(want))
+	}
+	f.stale(at(2*minute+2*sec), sm.PollDue{Invocation: o1m.ID, Attempt: 1, Nonce: 4})
+	f.stale(at(2*minute+2*sec), sm.PollDue{Invocation: o1m.ID, Attempt: 2, Nonce: 4})
+}
