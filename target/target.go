@@ -39,7 +39,8 @@ const (
 	// Succeeded: the attempt ran and succeeded.
 	Succeeded
 	// Running: the target accepted the launch and runs it on its own; its
-	// end is reported later.
+	// end is reported later, by a push or by the polls that ask the
+	// target's Resolver, which an asynchronous target implements.
 	Running
 )
 
