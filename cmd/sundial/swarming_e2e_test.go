@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sundial-cron/sundial/internal/emulator/emulatortest"
 	"github.com/sundial-cron/sundial/target/swarming/swarmingtest"
+	"github.com/sundial-cron/sundial/task/cloudtasks/cloudtaskstest"
 )
 
 // swarmingSetup is a server running one swarming job, p/build, against a
@@ -219,4 +221,59 @@ func TestSwarmingPushWithoutTheSubscriptionsOIDCTokenIsRefused(t *testing.T) {
 		t.Errorf("after a refused push the invocation is %s; want RUNNING", inv.Status)
 	}
 	st.s.stop(t)
+}
+
+// The cloud shape polls through Cloud Tasks (cloudtaskstest delivering to
+// the app's task endpoint): a swarming job whose push is lost ends by a
+// poll task, and only then does its next occurrence launch a second task.
+func TestSwarmingCloudShapeEndsByPollTask(t *testing.T) {
+	t.Parallel()
+	emulatortest.Datastore(t)
+	appURL := "http://" + freeAddr(t)
+	ts, err := cloudtaskstest.Start(cloudtaskstest.Options{Now: time.Now, AppEngineURL: appURL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ts.Close)
+	go ts.Run(t.Context())
+	swarm := swarmingtest.New()
+	t.Cleanup(swarm.Close)
+
+	configs := filepath.Join(t.TempDir(), "configs")
+	mkdir(t, configs)
+	writeConfig(t, configs, "cloud", fmt.Sprintf(`jobs:
+  - id: build
+    schedule: "* * * * * *"
+    swarming:
+      server: %s
+      realm: acme:ci
+      pool: ci
+      command: [python3, build.py]
+`, swarm.URL))
+	s := serve(t, "--backend", "cloud", "--platform", "appengine",
+		"--project", "sundial-e2e", "--namespace", fmt.Sprintf("e2e-swarming-%d", time.Now().UnixNano()),
+		"--tasks-location", "us-central1", "--tasks-queue", "sundial-tasks", "--tasks-endpoint", ts.Addr(),
+		"--listen", strings.TrimPrefix(appURL, "http://"), "--config-dir", configs,
+		"--swarming-realms", "cloud=acme:*", "--poll-min", "1s", "--poll-max", "2s")
+	cronCall(t, appURL+refreshPath, nil)
+
+	waitUntil(t, time.Minute, "the first task", func() bool { return len(swarm.Tasks()) > 0 })
+	first := swarm.Tasks()[0]
+	if err := swarm.Finish(first.ID, "COMPLETED", 0); err != nil { // no topic: nothing is pushed
+		t.Fatal(err)
+	}
+	waitUntil(t, time.Minute, "a second task, once a poll found the first ended", func() bool { return len(swarm.Tasks()) > 1 })
+	s.stop(t)
+	var polls int
+	for _, d := range ts.Deliveries() {
+		if strings.Contains(d.Task, "-poll-") {
+			polls++
+		}
+	}
+	if polls == 0 {
+		t.Errorf("no poll task was delivered by Cloud Tasks; deliveries: %v", ts.Deliveries())
+	}
+	if n := swarm.Calls("NewTask"); n != len(swarm.Tasks()) {
+		t.Errorf("%d NewTask calls made %d tasks; want one each: overlap skip launches nothing while one runs", n, len(swarm.Tasks()))
+	}
 }
