@@ -159,8 +159,11 @@ func (e *Engine) checkRunning(ctx context.Context, jobID, invocation string, att
 	case err != nil:
 		return nil, fmt.Errorf("asking the target about %s: %w", req.Key, err)
 	case !launched:
-		// The target accepted the launch and now has no record of it.
-		res = target.Result{Status: target.Failed, Message: "the target has no record of the running attempt"}
+		// The target accepted the launch, yet cannot find it now: a
+		// listing that lags behind (Swarming's is eventually consistent)
+		// says so too. The next poll asks again; the hard timeout ends an
+		// attempt that is truly gone.
+		return func(*jobTx) error { return nil }, nil
 	}
 	return e.outcome(invocation, attempt, res), nil
 }
