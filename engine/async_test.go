@@ -234,3 +234,22 @@ func TestAsync_AbortCancelsTheRemoteTask(t *testing.T) {
 		t.Errorf("ends recorded: %v; want one ABORTED", ends)
 	}
 }
+
+// A poll that cannot find the attempt's task (a listing that lags behind
+// the launch) leaves it RUNNING for the next poll; only the hard timeout
+// ends an attempt whose task never shows up.
+func TestAsync_APollThatFindsNoTaskWaitsForTheNext(t *testing.T) {
+	t.Parallel()
+	h := newAsyncHarness(t)
+	id := h.defineHourly("job", 20*time.Minute)
+	inv, task := h.launched(id)
+	h.swarm.Forget(task.ID)
+	h.runUntil(t0.Add(15 * time.Minute))
+	if st, _ := h.status(id, inv); st != statemachine.StatusRunning {
+		t.Fatalf("after polls that found no task: %s; want RUNNING", st)
+	}
+	h.runUntil(t0.Add(25 * time.Minute))
+	if st, msg := h.status(id, inv); st != statemachine.StatusFailed || !strings.Contains(msg, "timed out") {
+		t.Fatalf("past the hard timeout: %s %q; want FAILED, timed out", st, msg)
+	}
+}

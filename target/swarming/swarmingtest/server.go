@@ -187,6 +187,14 @@ func (s *Server) Tasks() []Task {
 	return out
 }
 
+// Forget drops a task, as a listing that lags behind the launch (or a
+// server that lost it) would not show it.
+func (s *Server) Forget(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tasks = slices.DeleteFunc(s.tasks, func(t *Task) bool { return t.ID == id })
+}
+
 // Start moves a PENDING task to RUNNING, as a bot reaping it would.
 func (s *Server) Start(id string) error {
 	return s.move(id, "RUNNING", 0, "PENDING")
