@@ -82,6 +82,14 @@ type Observer interface {
 	TaskFailed(jobID string, kind task.Kind, permanent bool)
 }
 
+// StateObserver is an Observer that is also told the state each committed
+// transaction left a job in, to follow jobs in trouble (failing in a row,
+// running long) without reading every job. The state is shared: it must
+// not be changed nor kept.
+type StateObserver interface {
+	Settled(jobID string, s statemachine.JobState)
+}
+
 // Engine runs jobs. It is safe for concurrent use.
 type Engine struct {
 	store   store.Store

@@ -54,6 +54,8 @@ type committed struct {
 	// disabled is the reason the transaction disabled the job for, if it
 	// did.
 	disabled *statemachine.Reason
+	// state is the job's state as the transaction committed it.
+	state statemachine.JobState
 }
 
 // update runs fn in a transaction on the job and commits what its steps
@@ -85,7 +87,7 @@ func (e *Engine) update(ctx context.Context, jobID string, fn func(*jobTx) error
 		if !changed {
 			return errUnchanged
 		}
-		c = committed{acts: jt.actions, records: jt.records}
+		c = committed{acts: jt.actions, records: jt.records, state: jt.m}
 		if r := jt.m.Reason; jt.m.State == statemachine.Disabled && (jt.loaded.State != statemachine.Disabled || jt.loaded.Reason.Kind != r.Kind) {
 			c.disabled = &r
 		}
@@ -106,6 +108,9 @@ func (e *Engine) update(ctx context.Context, jobID string, fn func(*jobTx) error
 	e.observe(jobID, c.acts)
 	if o := e.opts.Observer; o != nil && c.disabled != nil {
 		o.Disabled(jobID, *c.disabled)
+	}
+	if so, ok := e.opts.Observer.(StateObserver); ok {
+		so.Settled(jobID, c.state)
 	}
 	return c, nil
 }

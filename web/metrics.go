@@ -21,8 +21,9 @@ type Backlog interface {
 }
 
 // Metrics is the engine's Observer that keeps Prometheus metrics, and the
-// handler that serves them. No metric has a per-job label: with 100,000
-// jobs that would be 100,000 series.
+// handler that serves them. Per-job series exist only for jobs in trouble,
+// at most MaxTroubledSeries of each kind (trouble.go): with 100,000 jobs a
+// series per job would be 100,000 series.
 type Metrics struct {
 	reg      *prometheus.Registry
 	launches *prometheus.CounterVec
@@ -31,6 +32,7 @@ type Metrics struct {
 	repairs  prometheus.Counter
 	disabled *prometheus.CounterVec
 	failures *prometheus.CounterVec
+	troubles *troubles
 }
 
 // latenessBuckets run from 10 ms (a healthy launch) to 10 minutes (a tick
@@ -67,6 +69,7 @@ func NewMetrics(backlog Backlog) *Metrics {
 			Name: "sundial_task_failures_total",
 			Help: "Deliveries of tasks that failed, by task kind and class: transient (delivered again) or permanent (the job disabled, the task dropped).",
 		}, []string{"kind", "class"}),
+		troubles: &troubles{},
 	}
 	// Series that exist from the start at 0 make rate() and alerts work
 	// before the first event of their kind.
@@ -88,6 +91,7 @@ func NewMetrics(backlog Backlog) *Metrics {
 		}
 	}
 	m.reg.MustRegister(m.launches, m.lateness, m.skipped, m.repairs, m.disabled, m.failures,
+		troubleCollector{m.troubles},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if backlog != nil {
 		m.reg.MustRegister(backlogCollector{backlog})

@@ -364,6 +364,7 @@ func assemble(f serveFlags, st store.Store, q task.Queue, tgts map[string]target
 		Observer:           observers{metrics, logObserver{logger}},
 		MaxCallsPerProject: f.maxCalls,
 	})
+	metrics.Read(web.Sources{Store: st, Engine: eng, Now: now})
 	configs := config.NewRefresher(f.configDir, eng, st, config.RefresherOptions{
 		Targets: tgts,
 		Now:     now,
