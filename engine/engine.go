@@ -34,6 +34,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Observer is told what happened after each commit (metrics); nil is none.
 	Observer Observer
+	// Notifier delivers the notifications jobs' notify ask for; nil sends
+	// none (and records none).
+	Notifier Notifier
 	// MaxCallsPerProject bounds the target calls one project has in flight
 	// in this process; a StartInvocation over it is handed back to the
 	// queue (ErrBusy) instead of holding a worker, so a project with slow

@@ -56,6 +56,9 @@ type committed struct {
 	disabled *statemachine.Reason
 	// state is the job's state as the transaction committed it.
 	state statemachine.JobState
+	// notices are the transitions to tell people of, recorded in their
+	// invocations' logs by the transaction.
+	notices []Notice
 }
 
 // update runs fn in a transaction on the job and commits what its steps
@@ -80,6 +83,10 @@ func (e *Engine) update(ctx context.Context, jobID string, fn func(*jobTx) error
 		if jt.job == nil {
 			return store.ErrNotFound
 		}
+		notices, err := jt.notices()
+		if err != nil {
+			return err
+		}
 		changed, err := jt.save()
 		if err != nil {
 			return err
@@ -87,7 +94,7 @@ func (e *Engine) update(ctx context.Context, jobID string, fn func(*jobTx) error
 		if !changed {
 			return errUnchanged
 		}
-		c = committed{acts: jt.actions, records: jt.records, state: jt.m}
+		c = committed{acts: jt.actions, records: jt.records, state: jt.m, notices: notices}
 		if r := jt.m.Reason; jt.m.State == statemachine.Disabled && (jt.loaded.State != statemachine.Disabled || jt.loaded.Reason.Kind != r.Kind) {
 			c.disabled = &r
 		}
@@ -112,6 +119,7 @@ func (e *Engine) update(ctx context.Context, jobID string, fn func(*jobTx) error
 	if so, ok := e.opts.Observer.(StateObserver); ok {
 		so.Settled(jobID, c.state)
 	}
+	e.deliver(ctx, c.notices)
 	return c, nil
 }
 

@@ -278,7 +278,11 @@ func serveEmbedded(ctx context.Context, f serveFlags, logger *slog.Logger, now f
 	})
 	watchdogTicks := time.NewTicker(time.Minute)
 	defer watchdogTicks.Stop()
-	p := assemble(f, st, disp, tgts, embeddedConfig(f), metrics, logger, now, ticks{
+	notifier, err := webhooks(urlfetch.Policy{Allow: f.urlAllow, Deny: f.urlDeny}, self, now)
+	if err != nil {
+		return err
+	}
+	p := assemble(f, st, disp, tgts, notifier, embeddedConfig(f), metrics, logger, now, ticks{
 		watchdog: watchdogTicks.C,
 		refresh:  refreshTicks(ctx, f.refresh),
 	})
@@ -356,12 +360,13 @@ type parts struct {
 	api func(loopbackAdmin bool) http.Handler
 }
 
-func assemble(f serveFlags, st store.Store, q task.Queue, tgts map[string]target.Target, cfg statemachine.Config, metrics *web.Metrics, logger *slog.Logger, now func() time.Time, t ticks) parts {
+func assemble(f serveFlags, st store.Store, q task.Queue, tgts map[string]target.Target, notifier engine.Notifier, cfg statemachine.Config, metrics *web.Metrics, logger *slog.Logger, now func() time.Time, t ticks) parts {
 	eng := engine.New(st, q, tgts, engine.Options{
 		Now:                now,
 		Config:             cfg,
 		Logger:             logger,
 		Observer:           observers{metrics, logObserver{logger}},
+		Notifier:           notifier,
 		MaxCallsPerProject: f.maxCalls,
 	})
 	metrics.Read(web.Sources{Store: st, Engine: eng, Now: now})
