@@ -37,6 +37,12 @@ type Sources struct {
 	Now func() time.Time
 	// LongRun: DefaultLongRun when 0.
 	LongRun time.Duration
+	// Names serves the ids of the jobs in trouble and of the projects as
+	// labels. /metrics is open to anyone who reaches the listener, and a
+	// project a caller may not read must not exist for it: without Names
+	// each per-job metric is one unlabelled series, the worst over every
+	// job (the alerts in alerts/ work on either).
+	Names bool
 }
 
 // trouble is what the metrics keep of a job in trouble: failing, or with
@@ -135,11 +141,22 @@ var (
 // status at scrape time.
 type troubleCollector struct{ ts *troubles }
 
-func (c troubleCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{failuresDesc, failingSinceDesc, runningSinceDesc, failingDesc, longestDesc, configRefusedDesc} {
-		ch <- d
-	}
+// Describe describes nothing: the collector is unchecked, as its series
+// have a job label or none depending on Sources.Names.
+func (c troubleCollector) Describe(chan<- *prometheus.Desc) {}
+
+// unnamed is a per-job or per-project metric without its label, for a
+// scrape without Names.
+func unnamed(name, help string) *prometheus.Desc {
+	return prometheus.NewDesc(name, help+" Without --metrics-names: the worst over every one, unlabelled.", nil, nil)
 }
+
+var (
+	failuresUnnamed     = unnamed("sundial_job_consecutive_failures", "Failed invocations in a row of the job failing most.")
+	failingSinceUnnamed = unnamed("sundial_job_failing_since_timestamp_seconds", "When the oldest streak of failures began.")
+	runningSinceUnnamed = unnamed("sundial_job_running_since_timestamp_seconds", "When the oldest attempt running longer than the long-run threshold was launched.")
+	refusedUnnamed      = unnamed("sundial_config_refused", "1 while any project's newest config revision is refused, else 0.")
+)
 
 func (c troubleCollector) Collect(ch chan<- prometheus.Metric) {
 	ts := c.ts
@@ -163,12 +180,29 @@ func (c troubleCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	ts.mu.Unlock()
-	for _, j := range failing {
-		ch <- prometheus.MustNewConstMetric(failuresDesc, prometheus.GaugeValue, float64(j.failures), j.id)
-		ch <- prometheus.MustNewConstMetric(failingSinceDesc, prometheus.GaugeValue, unixSeconds(j.failingSince), j.id)
-	}
-	for _, j := range running {
-		ch <- prometheus.MustNewConstMetric(runningSinceDesc, prometheus.GaugeValue, unixSeconds(j.runningSince), j.id)
+	if src.Names {
+		for _, j := range failing {
+			ch <- prometheus.MustNewConstMetric(failuresDesc, prometheus.GaugeValue, float64(j.failures), j.id)
+			ch <- prometheus.MustNewConstMetric(failingSinceDesc, prometheus.GaugeValue, unixSeconds(j.failingSince), j.id)
+		}
+		for _, j := range running {
+			ch <- prometheus.MustNewConstMetric(runningSinceDesc, prometheus.GaugeValue, unixSeconds(j.runningSince), j.id)
+		}
+	} else {
+		if len(failing) > 0 {
+			// failing is sorted by failures, most first.
+			since := failing[0].failingSince
+			for _, j := range failing {
+				if j.failingSince.Before(since) {
+					since = j.failingSince
+				}
+			}
+			ch <- prometheus.MustNewConstMetric(failuresUnnamed, prometheus.GaugeValue, float64(failing[0].failures))
+			ch <- prometheus.MustNewConstMetric(failingSinceUnnamed, prometheus.GaugeValue, unixSeconds(since))
+		}
+		if len(running) > 0 {
+			ch <- prometheus.MustNewConstMetric(runningSinceUnnamed, prometheus.GaugeValue, unixSeconds(running[0].runningSince))
+		}
 	}
 	ch <- prometheus.MustNewConstMetric(failingDesc, prometheus.GaugeValue, float64(nFailing))
 	longest := 0.0
@@ -182,12 +216,18 @@ func (c troubleCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.NewInvalidMetric(configRefusedDesc, err)
 		return
 	}
+	anyRefused := 0.0
 	for id, p := range projects {
 		refused := 0.0
 		if p.Error != "" {
-			refused = 1
+			refused, anyRefused = 1, 1
 		}
-		ch <- prometheus.MustNewConstMetric(configRefusedDesc, prometheus.GaugeValue, refused, id)
+		if src.Names {
+			ch <- prometheus.MustNewConstMetric(configRefusedDesc, prometheus.GaugeValue, refused, id)
+		}
+	}
+	if !src.Names {
+		ch <- prometheus.MustNewConstMetric(refusedUnnamed, prometheus.GaugeValue, anyRefused)
 	}
 }
 

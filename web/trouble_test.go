@@ -94,7 +94,7 @@ func TestMetricsConfirmTroubleAgainstTheStore(t *testing.T) {
 // MaxTroubledSeries, the worst have series and the total counts them all.
 func TestMetricsBoundThePerJobSeries(t *testing.T) {
 	m := web.NewMetrics(nil)
-	m.Read(web.Sources{Engine: newHarness(t).eng, Now: func() time.Time { return t0 }})
+	m.Read(web.Sources{Engine: newHarness(t).eng, Now: func() time.Time { return t0 }, Names: true})
 	n := web.MaxTroubledSeries + 50
 	for i := 1; i <= n; i++ {
 		m.Settled(fmt.Sprintf("p/j%03d", i), statemachine.JobState{State: statemachine.Scheduled, Failures: i, LastEnded: t0})
@@ -134,4 +134,36 @@ func TestMetricsShowARefusedConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.expect(map[string]float64{`sundial_config_refused{project="m"}`: 0})
+}
+
+// TestMetricsWithoutNamesServeNoJobOrProjectId: /metrics is open, so by
+// default it names no job and no project: each per-job metric is the
+// worst over every job, unlabelled.
+func TestMetricsWithoutNamesServeNoJobOrProjectId(t *testing.T) {
+	h := newHarness(t)
+	h.metrics.Read(web.Sources{Store: h.st, Engine: h.eng, Now: h.clock})
+	rev := engine.Revision{ID: "r1", Jobs: []engine.Job{
+		{ID: "secret/fail", Definition: engine.Definition{Schedule: "* * * * *", Target: "noop", Spec: []byte(`{"fail": true}`)}},
+		{ID: "secret/fail-less", Definition: engine.Definition{Schedule: "*/2 * * * *", Target: "noop", Spec: []byte(`{"fail": true}`)}},
+		{ID: "secret/async", Definition: engine.Definition{Schedule: "* * * * *", Target: "async"}},
+	}}
+	if err := h.eng.ApplyProject(h.ctx, "secret", rev); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.eng.RecordConfigError(h.ctx, "secret", "secret.yaml", "secret.yaml:1: bad", t0); err != nil {
+		t.Fatal(err)
+	}
+	h.runUntil(t0.Add(time.Minute + web.DefaultLongRun))
+	s := h.expect(map[string]float64{
+		`sundial_job_consecutive_failures`:            6,
+		`sundial_job_failing_since_timestamp_seconds`: float64(t0.Add(time.Minute).Unix()),
+		`sundial_job_running_since_timestamp_seconds`: float64(t0.Add(time.Minute).Unix()),
+		`sundial_jobs_failing`:                        2,
+		`sundial_config_refused`:                      1,
+	})
+	for name := range s {
+		if strings.Contains(name, "secret") {
+			t.Errorf("a series names the project: %s", name)
+		}
+	}
 }

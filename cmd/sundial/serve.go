@@ -56,6 +56,7 @@ type serveFlags struct {
 	taskGrace      time.Duration
 	urlAllow       []string
 	urlDeny        []string
+	metricsNames   bool
 	signin         signinFlags // sign-in settings (signin.go)
 	accessFile     string
 	access         access.Settings // read from accessFile at start
@@ -97,6 +98,7 @@ func parseServeFlags(args []string, stderr io.Writer) (serveFlags, error) {
 	fs.IntVar(&f.maxConns, "max-connections", 1024, "HTTP connections served at once; more wait to be accepted, so callers cannot take the file descriptors jobs need")
 	fs.Func("url-allow", "comma-separated CIDRs, IPs or host names (*.example.com) url_fetch jobs may call even where the defaults refuse", listFlag(&f.urlAllow))
 	fs.Func("url-deny", "comma-separated CIDRs, IPs or host names url_fetch jobs may never call", listFlag(&f.urlDeny))
+	fs.BoolVar(&f.metricsNames, "metrics-names", false, "label /metrics' series of jobs in trouble and refused configs with job and project ids; /metrics is open, so only where just your Prometheus reaches it")
 	var pubsubTopics []string
 	fs.Func("pubsub-topics", "comma-separated PROJECT=TOPIC grants: the topics (projects/P/topics/T, or a prefix ending in *) a project's pubsub jobs may publish to (default: none, so no project publishes)", listFlag(&pubsubTopics))
 	if err := fs.Parse(args); err != nil {
@@ -369,7 +371,7 @@ func assemble(f serveFlags, st store.Store, q task.Queue, tgts map[string]target
 		Notifier:           notifier,
 		MaxCallsPerProject: f.maxCalls,
 	})
-	metrics.Read(web.Sources{Store: st, Engine: eng, Now: now})
+	metrics.Read(web.Sources{Store: st, Engine: eng, Now: now, Names: f.metricsNames})
 	configs := config.NewRefresher(f.configDir, eng, st, config.RefresherOptions{
 		Targets: tgts,
 		Now:     now,
