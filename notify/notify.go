@@ -50,7 +50,20 @@ type Options struct {
 	PerJob, Total int
 	// Timeout bounds one delivery; 0 takes DefaultTimeout.
 	Timeout time.Duration
+	// Counted, if set, is told each notification's result: Delivered,
+	// Failed or RateLimited (metrics).
+	Counted func(result string)
 }
+
+// The results Options.Counted is told.
+const (
+	Delivered   = "delivered"
+	Failed      = "failed"
+	RateLimited = "rate_limited"
+)
+
+// Results lists every result, for metrics to start at 0.
+var Results = []string{Delivered, Failed, RateLimited}
 
 // Webhooks is the engine's Notifier over webhooks. It is safe for
 // concurrent use.
@@ -80,8 +93,26 @@ func New(opts Options) *Webhooks {
 // It returns what happened, for the invocation's log.
 func (w *Webhooks) Notify(ctx context.Context, n engine.Notice) (string, error) {
 	if err := w.take(n.JobID); err != nil {
+		w.count(RateLimited)
 		return "", err
 	}
+	outcome, err := w.post(ctx, n)
+	if err != nil {
+		w.count(Failed)
+		return "", err
+	}
+	w.count(Delivered)
+	return outcome, nil
+}
+
+func (w *Webhooks) count(result string) {
+	if w.opts.Counted != nil {
+		w.opts.Counted(result)
+	}
+}
+
+// post makes the request.
+func (w *Webhooks) post(ctx context.Context, n engine.Notice) (string, error) {
 	body, err := Body(n)
 	if err != nil {
 		return "", err

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +22,7 @@ import (
 	"github.com/sundial-cron/sundial/target"
 	"github.com/sundial-cron/sundial/target/noop"
 	"github.com/sundial-cron/sundial/target/urlfetch"
+	"github.com/sundial-cron/sundial/task"
 	"github.com/sundial-cron/sundial/task/local"
 	"github.com/sundial-cron/sundial/watchdog"
 )
@@ -74,6 +76,9 @@ type stack struct {
 	eng  *engine.Engine
 	disp *local.Dispatcher
 	wd   *watchdog.Watchdog
+
+	mu        sync.Mutex
+	delivered []task.Task // every task the dispatcher handed the engine
 }
 
 func newStack(t *testing.T, policy urlfetch.Policy, opts notify.Options) *stack {
@@ -92,7 +97,13 @@ func newStack(t *testing.T, policy urlfetch.Policy, opts notify.Options) *stack 
 	opts.Client, opts.Now = client, s.clk.Now
 	q := &enginetest.LateQueue{}
 	s.eng = engine.New(st, q, map[string]target.Target{"noop": noop.Target{}}, engine.Options{Now: s.clk.Now, Notifier: notify.New(opts)})
-	s.disp = local.New(st, s.eng.HandleTask, local.Options{Owner: "proc-1", Workers: 2, OrphanAfter: 10 * time.Second, Now: s.clk.Now, Logger: slog.New(slog.DiscardHandler)})
+	handle := func(ctx context.Context, t task.Task) error {
+		s.mu.Lock()
+		s.delivered = append(s.delivered, t)
+		s.mu.Unlock()
+		return s.eng.HandleTask(ctx, t)
+	}
+	s.disp = local.New(st, handle, local.Options{Owner: "proc-1", Workers: 2, OrphanAfter: 10 * time.Second, Now: s.clk.Now, Logger: slog.New(slog.DiscardHandler)})
 	q.Queue = s.disp
 	s.wd = watchdog.New(st, s.eng, watchdog.Options{Now: s.clk.Now})
 	return s
@@ -196,7 +207,8 @@ func TestAnUndeliverableNotificationNeverAffectsTheJob(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newReceiver(t, tc.status)
-			s := newStack(t, tc.policy, notify.Options{})
+			var results []string
+			s := newStack(t, tc.policy, notify.Options{Counted: func(r string) { results = append(results, r) }})
 			s.define(r, true, "slack", engine.NotifyFailure)
 			s.runUntil(t0.Add(2*time.Minute + 30*time.Second))
 			if got := len(r.got()); got != tc.posts {
@@ -204,6 +216,9 @@ func TestAnUndeliverableNotificationNeverAffectsTheJob(t *testing.T) {
 			}
 			if log := s.log("20260302T100100Z"); !strings.Contains(log, tc.want) {
 				t.Errorf("the log does not say why:\n%s", log)
+			}
+			if !slices.Equal(results, []string{notify.Failed}) {
+				t.Errorf("counted %v; want one failed", results)
 			}
 			for _, id := range []string{"20260302T100100Z", "20260302T100200Z"} {
 				inv, err := s.st.Invocation(s.ctx, "p/flaky", id)
@@ -219,7 +234,8 @@ func TestAnUndeliverableNotificationNeverAffectsTheJob(t *testing.T) {
 // recorded as not sent, and nothing is posted.
 func TestNotificationsAreRateLimitedPerJob(t *testing.T) {
 	r := newReceiver(t, http.StatusOK)
-	s := newStack(t, loopback, notify.Options{PerJob: 1})
+	var results []string
+	s := newStack(t, loopback, notify.Options{PerJob: 1, Counted: func(r string) { results = append(results, r) }})
 	s.define(r, true, "google_chat", engine.NotifyFailure, engine.NotifyRecovery)
 	s.runUntil(t0.Add(90 * time.Second))
 	s.define(r, false, "google_chat", engine.NotifyFailure, engine.NotifyRecovery)
@@ -230,5 +246,34 @@ func TestNotificationsAreRateLimitedPerJob(t *testing.T) {
 	}
 	if log := s.log("20260302T100200Z"); !strings.Contains(log, "notify recovery: not delivered: not sent: rate limited (at most 1 notifications an hour per job)") {
 		t.Errorf("the recovery's log does not say it was rate limited:\n%s", log)
+	}
+	if want := []string{notify.Delivered, notify.RateLimited}; !slices.Equal(results, want) {
+		t.Errorf("counted %v; want %v", results, want)
+	}
+}
+
+// TestADuplicateDeliveryNotifiesNothingMore: every task delivered a second
+// time (as a queue may, or after a crash before its acknowledgement) finds
+// the transition committed, and nothing is posted again.
+func TestADuplicateDeliveryNotifiesNothingMore(t *testing.T) {
+	r := newReceiver(t, http.StatusOK)
+	s := newStack(t, loopback, notify.Options{})
+	s.define(r, true, "", engine.NotifyFailure, engine.NotifyRecovery)
+	s.runUntil(t0.Add(90 * time.Second))
+	s.define(r, false, "", engine.NotifyFailure, engine.NotifyRecovery)
+	s.runUntil(t0.Add(150 * time.Second))
+	if n := len(r.got()); n != 2 {
+		t.Fatalf("%d notifications before the repeats; want the failure and the recovery", n)
+	}
+	s.mu.Lock()
+	again := append([]task.Task(nil), s.delivered...)
+	s.mu.Unlock()
+	for _, tk := range again {
+		if err := s.eng.HandleTask(s.ctx, tk); err != nil {
+			t.Fatalf("redelivering %s: %v", tk, err)
+		}
+	}
+	if posts := r.got(); len(posts) != 2 {
+		t.Errorf("%d notifications after every task came twice: %v; want still 2", len(posts), posts)
 	}
 }

@@ -280,7 +280,7 @@ func serveEmbedded(ctx context.Context, f serveFlags, logger *slog.Logger, now f
 	})
 	watchdogTicks := time.NewTicker(time.Minute)
 	defer watchdogTicks.Stop()
-	notifier, err := webhooks(urlfetch.Policy{Allow: f.urlAllow, Deny: f.urlDeny}, self, now)
+	notifier, err := webhooks(urlfetch.Policy{Allow: f.urlAllow, Deny: f.urlDeny}, self, now, metrics.Notified)
 	if err != nil {
 		return err
 	}

@@ -233,11 +233,12 @@ func serveCloud(ctx context.Context, f serveFlags, logger *slog.Logger, now func
 	}
 
 	// Cloud Tasks cannot count a queue's tasks cheaply: no backlog gauge.
-	notifier, err := webhooks(urlfetch.Policy{Allow: f.urlAllow, Deny: c.ownHosts(f.urlDeny)}, self, now)
+	metrics := web.NewMetrics(nil)
+	notifier, err := webhooks(urlfetch.Policy{Allow: f.urlAllow, Deny: c.ownHosts(f.urlDeny)}, self, now, metrics.Notified)
 	if err != nil {
 		return err
 	}
-	p := assemble(f, st, queue, tgts, notifier, cloudConfig(f), web.NewMetrics(nil), logger, now, ticks{})
+	p := assemble(f, st, queue, tgts, notifier, cloudConfig(f), metrics, logger, now, ticks{})
 
 	mux := http.NewServeMux()
 	mux.Handle(tasksPath, &web.TaskEndpoint{Gate: taskGate, Decode: cloudtasks.Decode, Handler: p.eng.HandleTask, Logger: logger})

@@ -88,11 +88,11 @@ func closeTargets(ts map[string]target.Target) error {
 
 // webhooks returns the notifier of jobs' notify: webhooks, which reach
 // only what url_fetch jobs may: the same policy, judged at dial time, and
-// never the server's own sockets.
-func webhooks(policy urlfetch.Policy, server *urlfetch.Listeners, now func() time.Time) (*notify.Webhooks, error) {
+// never the server's own sockets. counted is told each result.
+func webhooks(policy urlfetch.Policy, server *urlfetch.Listeners, now func() time.Time, counted func(result string)) (*notify.Webhooks, error) {
 	client, err := urlfetch.NewClient(urlfetch.Options{Policy: policy, Server: server})
 	if err != nil {
 		return nil, err
 	}
-	return notify.New(notify.Options{Client: client, Now: now}), nil
+	return notify.New(notify.Options{Client: client, Now: now, Counted: counted}), nil
 }
