@@ -34,11 +34,8 @@ func (s Selection) Check() error {
 	return nil
 }
 
-func (s Selection) picks(project string, v View) bool {
-	name := strings.TrimPrefix(v.Job.ID, project+"/")
+func (s Selection) picks(v View) bool {
 	switch {
-	case !strings.HasPrefix(name, s.Prefix):
-		return false
 	case s.State != "" && v.State.State != s.State:
 		return false
 	case s.PausedFor != "" && (v.State.State != statemachine.Paused || v.State.Reason.Note != s.PausedFor):
@@ -75,8 +72,9 @@ func (e *Engine) PauseJobs(ctx context.Context, project string, sel Selection, b
 	})
 }
 
-// ResumeJobs resumes the project's PAUSED jobs that sel picks, each in its own transaction with its own audit entry, on behalf
-// of by. Repeating it changes nothing more.
+// ResumeJobs resumes the project's PAUSED jobs that sel picks, each in
+// its own transaction with its own audit entry, on behalf of by.
+// Repeating it changes nothing more.
 func (e *Engine) ResumeJobs(ctx context.Context, project string, sel Selection, by access.Identity) (BulkResult, error) {
 	return e.bulk(ctx, project, sel, func(jobID string) (bool, error) {
 		return e.requestChanged(ctx, jobID, statemachine.ResumeRequested{}, AuditEntry{By: by, Action: ActionResume})
@@ -99,11 +97,13 @@ func (e *Engine) bulk(ctx context.Context, project string, sel Selection, change
 			return res, err
 		}
 		for _, job := range jobs {
-			if !strings.HasPrefix(job.ID, project+"/") {
+			if name, ok := strings.CutPrefix(job.ID, project+"/"); !ok || !strings.HasPrefix(name, sel.Prefix) {
 				continue
 			}
+			// A job that cannot be decoded is listed as failed, with
+			// why, rather than skipped unseen.
 			v, err := Decode(job)
-			if err == nil && !sel.picks(project, v) {
+			if err == nil && !sel.picks(v) {
 				continue
 			}
 			var changed bool

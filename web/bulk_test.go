@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sundial-cron/sundial/engine"
+	"github.com/sundial-cron/sundial/statemachine"
 )
 
 // strs reads a JSON list of strings.
@@ -25,16 +26,20 @@ func strs(v any) []string {
 // reason leaves a job paused for another reason paused.
 func TestBulkPauseAndResumeASelection(t *testing.T) {
 	h := newHarness(t)
-	for _, id := range []string{"shop/etl-a", "shop/etl-b", "shop/etl-c", "shop/web"} {
+	for _, id := range []string{"shop/etl-a", "shop/etl-b", "shop/etl-c", "shop/etl-d", "shop/web"} {
 		h.define(id, engine.Definition{Schedule: "* * * * *", Target: "noop"})
+	}
+	// A DISABLED job refuses a pause: it is picked, and left unchanged.
+	if err := h.eng.Disable(h.ctx, "shop/etl-d", statemachine.Reason{Kind: statemachine.ReasonDisabledInConfig}); err != nil {
+		t.Fatal(err)
 	}
 	h.define("other/etl-a", engine.Definition{Schedule: "* * * * *", Target: "noop"})
 	h.ok("POST", "/api/v1/projects/shop/jobs/etl-c/pause", `{"reason": "flaky upstream"}`, 200)
 	h.runUntil(t0.Add(90 * time.Second))
 
 	got := h.ok("POST", "/api/v1/projects/shop/pause", `{"reason": "incident 7", "prefix": "etl-"}`, 200)
-	if c, u := strs(got["changed"]), strs(got["unchanged"]); !slices.Equal(c, []string{"shop/etl-a", "shop/etl-b"}) || !slices.Equal(u, []string{"shop/etl-c"}) {
-		t.Fatalf("pause: changed %v, unchanged %v; want etl-a and etl-b changed, etl-c unchanged", c, u)
+	if c, u := strs(got["changed"]), strs(got["unchanged"]); !slices.Equal(c, []string{"shop/etl-a", "shop/etl-b"}) || !slices.Equal(u, []string{"shop/etl-c", "shop/etl-d"}) {
+		t.Fatalf("pause: changed %v, unchanged %v; want etl-a and etl-b changed, etl-c and etl-d unchanged", c, u)
 	}
 	state := func(id string) (string, string, []any) {
 		j := h.ok("GET", "/api/v1/projects/"+id, "", 200)
