@@ -3,16 +3,22 @@ package config
 import (
 	"net/url"
 	"slices"
+	"time"
 
 	"github.com/sundial-cron/sundial/engine"
 	"github.com/sundial-cron/sundial/notify"
 )
 
+// maxLongRun bounds notify.long_run: its task is scheduled at the launch,
+// and a queue holds tasks only so far ahead.
+const maxLongRun = 24 * time.Hour
+
 // notifyEvents are the transitions a job's notify may name.
 var notifyEvents = []string{engine.NotifyFailure, engine.NotifyRecovery}
 
-// notify reads a job's notify: a webhook URL, its body's format and the
-// transitions to tell of (both when left out). Where the webhook may
+// notify reads a job's notify: a webhook URL, its body's format, the
+// transitions to tell of (both when left out) and, optionally, how long an
+// attempt may run before people are told. Where the webhook may
 // connect is the server's url_fetch policy, checked when it is called.
 func (d *decoder) notify(fs map[string]field, path string, def *engine.Definition) {
 	f, ok := fs["notify"]
@@ -20,7 +26,7 @@ func (d *decoder) notify(fs map[string]field, path string, def *engine.Definitio
 		return
 	}
 	path += ".notify"
-	nf, ok := d.mapping(f.value, path, "webhook", "format", "on")
+	nf, ok := d.mapping(f.value, path, "webhook", "format", "on", "long_run")
 	if !ok {
 		return
 	}
@@ -52,8 +58,8 @@ func (d *decoder) notify(fs map[string]field, path string, def *engine.Definitio
 		switch {
 		case !ok:
 			good = false
-		case len(events) == 0:
-			d.errorf(on.value, path+".on", "empty: want failure, recovery or both (or leave notify out)")
+		case len(events) == 0 && nf["long_run"].value == nil:
+			d.errorf(on.value, path+".on", "empty: want failure, recovery or both, or a long_run (or leave notify out)")
 			good = false
 		default:
 			for i, e := range events {
@@ -66,7 +72,22 @@ func (d *decoder) notify(fs map[string]field, path string, def *engine.Definitio
 			n.On = slices.DeleteFunc(slices.Clone(notifyEvents), func(e string) bool { return !slices.Contains(events, e) })
 		}
 	}
+	if lr, ok := nf["long_run"]; ok {
+		v, ok := d.duration(lr.value, path+".long_run")
+		switch {
+		case !ok:
+			good = false
+		case v < time.Minute || v > maxLongRun:
+			d.errorf(lr.value, path+".long_run", "%s: want from 1m to %s", v, maxLongRun)
+			good = false
+		default:
+			n.LongRun = v
+		}
+	}
 	if good {
+		if len(n.On) == 0 {
+			n.On = nil // one definition for on: [] and long_run alone
+		}
 		def.Notify = &n
 	}
 }

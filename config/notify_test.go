@@ -3,6 +3,7 @@ package config_test
 import (
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/sundial-cron/sundial/engine"
 )
@@ -21,6 +22,8 @@ func TestParseReadsNotify(t *testing.T) {
 			&engine.Notify{URL: "https://hooks.slack.com/services/T/B/X", Format: "slack", On: []string{"failure", "recovery"}}},
 		{"generic is the default format", "    notify: {webhook: \"https://h.example.com/x\", format: generic, on: [recovery]}\n",
 			&engine.Notify{URL: "https://h.example.com/x", On: []string{"recovery"}}},
+		{"a long run alone", "    notify:\n      webhook: https://h.example.com/x\n      on: []\n      long_run: 45m\n",
+			&engine.Notify{URL: "https://h.example.com/x", LongRun: 45 * time.Minute}},
 		{"the order of on does not matter", "    notify: {webhook: \"https://h.example.com/x\", format: google_chat, on: [recovery, failure]}\n",
 			&engine.Notify{URL: "https://h.example.com/x", Format: "google_chat", On: []string{"failure", "recovery"}}},
 	} {

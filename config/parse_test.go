@@ -59,6 +59,7 @@ func TestParseRefusesWithFileLineAndField(t *testing.T) {
 		{"a notify format no one reads", "", job + "    notify: {webhook: \"https://h.example.com/x\", format: teams}\n", nil, `:5: jobs[0].notify.format: "teams": want one of generic, slack, google_chat`},
 		{"a notify transition there is not", "", job + "    notify:\n      webhook: https://h.example.com/x\n      on: [failure, paging]\n", nil, `:7: jobs[0].notify.on: "paging": want failure and recovery`},
 		{"a notify with nothing to tell", "", job + "    notify:\n      webhook: https://h.example.com/x\n      on: []\n", nil, `:7: jobs[0].notify.on: empty`},
+		{"a long run too short", "", job + "    notify:\n      webhook: https://h.example.com/x\n      long_run: 30s\n", nil, `:7: jobs[0].notify.long_run: 30s: want from 1m to 24h0m0s`},
 		{"an unknown field of notify", "", job + "    notify: {url: \"https://h.example.com/x\"}\n", nil, ":5: jobs[0].notify.url: unknown field"},
 		{"a field given twice", "", job + "    schedule: \"@hourly\"\n", nil, ":5: jobs[0].schedule: given twice (first at line 3)"},
 		{"a number that is a string", "", job + "    overlap: allow\n    max_concurrent: \"2\"\n", nil, `:6: jobs[0].max_concurrent: want a whole number, got the string "2"`},

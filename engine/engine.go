@@ -208,6 +208,8 @@ func (e *Engine) HandleTask(ctx context.Context, t task.Task) error {
 			return ErrBusy
 		}
 		defer e.release(project)
+	case task.NotifyLongRun:
+		return e.notifyLongRun(ctx, t)
 	default:
 		e.opts.Logger.Warn("dropping a malformed task", "task", t.String())
 		return nil

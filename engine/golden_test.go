@@ -117,7 +117,7 @@ var definitionGoldens = map[string]Definition{
 	}},
 	// The job's notify, added within version 1.
 	"v1-notify.json": {Schedule: "@every 5m", Target: "noop", Notify: &Notify{
-		URL: "https://hooks.slack.com/services/T0/B0/x", Format: "slack", On: []string{"failure", "recovery"},
+		URL: "https://hooks.slack.com/services/T0/B0/x", Format: "slack", On: []string{"failure", "recovery"}, LongRun: 90 * time.Minute,
 	}},
 }
 

@@ -2,14 +2,17 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"net/url"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store"
+	"github.com/sundial-cron/sundial/task"
 )
 
 // Notify says where to tell people of a job's transitions: a webhook, the
@@ -20,6 +23,9 @@ type Notify struct {
 	Format string
 	// On lists the transitions to tell of: NotifyFailure, NotifyRecovery.
 	On []string
+	// LongRun, if set, tells of an attempt still running this long after
+	// its launch (NotifyLongRun), once per attempt.
+	LongRun time.Duration
 }
 
 // The transitions a job's notify may ask for.
@@ -29,13 +35,15 @@ const (
 	NotifyFailure = "failure"
 	// NotifyRecovery: an invocation succeeded after one or more failed.
 	NotifyRecovery = "recovery"
+	// NotifyLongRun: an attempt has run Notify.LongRun and not ended.
+	NotifyLongRun = "long_run"
 )
 
 func (n *Notify) equal(o *Notify) bool {
 	if n == nil || o == nil {
 		return n == o
 	}
-	return n.URL == o.URL && n.Format == o.Format && slices.Equal(n.On, o.On)
+	return n.URL == o.URL && n.Format == o.Format && slices.Equal(n.On, o.On) && n.LongRun == o.LongRun
 }
 
 // Notice is one transition of a job to tell people of.
@@ -45,14 +53,17 @@ type Notice struct {
 	Key        string
 	JobID      string
 	Invocation string
-	// Event is NotifyFailure or NotifyRecovery.
+	// Event is NotifyFailure, NotifyRecovery or NotifyLongRun.
 	Event   string
 	Status  statemachine.Status
 	Message string
 	// Failures is how many invocations in a row failed: this one's streak
 	// for a failure, the streak it ended for a recovery.
 	Failures int
-	At       time.Time
+	// Attempt and Since are the attempt running long, and its launch.
+	Attempt int
+	Since   time.Time
+	At      time.Time
 	Notify   Notify
 }
 
@@ -98,11 +109,7 @@ func (jt *jobTx) notices() ([]Notice, error) {
 		Key: jt.job.ID + "/" + inv.ID + "/" + event, JobID: jt.job.ID, Invocation: inv.ID, Event: event,
 		Status: want, Message: inv.Message, Failures: failures, At: jt.now, Notify: *jt.def.Notify,
 	}
-	host := jt.def.Notify.URL
-	if u, err := url.Parse(host); err == nil {
-		host = u.Host // the rest of a webhook's URL is often its secret
-	}
-	inv.Log = appendLog(inv.Log, []byte(fmt.Sprintf("%s notify %s: sending to %s\n", jt.now.UTC().Format(time.RFC3339Nano), event, host)), jt.e.opts.LogLimit)
+	inv.Log = appendLog(inv.Log, []byte(fmt.Sprintf("%s notify %s: sending to %s\n", jt.now.UTC().Format(time.RFC3339Nano), event, hostOf(jt.def.Notify.URL))), jt.e.opts.LogLimit)
 	if err := jt.tx.PutInvocation(inv); err != nil {
 		return nil, err
 	}
@@ -133,4 +140,87 @@ func (e *Engine) deliver(ctx context.Context, notices []Notice) {
 			e.opts.Logger.Warn("recording a notification's outcome failed", "job", n.JobID, "invocation", n.Invocation, "err", err)
 		}
 	}
+}
+
+// hostOf is the host a webhook URL names: the rest of it is often its
+// secret, and stays out of logs.
+func hostOf(webhook string) string {
+	if u, err := url.Parse(webhook); err == nil {
+		return u.Host
+	}
+	return "the webhook"
+}
+
+// scheduleLongRun enqueues, with the write of an attempt's launch, the
+// task that tells of it if it is still running when the job's notify
+// long_run has passed. It commits with the launch, so it cannot be lost
+// in the embedded shape; an attempt that ends first makes it stale.
+func (jt *jobTx) scheduleLongRun(id string, attempt int) error {
+	if jt.e.opts.Notifier == nil || jt.def == nil || jt.def.Notify == nil || jt.def.Notify.LongRun <= 0 {
+		return nil
+	}
+	for _, a := range jt.m.Active {
+		if a.ID == id && a.Attempt == attempt {
+			return jt.tx.Enqueue(task.Task{Kind: task.NotifyLongRun, JobID: jt.job.ID, Nonce: a.Nonce,
+				ETA: jt.now.Add(jt.def.Notify.LongRun), Invocation: id, Attempt: attempt})
+		}
+	}
+	return nil
+}
+
+// longRunMark is the log line that records a long-run notification was
+// decided for an attempt; finding it is what keeps a task delivered again
+// from sending a second one.
+func longRunMark(attempt int) string {
+	return fmt.Sprintf("notify long_run (attempt %d): sending", attempt)
+}
+
+// notifyLongRun handles a NotifyLongRun task: if the attempt is still
+// launching or running and was not told of yet, it records the decision
+// in the invocation's log, then sends, then records the outcome. A stale
+// task (the attempt ended, the job or its notify gone) does nothing.
+func (e *Engine) notifyLongRun(ctx context.Context, t task.Task) error {
+	if e.opts.Notifier == nil {
+		return nil
+	}
+	var n *Notice
+	_, err := e.store.Update(ctx, t.JobID, func(tx store.Tx) error {
+		n = nil
+		job, err := tx.Job()
+		if err != nil {
+			return err
+		}
+		def, _, err := e.scheds.get(t.JobID, job.Definition)
+		if err != nil || def.Notify == nil || def.Notify.LongRun <= 0 {
+			return errUnchanged
+		}
+		inv, err := tx.Invocation(t.Invocation)
+		if err != nil {
+			return err
+		}
+		st := statemachine.Status(inv.Status)
+		if inv.Attempt != t.Attempt || (st != statemachine.StatusLaunching && st != statemachine.StatusRunning) ||
+			strings.Contains(string(inv.Log), longRunMark(t.Attempt)) {
+			return errUnchanged
+		}
+		now := e.opts.Now()
+		inv.Log = appendLog(inv.Log, []byte(fmt.Sprintf("%s %s to %s\n", now.UTC().Format(time.RFC3339Nano), longRunMark(t.Attempt), hostOf(def.Notify.URL))), e.opts.LogLimit)
+		if err := tx.PutInvocation(inv); err != nil {
+			return err
+		}
+		n = &Notice{
+			Key:   fmt.Sprintf("%s/%s/%s-%d", t.JobID, t.Invocation, NotifyLongRun, t.Attempt),
+			JobID: t.JobID, Invocation: t.Invocation, Event: NotifyLongRun, Status: st,
+			Attempt: t.Attempt, Since: inv.Started, At: now, Notify: *def.Notify,
+		}
+		return nil
+	})
+	switch {
+	case errors.Is(err, errUnchanged), errors.Is(err, store.ErrNotFound):
+		return nil
+	case err != nil:
+		return err
+	}
+	e.deliver(ctx, []Notice{*n})
+	return nil
 }

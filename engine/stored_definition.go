@@ -33,9 +33,10 @@ type storedDefinition struct {
 }
 
 type storedNotify struct {
-	URL    string   `json:"url"`
-	Format string   `json:"format,omitempty"`
-	On     []string `json:"on"`
+	URL     string   `json:"url"`
+	Format  string   `json:"format,omitempty"`
+	On      []string `json:"on,omitempty"`
+	LongRun string   `json:"long_run,omitempty"`
 }
 
 type storedPolicy struct {
@@ -88,7 +89,7 @@ func encodeDefinition(def Definition) ([]byte, error) {
 		Target: def.Target, Spec: def.Spec,
 	}
 	if n := def.Notify; n != nil {
-		out.Notify = &storedNotify{URL: n.URL, Format: n.Format, On: n.On}
+		out.Notify = &storedNotify{URL: n.URL, Format: n.Format, On: n.On, LongRun: durationString(n.LongRun)}
 	}
 	if sp != (storedPolicy{}) {
 		out.Policy = &sp
@@ -132,6 +133,12 @@ func decodeDefinitionV1(b []byte) (Definition, error) {
 	def := Definition{Schedule: in.Schedule, TimeZone: in.TimeZone, Gap: in.Gap, Repeat: in.Repeat, Target: in.Target, Spec: in.Spec}
 	if n := in.Notify; n != nil {
 		def.Notify = &Notify{URL: n.URL, Format: n.Format, On: n.On}
+		if n.LongRun != "" {
+			var err error
+			if def.Notify.LongRun, err = time.ParseDuration(n.LongRun); err != nil {
+				return Definition{}, fmt.Errorf("notify.long_run: %w", err)
+			}
+		}
 	}
 	if p := in.Policy; p != nil {
 		def.Policy = statemachine.Policy{

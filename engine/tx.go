@@ -259,6 +259,11 @@ func (jt *jobTx) record(a statemachine.Record) error {
 	if err := jt.tx.PutInvocation(inv); err != nil {
 		return err
 	}
+	if a.Status == statemachine.StatusLaunching {
+		if err := jt.scheduleLongRun(a.ID, a.Attempt); err != nil {
+			return err
+		}
+	}
 	if jt.records == nil {
 		jt.records = map[string]*store.InvocationRecord{}
 	}

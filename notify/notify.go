@@ -161,6 +161,15 @@ func (w *Webhooks) take(jobID string) error {
 	return nil
 }
 
+// sinceOf is a long run's launch, for the generic body; nil otherwise.
+func sinceOf(n engine.Notice) *time.Time {
+	if n.Since.IsZero() {
+		return nil
+	}
+	t := n.Since.UTC()
+	return &t
+}
+
 // since drops the times before t, which are oldest first.
 func since(ts []time.Time, t time.Time) []time.Time {
 	i := 0
@@ -181,6 +190,8 @@ func Text(n engine.Notice) string {
 		return fmt.Sprintf("Sundial job %s failed (invocation %s)%s", n.JobID, n.Invocation, msg)
 	case engine.NotifyRecovery:
 		return fmt.Sprintf("Sundial job %s recovered: invocation %s succeeded after %d failed in a row", n.JobID, n.Invocation, n.Failures)
+	case engine.NotifyLongRun:
+		return fmt.Sprintf("Sundial job %s: invocation %s (attempt %d) has been running for %s", n.JobID, n.Invocation, n.Attempt, n.At.Sub(n.Since).Round(time.Second))
 	}
 	return fmt.Sprintf("Sundial job %s: %s (invocation %s)", n.JobID, n.Event, n.Invocation)
 }
@@ -193,16 +204,18 @@ func Body(n engine.Notice) ([]byte, error) {
 		return json.Marshal(map[string]string{"text": Text(n)})
 	case "", FormatGeneric:
 		return json.Marshal(struct {
-			Key        string    `json:"key"`
-			Job        string    `json:"job"`
-			Invocation string    `json:"invocation"`
-			Event      string    `json:"event"`
-			Status     string    `json:"status"`
-			Message    string    `json:"message,omitempty"`
-			Failures   int       `json:"failures"`
-			At         time.Time `json:"at"`
-			Text       string    `json:"text"`
-		}{n.Key, n.JobID, n.Invocation, n.Event, string(n.Status), n.Message, n.Failures, n.At.UTC(), Text(n)})
+			Key        string     `json:"key"`
+			Job        string     `json:"job"`
+			Invocation string     `json:"invocation"`
+			Event      string     `json:"event"`
+			Status     string     `json:"status"`
+			Message    string     `json:"message,omitempty"`
+			Failures   int        `json:"failures"`
+			Attempt    int        `json:"attempt,omitempty"`
+			Since      *time.Time `json:"since,omitempty"`
+			At         time.Time  `json:"at"`
+			Text       string     `json:"text"`
+		}{n.Key, n.JobID, n.Invocation, n.Event, string(n.Status), n.Message, n.Failures, n.Attempt, sinceOf(n), n.At.UTC(), Text(n)})
 	}
 	return nil, fmt.Errorf("format %q: want one of %v", n.Notify.Format, Formats)
 }

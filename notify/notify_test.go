@@ -18,6 +18,7 @@ import (
 	"github.com/sundial-cron/sundial/engine/enginetest"
 	"github.com/sundial-cron/sundial/internal/fakeclock"
 	"github.com/sundial-cron/sundial/notify"
+	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store/sqlite"
 	"github.com/sundial-cron/sundial/target"
 	"github.com/sundial-cron/sundial/target/noop"
@@ -96,7 +97,7 @@ func newStack(t *testing.T, policy urlfetch.Policy, opts notify.Options) *stack 
 	}
 	opts.Client, opts.Now = client, s.clk.Now
 	q := &enginetest.LateQueue{}
-	s.eng = engine.New(st, q, map[string]target.Target{"noop": noop.Target{}}, engine.Options{Now: s.clk.Now, Notifier: notify.New(opts)})
+	s.eng = engine.New(st, q, map[string]target.Target{"noop": noop.Target{}, "async": async{}}, engine.Options{Now: s.clk.Now, Notifier: notify.New(opts)})
 	handle := func(ctx context.Context, t task.Task) error {
 		s.mu.Lock()
 		s.delivered = append(s.delivered, t)
@@ -275,5 +276,56 @@ func TestADuplicateDeliveryNotifiesNothingMore(t *testing.T) {
 	}
 	if posts := r.got(); len(posts) != 2 {
 		t.Errorf("%d notifications after every task came twice: %v; want still 2", len(posts), posts)
+	}
+}
+
+// async is a target whose attempts run on their own and never end here.
+type async struct{}
+
+func (async) Launch(context.Context, target.Request) target.Result {
+	return target.Result{Status: target.Running}
+}
+
+// TestALongRunIsToldOncePerAttempt: an attempt still running when the
+// job's long_run has passed is told of once, however long it runs on and
+// however often the task comes; an attempt that ended in time is not.
+func TestALongRunIsToldOncePerAttempt(t *testing.T) {
+	r := newReceiver(t, http.StatusOK)
+	s := newStack(t, loopback, notify.Options{})
+	for id, kind := range map[string]string{"p/slow": "async", "p/quick": "noop"} {
+		def := engine.Definition{Schedule: "* * * * *", Target: kind, Policy: statemachine.Policy{Timeout: time.Hour},
+			Notify: &engine.Notify{URL: r.URL + "/hook", LongRun: 5 * time.Minute}}
+		if err := s.eng.Define(s.ctx, id, def); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.runUntil(t0.Add(5*time.Minute + 59*time.Second))
+	if posts := r.got(); len(posts) != 0 {
+		t.Fatalf("told before the threshold: %v", posts)
+	}
+	s.runUntil(t0.Add(20 * time.Minute))
+	s.mu.Lock()
+	again := append([]task.Task(nil), s.delivered...)
+	s.mu.Unlock()
+	for _, tk := range again {
+		if err := s.eng.HandleTask(s.ctx, tk); err != nil {
+			t.Fatalf("redelivering %s: %v", tk, err)
+		}
+	}
+	posts := r.got()
+	if len(posts) != 1 {
+		t.Fatalf("%d notifications: %v; want one, of p/slow", len(posts), posts)
+	}
+	b := posts[0].body
+	if posts[0].key != "p/slow/20260302T100100Z/long_run-1" || b["event"] != "long_run" || b["attempt"] != 1.0 || b["since"] != "2026-03-02T10:01:00Z" ||
+		b["text"] != "Sundial job p/slow: invocation 20260302T100100Z (attempt 1) has been running for 5m0s" {
+		t.Errorf("the notification: %s %v", posts[0].key, b)
+	}
+	inv, err := s.st.Invocation(s.ctx, "p/slow", "20260302T100100Z")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if log := string(inv.Log); !strings.Contains(log, "notify long_run (attempt 1): sending to") || !strings.Contains(log, "notify long_run: delivered (HTTP 200)") {
+		t.Errorf("the log does not record the notification:\n%s", log)
 	}
 }

@@ -32,6 +32,10 @@ const (
 	// StartInvocation launches one attempt of an invocation. Nonce is the
 	// nonce of that attempt's start, so a repeat of an older start is stale.
 	StartInvocation Kind = "start"
+	// NotifyLongRun tells people of an attempt still running when its
+	// job's notify long_run threshold has passed since its launch. Nonce
+	// is that attempt's start nonce; an attempt that ended makes it stale.
+	NotifyLongRun Kind = "long_run"
 )
 
 // Task is one task-queue task.
@@ -41,7 +45,8 @@ type Task struct {
 	Nonce int64     // what the job must still expect for the task to act
 	ETA   time.Time // not before
 
-	// For StartInvocation: the invocation and the attempt to launch.
+	// For StartInvocation: the invocation and the attempt to launch; for
+	// NotifyLongRun, the attempt running long.
 	Invocation string
 	Attempt    int
 }
@@ -53,7 +58,7 @@ func (t Task) Name() string {
 }
 
 func (t Task) String() string {
-	if t.Kind == StartInvocation {
+	if t.Kind == StartInvocation || t.Kind == NotifyLongRun {
 		return fmt.Sprintf("%s(%s %s#%d eta %s)", t.Kind, t.JobID, t.Invocation, t.Attempt, t.ETA.UTC().Format(time.RFC3339))
 	}
 	return fmt.Sprintf("%s(%s nonce %d eta %s)", t.Kind, t.JobID, t.Nonce, t.ETA.UTC().Format(time.RFC3339))
