@@ -64,7 +64,7 @@ type Notice struct {
 	Attempt int
 	Since   time.Time
 	At      time.Time
-	Notify   Notify
+	Notify  Notify
 }
 
 // Notifier delivers notices. What it returns, or its error, is written to
