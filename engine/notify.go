@@ -63,8 +63,9 @@ type Notice struct {
 	// Attempt and Since are the attempt running long, and its launch.
 	Attempt int
 	Since   time.Time
-	At      time.Time
-	Notify  Notify
+	// At is when the transition was decided; Notify, where to tell it.
+	At     time.Time
+	Notify Notify
 }
 
 // Notifier delivers notices. What it returns, or its error, is written to
