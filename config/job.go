@@ -19,7 +19,7 @@ var TargetKinds = []string{"url_fetch", "command", "noop", "swarming", "pubsub"}
 var jobFields = append([]string{
 	"id", "schedule", "time_zone", "dst", "overlap", "max_concurrent",
 	"catchup_window", "timeout", "retries", "auto_disable_after", "jitter",
-	"idempotent", "disabled",
+	"idempotent", "disabled", "notify",
 }, TargetKinds...)
 
 // The defaults of a job's policy; docs/config.md lists them. They are
@@ -59,6 +59,7 @@ func (d *decoder) job(project string, n *yaml.Node, path string, targets map[str
 	}
 	d.when(fs, n, path, j.ID, def)
 	d.target(fs, n, path, project, j.ID, def, targets)
+	d.notify(fs, path, def)
 	return j, d.failures() == before
 }
 

@@ -88,20 +88,29 @@ func (e *Engine) Abort(ctx context.Context, jobID, invocation string, by access.
 // it in the job's audit trail, in the same transaction. A request that
 // changes nothing (pausing a paused job) is not recorded.
 func (e *Engine) request(ctx context.Context, jobID string, ev statemachine.Event, entry AuditEntry) error {
+	_, err := e.requestChanged(ctx, jobID, ev, entry)
+	return err
+}
+
+// requestChanged is request, and reports whether the request changed the
+// job (and so was recorded).
+func (e *Engine) requestChanged(ctx context.Context, jobID string, ev statemachine.Event, entry AuditEntry) (bool, error) {
+	changed := false
 	c, err := e.updateOrDisable(ctx, jobID, func(jt *jobTx) error {
 		before := jt.m.Clone()
 		if err := jt.step(ev); err != nil {
 			return err
 		}
-		if len(jt.actions) > 0 || !reflect.DeepEqual(before, jt.m) {
+		changed = len(jt.actions) > 0 || !reflect.DeepEqual(before, jt.m)
+		if changed {
 			jt.audit(entry)
 		}
 		return nil
 	})
 	if err != nil {
-		return err
+		return false, err
 	}
-	return e.carryOut(ctx, jobID, c)
+	return changed, e.carryOut(ctx, jobID, c)
 }
 
 // audit appends an entry to the job's trail, keeping the newest MaxAudit.

@@ -25,13 +25,17 @@ type Definition struct {
 	// Spec its settings, handed to it as they are.
 	Target string          `json:"target"`
 	Spec   json.RawMessage `json:"spec,omitempty"`
+
+	// Notify is where to tell people of the job's transitions; nil for
+	// nowhere.
+	Notify *Notify `json:"notify,omitempty"`
 }
 
 // Equal reports whether d and o define the same job: equal fields, and
 // specs that are the same JSON value however they are spelled.
 func (d *Definition) Equal(o *Definition) bool {
 	return d.Schedule == o.Schedule && d.TimeZone == o.TimeZone && d.Gap == o.Gap && d.Repeat == o.Repeat &&
-		d.Policy == o.Policy && d.Target == o.Target && sameJSON(d.Spec, o.Spec)
+		d.Policy == o.Policy && d.Target == o.Target && sameJSON(d.Spec, o.Spec) && d.Notify.equal(o.Notify)
 }
 
 // sameJSON reports whether a and b encode the same JSON value; an empty

@@ -34,6 +34,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Observer is told what happened after each commit (metrics); nil is none.
 	Observer Observer
+	// Notifier delivers the notifications jobs' notify ask for; nil sends
+	// none (and records none).
+	Notifier Notifier
 	// MaxCallsPerProject bounds the target calls one project has in flight
 	// in this process; a StartInvocation over it is handed back to the
 	// queue (ErrBusy) instead of holding a worker, so a project with slow
@@ -80,6 +83,14 @@ type Observer interface {
 	// transient one (the task is delivered again). Expected redeliveries
 	// (ErrBusy, a launch in progress) are not failures.
 	TaskFailed(jobID string, kind task.Kind, permanent bool)
+}
+
+// StateObserver is an Observer that is also told the state each committed
+// transaction left a job in, to follow jobs in trouble (failing in a row,
+// running long) without reading every job. The state is shared: it must
+// not be changed nor kept.
+type StateObserver interface {
+	Settled(jobID string, s statemachine.JobState)
 }
 
 // Engine runs jobs. It is safe for concurrent use.
@@ -229,6 +240,8 @@ func (e *Engine) HandleTask(ctx context.Context, t task.Task) error {
 		defer e.release(project)
 	case task.PollInvocation:
 		ev = statemachine.PollDue{Invocation: t.Invocation, Attempt: t.Attempt, Nonce: t.Nonce}
+	case task.NotifyLongRun:
+		return e.notifyLongRun(ctx, t)
 	default:
 		e.opts.Logger.Warn("dropping a malformed task", "task", t.String())
 		return nil

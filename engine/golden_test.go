@@ -127,6 +127,10 @@ var definitionGoldens = map[string]Definition{
 	"v1-nanoseconds.json": {Schedule: "* * * * *", Target: "noop", Policy: statemachine.Policy{
 		Timeout: time.Hour + time.Nanosecond, MinBackoff: time.Microsecond, Overlap: statemachine.OverlapReplace,
 	}},
+	// The job's notify, added within version 1.
+	"v1-notify.json": {Schedule: "@every 5m", Target: "noop", Notify: &Notify{
+		URL: "https://hooks.slack.com/services/T0/B0/x", Format: "slack", On: []string{"failure", "recovery"}, LongRun: 90 * time.Minute,
+	}},
 }
 
 // projectGoldens lists every file of testdata/project and what it decodes

@@ -27,6 +27,16 @@ type storedDefinition struct {
 	Policy   *storedPolicy   `json:"policy,omitempty"`
 	Target   string          `json:"target"`
 	Spec     json.RawMessage `json:"spec,omitempty"`
+	// Notify was added within version 1: left out when nil, so every
+	// definition without it keeps its bytes, and its hash.
+	Notify *storedNotify `json:"notify,omitempty"`
+}
+
+type storedNotify struct {
+	URL     string   `json:"url"`
+	Format  string   `json:"format,omitempty"`
+	On      []string `json:"on,omitempty"`
+	LongRun string   `json:"long_run,omitempty"`
 }
 
 type storedPolicy struct {
@@ -78,6 +88,9 @@ func encodeDefinition(def Definition) ([]byte, error) {
 		Version: definitionVersion, Schedule: def.Schedule, TimeZone: def.TimeZone, Gap: def.Gap, Repeat: def.Repeat,
 		Target: def.Target, Spec: def.Spec,
 	}
+	if n := def.Notify; n != nil {
+		out.Notify = &storedNotify{URL: n.URL, Format: n.Format, On: n.On, LongRun: durationString(n.LongRun)}
+	}
 	if sp != (storedPolicy{}) {
 		out.Policy = &sp
 	}
@@ -118,6 +131,15 @@ func decodeDefinitionV1(b []byte) (Definition, error) {
 		return Definition{}, err
 	}
 	def := Definition{Schedule: in.Schedule, TimeZone: in.TimeZone, Gap: in.Gap, Repeat: in.Repeat, Target: in.Target, Spec: in.Spec}
+	if n := in.Notify; n != nil {
+		def.Notify = &Notify{URL: n.URL, Format: n.Format, On: n.On}
+		if n.LongRun != "" {
+			var err error
+			if def.Notify.LongRun, err = time.ParseDuration(n.LongRun); err != nil {
+				return Definition{}, fmt.Errorf("notify.long_run: %w", err)
+			}
+		}
+	}
 	if p := in.Policy; p != nil {
 		def.Policy = statemachine.Policy{
 			Overlap: statemachine.Overlap(p.Overlap), MaxConcurrent: p.MaxConcurrent,

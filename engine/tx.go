@@ -54,6 +54,11 @@ type committed struct {
 	// disabled is the reason the transaction disabled the job for, if it
 	// did.
 	disabled *statemachine.Reason
+	// state is the job's state as the transaction committed it.
+	state statemachine.JobState
+	// notices are the transitions to tell people of, recorded in their
+	// invocations' logs by the transaction.
+	notices []Notice
 }
 
 // update runs fn in a transaction on the job and commits what its steps
@@ -78,6 +83,10 @@ func (e *Engine) update(ctx context.Context, jobID string, fn func(*jobTx) error
 		if jt.job == nil {
 			return store.ErrNotFound
 		}
+		notices, err := jt.notices()
+		if err != nil {
+			return err
+		}
 		changed, err := jt.save()
 		if err != nil {
 			return err
@@ -85,7 +94,7 @@ func (e *Engine) update(ctx context.Context, jobID string, fn func(*jobTx) error
 		if !changed {
 			return errUnchanged
 		}
-		c = committed{acts: jt.actions, records: jt.records}
+		c = committed{acts: jt.actions, records: jt.records, state: jt.m, notices: notices}
 		if r := jt.m.Reason; jt.m.State == statemachine.Disabled && (jt.loaded.State != statemachine.Disabled || jt.loaded.Reason.Kind != r.Kind) {
 			c.disabled = &r
 		}
@@ -107,6 +116,10 @@ func (e *Engine) update(ctx context.Context, jobID string, fn func(*jobTx) error
 	if o := e.opts.Observer; o != nil && c.disabled != nil {
 		o.Disabled(jobID, *c.disabled)
 	}
+	if so, ok := e.opts.Observer.(StateObserver); ok {
+		so.Settled(jobID, c.state)
+	}
+	e.deliver(ctx, c.notices)
 	return c, nil
 }
 
@@ -247,6 +260,11 @@ func (jt *jobTx) record(a statemachine.Record) error {
 	}
 	if err := jt.tx.PutInvocation(inv); err != nil {
 		return err
+	}
+	if a.Status == statemachine.StatusLaunching {
+		if err := jt.scheduleLongRun(a.ID, a.Attempt); err != nil {
+			return err
+		}
 	}
 	if jt.records == nil {
 		jt.records = map[string]*store.InvocationRecord{}

@@ -36,6 +36,10 @@ const (
 	// asynchronous target is doing. Nonce is the attempt's poll nonce at
 	// the time it was scheduled.
 	PollInvocation Kind = "poll"
+	// NotifyLongRun tells people of an attempt still running when its
+	// job's notify long_run threshold has passed since its launch. Nonce
+	// is that attempt's start nonce; an attempt that ended makes it stale.
+	NotifyLongRun Kind = "long_run"
 )
 
 // Task is one task-queue task.
@@ -46,7 +50,8 @@ type Task struct {
 	ETA   time.Time // not before
 
 	// For StartInvocation and PollInvocation: the invocation and the
-	// attempt to launch or ask about.
+	// attempt to launch or ask about; for NotifyLongRun, the attempt
+	// running long.
 	Invocation string
 	Attempt    int
 }
@@ -58,7 +63,7 @@ func (t Task) Name() string {
 }
 
 func (t Task) String() string {
-	if t.Kind == StartInvocation || t.Kind == PollInvocation {
+	if t.Kind == StartInvocation || t.Kind == PollInvocation || t.Kind == NotifyLongRun {
 		return fmt.Sprintf("%s(%s %s#%d eta %s)", t.Kind, t.JobID, t.Invocation, t.Attempt, t.ETA.UTC().Format(time.RFC3339))
 	}
 	return fmt.Sprintf("%s(%s nonce %d eta %s)", t.Kind, t.JobID, t.Nonce, t.ETA.UTC().Format(time.RFC3339))

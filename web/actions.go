@@ -4,7 +4,6 @@ import (
 	"errors"
 	"net/http"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/sundial-cron/sundial/store"
 )
@@ -39,17 +38,14 @@ func (s *server) pause(r *http.Request) (int, any, error) {
 	if err := decodeBody(r, &body); err != nil {
 		return 0, nil, err
 	}
-	body.Reason = strings.TrimSpace(body.Reason)
-	switch {
-	case body.Reason == "":
-		return 0, nil, badRequest(`pause needs a reason: send {"reason": "..."}`)
-	case utf8.RuneCountInString(body.Reason) > maxReason:
-		return 0, nil, badRequest("reason: %d characters; at most %d", utf8.RuneCountInString(body.Reason), maxReason)
+	reason, err := checkReason(body.Reason)
+	if err != nil {
+		return 0, nil, err
 	}
-	if err := s.eng.Pause(r.Context(), jobID, identityOf(r), body.Reason); err != nil {
+	if err := s.eng.Pause(r.Context(), jobID, identityOf(r), reason); err != nil {
 		return 0, nil, notFoundJob(err, jobID)
 	}
-	s.changed(r, jobID, "reason", body.Reason)
+	s.changed(r, jobID, "reason", reason)
 	return s.answerJob(r, http.StatusOK, jobID, nil)
 }
 

@@ -90,6 +90,8 @@ func (s *server) authorize(r *http.Request, rt route, id access.Identity) error 
 	case job == "" && rt.perm == access.Read:
 		// The job listing: the caller sees the project, and the listing
 		// holds only the jobs it may read.
+	case job == "" && !s.policy.May(id, rt.perm, grants, ""):
+		hidden = &apiError{status: http.StatusForbidden, msg: string(id) + " may not " + string(rt.perm) + " every job of project " + project}
 	case !s.policy.May(id, rt.perm, grants, job):
 		hidden = &apiError{status: http.StatusForbidden, msg: string(id) + " may not " + string(rt.perm) + " job " + project + "/" + job}
 	}

@@ -62,6 +62,7 @@ func newHarness(t *testing.T) *harness {
 	q := &enginetest.LateQueue{}
 	targets := map[string]target.Target{"noop": noop.Target{}, "async": async{}}
 	h.eng = engine.New(st, q, targets, engine.Options{Now: h.clock, Observer: h.metrics})
+	h.metrics.Read(web.Sources{Store: st, Engine: h.eng, Now: h.clock, Names: true})
 	h.disp = local.New(st, h.eng.HandleTask, local.Options{Owner: "proc-1", Workers: 4, OrphanAfter: 10 * time.Second, Now: h.clock, Logger: slog.New(slog.DiscardHandler)})
 	q.Queue = h.disp
 	h.wd = watchdog.New(st, h.eng, watchdog.Options{Now: h.clock})

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/sundial-cron/sundial/notify"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/task"
 )
@@ -21,8 +22,9 @@ type Backlog interface {
 }
 
 // Metrics is the engine's Observer that keeps Prometheus metrics, and the
-// handler that serves them. No metric has a per-job label: with 100,000
-// jobs that would be 100,000 series.
+// handler that serves them. Per-job series exist only for jobs in trouble,
+// at most MaxTroubledSeries of each kind (trouble.go): with 100,000 jobs a
+// series per job would be 100,000 series.
 type Metrics struct {
 	reg      *prometheus.Registry
 	launches *prometheus.CounterVec
@@ -31,6 +33,8 @@ type Metrics struct {
 	repairs  prometheus.Counter
 	disabled *prometheus.CounterVec
 	failures *prometheus.CounterVec
+	troubles *troubles
+	notified *prometheus.CounterVec
 }
 
 // latenessBuckets run from 10 ms (a healthy launch) to 10 minutes (a tick
@@ -67,6 +71,14 @@ func NewMetrics(backlog Backlog) *Metrics {
 			Name: "sundial_task_failures_total",
 			Help: "Deliveries of tasks that failed, by task kind and class: transient (delivered again) or permanent (the job disabled, the task dropped).",
 		}, []string{"kind", "class"}),
+		troubles: &troubles{},
+		notified: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sundial_notifications_total",
+			Help: "Notifications of jobs' notify:, by result: delivered, failed (refused, timed out, not 2xx) or rate_limited.",
+		}, []string{"result"}),
+	}
+	for _, r := range notify.Results {
+		m.notified.WithLabelValues(r)
 	}
 	// Series that exist from the start at 0 make rate() and alerts work
 	// before the first event of their kind.
@@ -82,12 +94,13 @@ func NewMetrics(backlog Backlog) *Metrics {
 			m.disabled.WithLabelValues(string(k))
 		}
 	}
-	for _, k := range []task.Kind{task.TickLater, task.StartInvocation, task.PollInvocation} {
+	for _, k := range []task.Kind{task.TickLater, task.StartInvocation, task.PollInvocation, task.NotifyLongRun} {
 		for _, c := range []string{"transient", "permanent"} {
 			m.failures.WithLabelValues(string(k), c)
 		}
 	}
-	m.reg.MustRegister(m.launches, m.lateness, m.skipped, m.repairs, m.disabled, m.failures,
+	m.reg.MustRegister(m.launches, m.lateness, m.skipped, m.repairs, m.disabled, m.failures, m.notified,
+		troubleCollector{m.troubles},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if backlog != nil {
 		m.reg.MustRegister(backlogCollector{backlog})
@@ -131,6 +144,9 @@ func (m *Metrics) TaskFailed(_ string, kind task.Kind, permanent bool) {
 	}
 	m.failures.WithLabelValues(string(kind), class).Inc()
 }
+
+// Notified counts a notification's result (notify.Options.Counted).
+func (m *Metrics) Notified(result string) { m.notified.WithLabelValues(result).Inc() }
 
 // Handler serves the metrics in the Prometheus exposition format. A
 // backlog that cannot be counted leaves that one metric out of the scrape

@@ -64,16 +64,20 @@ func TestEveryRouteForEveryRole(t *testing.T) {
 		{"read a job of an ungranted project", "GET", "/api/v1/projects/ops/jobs/heartbeat", ""},
 		{"steer a job of an ungranted project", "POST", "/api/v1/projects/ops/jobs/heartbeat/pause", `{"reason": "x"}`},
 		{"read a project that does not exist", "GET", "/api/v1/projects/nosuch/jobs", ""},
+		{"pause a project's jobs", "POST", "/api/v1/projects/billing/pause", `{"reason": "incident 42"}`},
+		{"resume a project's jobs", "POST", "/api/v1/projects/billing/resume", `{"paused_for": "incident 42"}`},
+		{"pause the jobs of an ungranted project", "POST", "/api/v1/projects/ops/pause", `{"reason": "x"}`},
+		{"pause the jobs of a project that does not exist", "POST", "/api/v1/projects/nosuch/pause", `{"reason": "x"}`},
 	}
 	// Statuses in the order of routes.
 	var (
-		anonymous = []int{200, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401}
-		stranger  = []int{200, 404, 404, 404, 404, 404, 404, 404, 404, 404, 404, 404, 404}
-		reader    = []int{200, 200, 200, 200, 403, 403, 403, 403, 403, 404, 404, 404, 404}
-		triggerer = []int{200, 200, 200, 200, 202, 403, 403, 403, 403, 404, 404, 404, 404}
-		owner     = []int{200, 200, 200, 200, 202, 200, 200, 200, 200, 404, 404, 404, 404}
-		oneJob    = []int{200, 200, 404, 200, 404, 404, 404, 200, 200, 404, 404, 404, 404}
-		admin     = []int{200, 200, 200, 200, 202, 200, 200, 200, 200, 200, 200, 200, 404}
+		anonymous = []int{200, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401}
+		stranger  = []int{200, 404, 404, 404, 404, 404, 404, 404, 404, 404, 404, 404, 404, 404, 404, 404, 404}
+		reader    = []int{200, 200, 200, 200, 403, 403, 403, 403, 403, 404, 404, 404, 404, 403, 403, 404, 404}
+		triggerer = []int{200, 200, 200, 200, 202, 403, 403, 403, 403, 404, 404, 404, 404, 403, 403, 404, 404}
+		owner     = []int{200, 200, 200, 200, 202, 200, 200, 200, 200, 404, 404, 404, 404, 200, 200, 404, 404}
+		oneJob    = []int{200, 200, 404, 200, 404, 404, 404, 200, 200, 404, 404, 404, 404, 403, 403, 404, 404}
+		admin     = []int{200, 200, 200, 200, 202, 200, 200, 200, 200, 200, 200, 200, 404, 200, 200, 200, 404}
 	)
 	roles := []struct {
 		name       string

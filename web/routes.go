@@ -36,6 +36,8 @@ func (s *server) routes() []route {
 		{method: "GET", path: prefix + "/projects/{project}/jobs", perm: access.Read, query: paging, handle: s.listJobs},
 		{method: "GET", path: jobPath, perm: access.Read, query: paging, handle: s.getJob},
 		{method: "GET", path: invocation, perm: access.Read, handle: s.getInvocation},
+		{method: "POST", path: prefix + "/projects/{project}/pause", mutates: true, perm: access.Steer, handle: s.pauseProject},
+		{method: "POST", path: prefix + "/projects/{project}/resume", mutates: true, perm: access.Steer, handle: s.resumeProject},
 		{method: "POST", path: jobPath + "/trigger", mutates: true, perm: access.Trigger, handle: s.trigger},
 		{method: "POST", path: jobPath + "/pause", mutates: true, perm: access.Steer, handle: s.pause},
 		{method: "POST", path: jobPath + "/resume", mutates: true, perm: access.Steer, handle: s.resume},

@@ -8,9 +8,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -56,6 +58,22 @@ func runAPIVerb(verb string, args []string, stdout, stderr io.Writer) int {
 	if verb == "pause" {
 		fs.StringVar(&reason, "reason", "", "why the job is paused (required; shown with the job)")
 	}
+	// A bulk pause or resume names a project and says which of its jobs:
+	// --all, or a --prefix, so that a forgotten "/JOB" cannot stop them all.
+	var bulk struct {
+		all                      bool
+		prefix, state, pausedFor string
+	}
+	if verb == "pause" || verb == "resume" {
+		fs.BoolVar(&bulk.all, "all", false, "with PROJECT: every job of the project")
+		fs.StringVar(&bulk.prefix, "prefix", "", "with PROJECT: the jobs whose name starts with this")
+	}
+	if verb == "pause" {
+		fs.StringVar(&bulk.state, "state", "", "with PROJECT: only the jobs in this state (SCHEDULED, RUNNING, ...)")
+	}
+	if verb == "resume" {
+		fs.StringVar(&bulk.pausedFor, "paused-for", "", "with PROJECT: only the jobs paused with exactly this reason")
+	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -80,6 +98,20 @@ func runAPIVerb(verb string, args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 	case "whoami":
+	case "pause", "resume":
+		if !strings.Contains(pos[0], "/") {
+			project = pos[0]
+			if project == "" || bulk.all == (bulk.prefix != "") {
+				fmt.Fprintf(stderr, "sundial %s %s: name a job (PROJECT/JOB), or say which of the project's jobs: --all or --prefix P\n", verb, project)
+				return exitUsage
+			}
+			break
+		}
+		if bulk.all || bulk.prefix != "" || bulk.state != "" || bulk.pausedFor != "" {
+			fmt.Fprintf(stderr, "sundial %s %s: --all, --prefix, --state and --paused-for go with a PROJECT, not a job\n", verb, pos[0])
+			return exitUsage
+		}
+		fallthrough
 	default:
 		var ok bool
 		project, job, ok = strings.Cut(pos[0], "/")
@@ -100,16 +132,24 @@ func runAPIVerb(verb string, args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithTimeout(context.Background(), f.timeout)
 	defer cancel()
 	jobPath := "/api/v1/projects/" + url.PathEscape(project) + "/jobs/" + url.PathEscape(job)
-	switch verb {
-	case "whoami":
+	switch {
+	case job == "" && (verb == "pause" || verb == "resume"):
+		body := map[string]any{"prefix": bulk.prefix}
+		if verb == "pause" {
+			body["reason"], body["state"] = reason, bulk.state
+		} else {
+			body["paused_for"] = bulk.pausedFor
+		}
+		err = c.bulk(ctx, verb, project, body, stdout)
+	case verb == "whoami":
 		var v struct{ Identity string }
 		err = c.call(ctx, "GET", "/api/v1/whoami", nil, &v)
 		if err == nil {
 			fmt.Fprintln(stdout, v.Identity)
 		}
-	case "jobs":
+	case verb == "jobs":
 		err = c.jobs(ctx, project, stdout)
-	case "trigger":
+	case verb == "trigger":
 		var v struct {
 			Invocation string
 			Job        cliJob
@@ -117,12 +157,12 @@ func runAPIVerb(verb string, args []string, stdout, stderr io.Writer) int {
 		if err = c.call(ctx, "POST", jobPath+"/trigger", map[string]any{}, &v); err == nil {
 			fmt.Fprintf(stdout, "triggered %s: invocation %s\n", v.Job.ID, v.Invocation)
 		}
-	case "pause":
+	case verb == "pause":
 		var v struct{ Job cliJob }
 		if err = c.call(ctx, "POST", jobPath+"/pause", map[string]any{"reason": reason}, &v); err == nil {
 			fmt.Fprintf(stdout, "%s is %s: %s\n", v.Job.ID, v.Job.State, v.Job.Reason)
 		}
-	case "resume", "abort":
+	case verb == "resume", verb == "abort":
 		var v struct{ Job cliJob }
 		if err = c.call(ctx, "POST", jobPath+"/"+verb, map[string]any{}, &v); err == nil {
 			fmt.Fprintf(stdout, "%s is %s\n", v.Job.ID, v.Job.State)
@@ -231,6 +271,35 @@ func (c *apiClient) call(ctx context.Context, method, path string, body, out any
 	}
 	if err := json.Unmarshal(raw, out); err != nil {
 		return fmt.Errorf("%s %s: the answer is not the API's JSON: %w", method, path, err)
+	}
+	return nil
+}
+
+// bulk pauses or resumes a project's jobs, prints each job it changed, and
+// a line for the rest. Jobs that failed, or a request that stopped before
+// the end, are an error: repeating the command finishes it.
+func (c *apiClient) bulk(ctx context.Context, verb, project string, body map[string]any, stdout io.Writer) error {
+	var v struct {
+		Changed, Unchanged []string
+		Failed             map[string]string
+		Incomplete         string
+	}
+	if err := c.call(ctx, "POST", "/api/v1/projects/"+url.PathEscape(project)+"/"+verb, body, &v); err != nil {
+		return err
+	}
+	done := map[string]string{"pause": "paused", "resume": "resumed"}[verb]
+	for _, id := range v.Changed {
+		fmt.Fprintf(stdout, "%s %s\n", done, id)
+	}
+	fmt.Fprintf(stdout, "%d %s, %d unchanged, %d failed\n", len(v.Changed), done, len(v.Unchanged), len(v.Failed))
+	for _, id := range slices.Sorted(maps.Keys(v.Failed)) {
+		fmt.Fprintf(stdout, "failed %s: %s\n", id, v.Failed[id])
+	}
+	switch {
+	case v.Incomplete != "":
+		return errors.New(v.Incomplete)
+	case len(v.Failed) > 0:
+		return fmt.Errorf("%d jobs failed; run the command again to retry them", len(v.Failed))
 	}
 	return nil
 }

@@ -78,6 +78,8 @@ func TestAPIVerbsAgainstARealServer(t *testing.T) {
 		{[]string{"resume", "demo/tick"}, "demo/tick is SCHEDULED\n"},
 		{[]string{"pause", "--reason", "again", "demo/tick"}, "demo/tick is PAUSED: again\n"},
 		{[]string{"abort", "demo/tick"}, "demo/tick is PAUSED\n"},
+		{[]string{"pause", "demo", "--all", "--reason", "incident 9"}, "paused demo/on-demand\n1 paused, 1 unchanged, 0 failed\n"},
+		{[]string{"resume", "demo", "--prefix", "on-", "--paused-for", "incident 9"}, "resumed demo/on-demand\n1 resumed, 0 unchanged, 0 failed\n"},
 	}
 	for _, s := range steps {
 		code, o, e := cli(append(s.args, api...)...)
@@ -123,6 +125,10 @@ func TestAPIVerbsRefuseBadInputWithoutCalling(t *testing.T) {
 		{[]string{"pause", "demo/tick"}, "--reason is required"},
 		{[]string{"pause", "demo/tick", "--reason", "  "}, "--reason is required"},
 		{[]string{"trigger", "demo"}, "want PROJECT/JOB"},
+		{[]string{"pause", "demo", "--reason", "x"}, "--all or --prefix"},
+		{[]string{"pause", "demo", "--all", "--prefix", "a", "--reason", "x"}, "--all or --prefix"},
+		{[]string{"resume", "demo/tick", "--all"}, "go with a PROJECT"},
+		{[]string{"pause", "demo", "--all"}, "--reason is required"},
 		{[]string{"trigger", "demo/a/b"}, "want PROJECT/JOB"},
 		{[]string{"jobs", "demo/tick"}, "want a project name"},
 		{[]string{"jobs"}, "want 1 argument"},

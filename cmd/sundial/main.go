@@ -9,6 +9,7 @@
 //	sundial setup-gcp               create or update the Cloud Run queue and scheduler jobs
 //	sundial jobs PROJECT            list a project's jobs, through a server's API
 //	sundial trigger|pause|resume|abort PROJECT/JOB
+//	sundial pause|resume PROJECT --all|--prefix P
 //	                                steer a job through a server's API
 //	sundial whoami                  who a server takes the caller for
 //	sundial token new               make a static token for a machine
@@ -40,6 +41,8 @@ const usage = `usage:
   sundial trigger PROJECT/JOB [API flags]
   sundial pause PROJECT/JOB --reason "..." [API flags]
   sundial resume PROJECT/JOB [API flags]
+  sundial pause PROJECT --all|--prefix P [--state S] --reason "..." [API flags]
+  sundial resume PROJECT --all|--prefix P [--paused-for REASON] [API flags]
   sundial abort PROJECT/JOB [API flags]
   sundial whoami [API flags]
       API flags: --server URL (default http://127.0.0.1:8080) --token-file FILE (default: $SUNDIAL_TOKEN) --timeout D

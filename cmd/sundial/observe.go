@@ -87,3 +87,11 @@ func (obs observers) TaskFailed(jobID string, kind task.Kind, permanent bool) {
 		o.TaskFailed(jobID, kind, permanent)
 	}
 }
+
+func (obs observers) Settled(jobID string, s statemachine.JobState) {
+	for _, o := range obs {
+		if so, ok := o.(engine.StateObserver); ok {
+			so.Settled(jobID, s)
+		}
+	}
+}

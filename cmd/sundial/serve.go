@@ -57,6 +57,7 @@ type serveFlags struct {
 	taskGrace      time.Duration
 	urlAllow       []string
 	urlDeny        []string
+	metricsNames   bool
 	signin         signinFlags // sign-in settings (signin.go)
 	accessFile     string
 	access         access.Settings // read from accessFile at start
@@ -115,6 +116,7 @@ func parseServeFlags(args []string, stderr io.Writer) (serveFlags, error) {
 	fs.IntVar(&f.maxConns, "max-connections", 1024, "HTTP connections served at once; more wait to be accepted, so callers cannot take the file descriptors jobs need")
 	fs.Func("url-allow", "comma-separated CIDRs, IPs or host names (*.example.com) url_fetch jobs may call even where the defaults refuse", listFlag(&f.urlAllow))
 	fs.Func("url-deny", "comma-separated CIDRs, IPs or host names url_fetch jobs may never call", listFlag(&f.urlDeny))
+	fs.BoolVar(&f.metricsNames, "metrics-names", false, "label /metrics' series of jobs in trouble and refused configs with job and project ids; /metrics is open, so only where just your Prometheus reaches it")
 	var pubsubTopics []string
 	fs.Func("pubsub-topics", "comma-separated PROJECT=TOPIC grants: the topics (projects/P/topics/T, or a prefix ending in *) a project's pubsub jobs may publish to (default: none, so no project publishes)", listFlag(&pubsubTopics))
 	var swarmingRealms []string
@@ -332,7 +334,11 @@ func serveEmbedded(ctx context.Context, f serveFlags, logger *slog.Logger, now f
 	})
 	watchdogTicks := time.NewTicker(time.Minute)
 	defer watchdogTicks.Stop()
-	p := assemble(f, st, disp, tgts, embeddedConfig(f), metrics, logger, now, ticks{
+	notifier, err := webhooks(urlfetch.Policy{Allow: f.urlAllow, Deny: f.urlDeny}, self, now, metrics.Notified)
+	if err != nil {
+		return err
+	}
+	p := assemble(f, st, disp, tgts, notifier, embeddedConfig(f), metrics, logger, now, ticks{
 		watchdog: watchdogTicks.C,
 		refresh:  refreshTicks(ctx, f.refresh),
 	})
@@ -414,14 +420,16 @@ type parts struct {
 	api func(loopbackAdmin bool) http.Handler
 }
 
-func assemble(f serveFlags, st store.Store, q task.Queue, tgts map[string]target.Target, cfg statemachine.Config, metrics *web.Metrics, logger *slog.Logger, now func() time.Time, t ticks) parts {
+func assemble(f serveFlags, st store.Store, q task.Queue, tgts map[string]target.Target, notifier engine.Notifier, cfg statemachine.Config, metrics *web.Metrics, logger *slog.Logger, now func() time.Time, t ticks) parts {
 	eng := engine.New(st, q, tgts, engine.Options{
 		Now:                now,
 		Config:             cfg,
 		Logger:             logger,
 		Observer:           observers{metrics, logObserver{logger}},
+		Notifier:           notifier,
 		MaxCallsPerProject: f.maxCalls,
 	})
+	metrics.Read(web.Sources{Store: st, Engine: eng, Now: now, Names: f.metricsNames})
 	configs := config.NewRefresher(f.configDir, eng, st, config.RefresherOptions{
 		Targets: tgts,
 		Now:     now,

@@ -237,7 +237,12 @@ func serveCloud(ctx context.Context, f serveFlags, logger *slog.Logger, now func
 	}
 
 	// Cloud Tasks cannot count a queue's tasks cheaply: no backlog gauge.
-	p := assemble(f, st, queue, tgts, cloudConfig(f), web.NewMetrics(nil), logger, now, ticks{})
+	metrics := web.NewMetrics(nil)
+	notifier, err := webhooks(urlfetch.Policy{Allow: f.urlAllow, Deny: c.ownHosts(f.urlDeny)}, self, now, metrics.Notified)
+	if err != nil {
+		return err
+	}
+	p := assemble(f, st, queue, tgts, notifier, cloudConfig(f), metrics, logger, now, ticks{})
 
 	mux := http.NewServeMux()
 	mux.Handle(tasksPath, &web.TaskEndpoint{Gate: taskGate, Decode: cloudtasks.Decode, Handler: p.eng.HandleTask, Logger: logger})

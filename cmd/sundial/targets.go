@@ -4,6 +4,9 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"time"
+
+	"github.com/sundial-cron/sundial/notify"
 
 	"github.com/sundial-cron/sundial/target"
 	"github.com/sundial-cron/sundial/target/command"
@@ -103,4 +106,15 @@ func closeTargets(ts map[string]target.Target) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// webhooks returns the notifier of jobs' notify: webhooks, which reach
+// only what url_fetch jobs may: the same policy, judged at dial time, and
+// never the server's own sockets. counted is told each result.
+func webhooks(policy urlfetch.Policy, server *urlfetch.Listeners, now func() time.Time, counted func(result string)) (*notify.Webhooks, error) {
+	client, err := urlfetch.NewClient(urlfetch.Options{Policy: policy, Server: server})
+	if err != nil {
+		return nil, err
+	}
+	return notify.New(notify.Options{Client: client, Now: now, Counted: counted}), nil
 }

@@ -56,13 +56,23 @@ type Options struct {
 
 // Target is the url_fetch target. It is safe for concurrent use.
 type Target struct {
-	policy *policy
 	client *http.Client
 }
 
 // New returns a Target with opts, or an error naming a bad entry in the
 // policy's lists.
 func New(opts Options) (*Target, error) {
+	c, err := NewClient(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Target{client: c}, nil
+}
+
+// NewClient returns an HTTP client that connects only where opts allow,
+// judged at dial time as the target's own requests are: for anything else
+// the server sends where a project's config says (notification webhooks).
+func NewClient(opts Options) (*http.Client, error) {
 	p, err := compile(opts.Policy, opts.Server)
 	if err != nil {
 		return nil, err
@@ -75,8 +85,7 @@ func New(opts Options) (*Target, error) {
 	// A proxy would dial on the job's behalf, out of the policy's sight.
 	tr.Proxy = nil
 	tr.DialContext = p.dial
-	t := &Target{policy: p}
-	t.client = &http.Client{
+	return &http.Client{
 		Transport: tr,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if len(via) > maxRedirects {
@@ -89,8 +98,7 @@ func New(opts Options) (*Target, error) {
 			_, err := p.host(req.URL.Hostname())
 			return err
 		},
-	}
-	return t, nil
+	}, nil
 }
 
 // dial connects only to addresses the policy allows. net.Dialer calls

@@ -54,16 +54,14 @@ func Decode(body []byte) (task.Task, error) {
 	switch {
 	case p.Version != nil && *p.Version != payloadVersion:
 		return t, fmt.Errorf("task body: version %d: this release reads versions 0 and %d", *p.Version, payloadVersion)
-	case p.Kind != task.TickLater && p.Kind != task.StartInvocation && p.Kind != task.PollInvocation:
-		return t, fmt.Errorf("task body: kind %q: want %q, %q or %q", p.Kind, task.TickLater, task.StartInvocation, task.PollInvocation)
+	case p.Kind != task.TickLater && p.Kind != task.StartInvocation && p.Kind != task.PollInvocation && p.Kind != task.NotifyLongRun:
+		return t, fmt.Errorf("task body: kind %q: want %q, %q, %q or %q", p.Kind, task.TickLater, task.StartInvocation, task.PollInvocation, task.NotifyLongRun)
 	case p.Job == "":
 		return t, errors.New("task body: job: missing")
 	case p.Nonce == 0:
 		return t, errors.New("task body: nonce: missing")
-	case p.Kind == task.StartInvocation && p.Invocation == "":
-		return t, errors.New("task body: invocation: missing in a start task")
-	case p.Kind == task.PollInvocation && p.Invocation == "":
-		return t, errors.New("task body: invocation: missing in a poll task")
+	case (p.Kind == task.StartInvocation || p.Kind == task.PollInvocation || p.Kind == task.NotifyLongRun) && p.Invocation == "":
+		return t, fmt.Errorf("task body: invocation: missing in a %s task", p.Kind)
 	}
 	return t, nil
 }

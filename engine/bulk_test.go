@@ -1,0 +1,61 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/sundial-cron/sundial/engine"
+	"github.com/sundial-cron/sundial/statemachine"
+)
+
+// cancelOnPause calls cancel when a committed transaction leaves a job
+// PAUSED: the server stopping in the middle of a bulk pause.
+type cancelOnPause struct {
+	cancelOnDisable
+	cancel func()
+}
+
+func (c cancelOnPause) Settled(_ string, s statemachine.JobState) {
+	if s.State == statemachine.Paused {
+		c.cancel()
+	}
+}
+
+// TestABulkPauseStoppedHalfWayIsFinishedByRepeatingIt: each job is paused
+// in its own transaction; a request that stops after the first leaves the
+// rest as they were, and the same request again pauses them, leaving the
+// first with its one audit entry.
+func TestABulkPauseStoppedHalfWayIsFinishedByRepeatingIt(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	h := newHarness(t, engine.Options{Observer: cancelOnPause{cancel: cancel}})
+	var ids []string
+	for i := range 5 {
+		ids = append(ids, fmt.Sprintf("p/j%d", i))
+		h.define(ids[i], "*/5 * * * *", statemachine.Policy{}, "rec")
+	}
+	res, err := h.eng.PauseJobs(ctx, "p", engine.Selection{}, "user:oncall@example.com", "incident 7")
+	if err == nil || !slices.Equal(res.Changed, ids[:1]) {
+		t.Fatalf("the stopped request: %+v, %v; want p/j0 paused and an error", res, err)
+	}
+	for _, id := range ids[1:] {
+		if got := h.job(id).State; got != string(statemachine.Scheduled) {
+			t.Errorf("%s is %s after the stop; want SCHEDULED", id, got)
+		}
+	}
+	res, err = h.eng.PauseJobs(context.Background(), "p", engine.Selection{}, "user:oncall@example.com", "incident 7")
+	if err != nil || !slices.Equal(res.Changed, ids[1:]) || !slices.Equal(res.Unchanged, ids[:1]) {
+		t.Fatalf("the repeat: %+v, %v; want the other four paused and p/j0 unchanged", res, err)
+	}
+	for _, id := range ids {
+		v, err := h.eng.View(h.ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.State.State != statemachine.Paused || len(v.Audit) != 1 || v.Audit[0].Reason != "incident 7" {
+			t.Errorf("%s: %s with audit %+v; want PAUSED with one pause for incident 7", id, v.State.State, v.Audit)
+		}
+	}
+}
