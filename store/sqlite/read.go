@@ -183,3 +183,56 @@ func (s *Store) Overdue(ctx context.Context, now time.Time, limit int) ([]string
 	}
 	return ids, rows.Err()
 }
+
+// expiryClass is the WHERE term of a retention class, as the partial index
+// over it says it.
+func expiryClass(r store.Expiry) string {
+	if r.Failures {
+		return "status IN ('FAILED', 'ABORTED')"
+	}
+	return "status IN ('SUCCEEDED', 'SKIPPED')"
+}
+
+// Expired lists up to limit of the job's finished records that r lets go,
+// oldest first, through the class's partial index.
+func (s *Store) Expired(ctx context.Context, jobID string, r store.Expiry, limit int) ([]string, error) {
+	if limit <= 0 || (r.Before.IsZero() && r.Keep <= 0) {
+		return nil, nil
+	}
+	class := expiryClass(r)
+	var cutoff int64 = -1 << 63
+	if !r.Before.IsZero() {
+		n, err := nanos(r.Before)
+		if err != nil {
+			return nil, err
+		}
+		cutoff = n
+	}
+	if r.Keep > 0 {
+		var kept int64
+		err := s.read.QueryRowContext(ctx, "SELECT occurrence FROM invocations WHERE job_id = ? AND "+class+`
+			ORDER BY occurrence DESC LIMIT 1 OFFSET ?`, jobID, r.Keep-1).Scan(&kept)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+		case err != nil:
+			return nil, fmt.Errorf("sqlite: retention of %s: %w", jobID, err)
+		default:
+			cutoff = max(cutoff, kept)
+		}
+	}
+	rows, err := s.read.QueryContext(ctx, "SELECT id FROM invocations WHERE job_id = ? AND "+class+`
+		AND occurrence < ? ORDER BY occurrence, id LIMIT ?`, jobID, cutoff, limit)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: retention of %s: %w", jobID, err)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
