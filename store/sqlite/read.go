@@ -184,13 +184,18 @@ func (s *Store) Overdue(ctx context.Context, now time.Time, limit int) ([]string
 	return ids, rows.Err()
 }
 
-// expiryClass is the WHERE term of a retention class, as the partial index
-// over it says it.
-func expiryClass(r store.Expiry) string {
-	if r.Failures {
-		return "status IN ('FAILED', 'ABORTED')"
+// expiryQueries are Expired's two queries for a retention class: the
+// occurrence of the class's newest Keep-th record, and the records before
+// a cutoff. Each repeats the WHERE term of the class's partial index
+// (invocations_done, invocations_failed), which is how SQLite knows it may
+// use it.
+func expiryQueries(failures bool) (kept, list string) {
+	class := "status IN ('SUCCEEDED', 'SKIPPED')"
+	if failures {
+		class = "status IN ('FAILED', 'ABORTED')"
 	}
-	return "status IN ('SUCCEEDED', 'SKIPPED')"
+	return "SELECT occurrence FROM invocations WHERE job_id = ? AND " + class + " ORDER BY occurrence DESC LIMIT 1 OFFSET ?",
+		"SELECT id FROM invocations WHERE job_id = ? AND " + class + " AND occurrence < ? ORDER BY occurrence, id LIMIT ?"
 }
 
 // Expired lists up to limit of the job's finished records that r lets go,
@@ -199,7 +204,7 @@ func (s *Store) Expired(ctx context.Context, jobID string, r store.Expiry, limit
 	if limit <= 0 || (r.Before.IsZero() && r.Keep <= 0) {
 		return nil, nil
 	}
-	class := expiryClass(r)
+	keptQuery, listQuery := expiryQueries(r.Failures)
 	var cutoff int64 = -1 << 63
 	if !r.Before.IsZero() {
 		n, err := nanos(r.Before)
@@ -210,8 +215,7 @@ func (s *Store) Expired(ctx context.Context, jobID string, r store.Expiry, limit
 	}
 	if r.Keep > 0 {
 		var kept int64
-		err := s.read.QueryRowContext(ctx, "SELECT occurrence FROM invocations WHERE job_id = ? AND "+class+`
-			ORDER BY occurrence DESC LIMIT 1 OFFSET ?`, jobID, r.Keep-1).Scan(&kept)
+		err := s.read.QueryRowContext(ctx, keptQuery, jobID, r.Keep-1).Scan(&kept)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 		case err != nil:
@@ -220,8 +224,7 @@ func (s *Store) Expired(ctx context.Context, jobID string, r store.Expiry, limit
 			cutoff = max(cutoff, kept)
 		}
 	}
-	rows, err := s.read.QueryContext(ctx, "SELECT id FROM invocations WHERE job_id = ? AND "+class+`
-		AND occurrence < ? ORDER BY occurrence, id LIMIT ?`, jobID, cutoff, limit)
+	rows, err := s.read.QueryContext(ctx, listQuery, jobID, cutoff, limit)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: retention of %s: %w", jobID, err)
 	}
