@@ -25,13 +25,17 @@ type Definition struct {
 	// Spec its settings, handed to it as they are.
 	Target string          `json:"target"`
 	Spec   json.RawMessage `json:"spec,omitempty"`
+
+	// Retention is how long the job's invocation records are kept; its
+	// zero fields take the server's defaults.
+	Retention Retention `json:"retention,omitzero"`
 }
 
 // Equal reports whether d and o define the same job: equal fields, and
 // specs that are the same JSON value however they are spelled.
 func (d *Definition) Equal(o *Definition) bool {
 	return d.Schedule == o.Schedule && d.TimeZone == o.TimeZone && d.Gap == o.Gap && d.Repeat == o.Repeat &&
-		d.Policy == o.Policy && d.Target == o.Target && sameJSON(d.Spec, o.Spec)
+		d.Policy == o.Policy && d.Target == o.Target && sameJSON(d.Spec, o.Spec) && d.Retention == o.Retention
 }
 
 // sameJSON reports whether a and b encode the same JSON value; an empty

@@ -115,6 +115,10 @@ var definitionGoldens = map[string]Definition{
 	"v1-nanoseconds.json": {Schedule: "* * * * *", Target: "noop", Policy: statemachine.Policy{
 		Timeout: time.Hour + time.Nanosecond, MinBackoff: time.Microsecond, Overlap: statemachine.OverlapReplace,
 	}},
+	// Retention, added within version 1.
+	"v1-retention.json": {Schedule: "@every 1s", Target: "noop", Retention: Retention{
+		Age: 36 * time.Hour, Count: 500, FailureAge: 2160 * time.Hour, FailureCount: 2000,
+	}},
 }
 
 // projectGoldens lists every file of testdata/project and what it decodes

@@ -27,6 +27,17 @@ type storedDefinition struct {
 	Policy   *storedPolicy   `json:"policy,omitempty"`
 	Target   string          `json:"target"`
 	Spec     json.RawMessage `json:"spec,omitempty"`
+	// Retention was added within version 1: left out when it is all
+	// defaults, so the jobs that existed before keep their bytes (and
+	// their hashes), and a release before it ignores it.
+	Retention *storedRetention `json:"retention,omitempty"`
+}
+
+type storedRetention struct {
+	Age          string `json:"age,omitempty"`
+	Count        int    `json:"count,omitempty"`
+	FailureAge   string `json:"failure_age,omitempty"`
+	FailureCount int    `json:"failure_count,omitempty"`
 }
 
 type storedPolicy struct {
@@ -80,6 +91,10 @@ func encodeDefinition(def Definition) ([]byte, error) {
 	}
 	if sp != (storedPolicy{}) {
 		out.Policy = &sp
+	}
+	if r := def.Retention; r != (Retention{}) {
+		out.Retention = &storedRetention{Age: durationString(r.Age), Count: r.Count,
+			FailureAge: durationString(r.FailureAge), FailureCount: r.FailureCount}
 	}
 	b, err := json.Marshal(out)
 	if err != nil {
@@ -140,6 +155,25 @@ func decodeDefinitionV1(b []byte) (Definition, error) {
 			var err error
 			if *d.out, err = time.ParseDuration(d.in); err != nil {
 				return Definition{}, fmt.Errorf("policy.%s: %w", d.name, err)
+			}
+		}
+	}
+	if r := in.Retention; r != nil {
+		def.Retention = Retention{Count: r.Count, FailureCount: r.FailureCount}
+		for _, d := range []struct {
+			name string
+			in   string
+			out  *time.Duration
+		}{
+			{"age", r.Age, &def.Retention.Age},
+			{"failure_age", r.FailureAge, &def.Retention.FailureAge},
+		} {
+			if d.in == "" {
+				continue
+			}
+			var err error
+			if *d.out, err = time.ParseDuration(d.in); err != nil {
+				return Definition{}, fmt.Errorf("retention.%s: %w", d.name, err)
 			}
 		}
 	}
