@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/sundial-cron/sundial/engine"
@@ -49,8 +50,10 @@ type Retainer struct {
 	store   store.Store
 	deleter Deleter
 	opts    Options
-	cursor  string // the Jobs page the next pass starts at
-	resume  string // a job left with records to delete, first next time
+
+	mu     sync.Mutex // one pass at a time: cron may call again before one ends
+	cursor string     // the Jobs page the next pass starts at
+	resume string     // a job left with records to delete, first next time
 }
 
 // New returns a Retainer over st. It panics without opts.Now.
@@ -83,8 +86,9 @@ type Result struct {
 // Pass looks at up to JobsPerPass jobs, from where the last pass stopped,
 // and deletes up to MaxPerPass records past their retention. A job whose
 // records cannot be read or deleted is logged and skipped; the pass goes on.
-// Pass is not safe for concurrent use with itself: one Retainer per process.
 func (r *Retainer) Pass(ctx context.Context) (Result, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	var res Result
 	now := r.opts.Now()
 	budget := r.opts.MaxPerPass

@@ -238,7 +238,19 @@ func serveCloud(ctx context.Context, f serveFlags, logger *slog.Logger, now func
 	mux := http.NewServeMux()
 	mux.Handle(tasksPath, &web.TaskEndpoint{Gate: taskGate, Decode: cloudtasks.Decode, Handler: p.eng.HandleTask, Logger: logger})
 	for path, pass := range map[string]func(context.Context) (any, error){
-		watchdogPath: func(ctx context.Context) (any, error) { return p.wd.Pass(ctx) },
+		// Retention runs after the repairs, in the same minute cron: a
+		// pass is bounded, and what it leaves the next minute's takes.
+		watchdogPath: func(ctx context.Context) (any, error) {
+			repairs, err := p.wd.Pass(ctx)
+			if err != nil {
+				return nil, err
+			}
+			deleted, err := p.retainer.Pass(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return map[string]any{"watchdog": repairs, "retention": deleted}, nil
+		},
 		refreshPath: func(ctx context.Context) (any, error) {
 			if err := p.configs.Refresh(ctx); err != nil {
 				return nil, err
