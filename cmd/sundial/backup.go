@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/sundial-cron/sundial/store/sqlite"
 )
@@ -13,7 +14,7 @@ import (
 // runBackup runs "sundial backup [--db PATH] FILE": a consistent copy of
 // the embedded shape's database, taken while the server runs
 // (docs/operations.md says how to restore it).
-func runBackup(args []string, stdout, stderr io.Writer) int {
+func runBackup(args []string, stdout, stderr io.Writer, now func() time.Time) int {
 	fs := flag.NewFlagSet("sundial backup", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	db := fs.String("db", "sundial.db", "the database file the server runs on (serve's --db)")
@@ -28,7 +29,7 @@ func runBackup(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	dest := fs.Arg(0)
-	if err := sqlite.Backup(context.Background(), *db, dest); err != nil {
+	if err := sqlite.Backup(context.Background(), *db, dest, now()); err != nil {
 		fmt.Fprintf(stderr, "sundial backup: %v\n", err)
 		return 1
 	}

@@ -73,7 +73,7 @@ func run(args []string, stdout, stderr io.Writer, now func() time.Time) int {
 	case "setup-gcp":
 		return runSetupGCP(args[1:], stdout, stderr)
 	case "backup":
-		return runBackup(args[1:], stdout, stderr)
+		return runBackup(args[1:], stdout, stderr, now)
 	case "jobs", "trigger", "pause", "resume", "abort", "whoami":
 		return runAPIVerb(args[0], args[1:], stdout, stderr)
 	case "token":

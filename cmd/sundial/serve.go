@@ -274,6 +274,14 @@ func serveEmbedded(ctx context.Context, f serveFlags, logger *slog.Logger, now f
 	} else if len(f.commandProjects) > 0 && os.Geteuid() == 0 {
 		logger.Warn("commands run as root, the server's user: a job of " + strings.Join(f.commandProjects, ", ") + " can do anything on this machine; set --command-user")
 	}
+	cfg := embeddedConfig(f)
+	if cfg.RestoredAt, err = sqlite.Restored(ctx, f.db, now()); err != nil {
+		return err
+	}
+	if !cfg.RestoredAt.IsZero() {
+		logger.Warn("the database is a restored backup: occurrences scheduled before the first start on it are recorded as missed, and invocations of them that are queued end ABORTED, since they may have run after the backup was taken (docs/operations.md)",
+			"first_start", cfg.RestoredAt)
+	}
 	st, err := sqlite.Open(f.db, sqlite.Options{Synchronous: f.sync})
 	if err != nil {
 		return err
@@ -293,7 +301,7 @@ func serveEmbedded(ctx context.Context, f serveFlags, logger *slog.Logger, now f
 	defer watchdogTicks.Stop()
 	retentionTicks := time.NewTicker(time.Minute)
 	defer retentionTicks.Stop()
-	p := assemble(f, st, disp, tgts, embeddedConfig(f), metrics, logger, now, ticks{
+	p := assemble(f, st, disp, tgts, cfg, metrics, logger, now, ticks{
 		watchdog:  watchdogTicks.C,
 		retention: retentionTicks.C,
 		refresh:   refreshTicks(ctx, f.refresh),

@@ -51,7 +51,7 @@ func TestBackupIsAConsistentCopyWhileWritesGoOn(t *testing.T) {
 		}
 	})
 	dest := filepath.Join(t.TempDir(), "backup.db")
-	err := Backup(t.Context(), path, dest)
+	err := Backup(t.Context(), path, dest, at)
 	close(stop)
 	wg.Wait()
 	if err != nil {
@@ -83,20 +83,21 @@ func TestBackupIsAConsistentCopyWhileWritesGoOn(t *testing.T) {
 // overwritten, and a missing database is not created by backing it up.
 func TestBackupRefusesWhatItWouldDamage(t *testing.T) {
 	t.Parallel()
+	at := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
 	path := tempPath(t)
 	openAt(t, path, Options{}, testHooks{})
 	dest := filepath.Join(t.TempDir(), "exists.db")
 	if err := os.WriteFile(dest, []byte("keep me"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := Backup(t.Context(), path, dest); err == nil || !strings.Contains(err.Error(), "exists") {
+	if err := Backup(t.Context(), path, dest, at); err == nil || !strings.Contains(err.Error(), "exists") {
 		t.Errorf("Backup over an existing file: %v, want a refusal", err)
 	}
 	if b, _ := os.ReadFile(dest); string(b) != "keep me" {
 		t.Errorf("the existing file now holds %q", b)
 	}
 	missing := filepath.Join(t.TempDir(), "missing.db")
-	if err := Backup(t.Context(), missing, filepath.Join(t.TempDir(), "b.db")); err == nil {
+	if err := Backup(t.Context(), missing, filepath.Join(t.TempDir(), "b.db"), at); err == nil {
 		t.Error("Backup of a missing database succeeded")
 	}
 	if _, err := os.Stat(missing); err == nil {
@@ -106,4 +107,41 @@ func TestBackupRefusesWhatItWouldDamage(t *testing.T) {
 	if len(left) != 0 {
 		t.Errorf("temporary files left: %q", left)
 	}
+}
+
+// TestRestoredKnowsABackupAndItsFirstStart: a backup, once a server
+// starts on it, says so, with the first start's time at every later start;
+// the database it was taken of, and a missing file, are no backup (and
+// the missing file is not created).
+func TestRestoredKnowsABackupAndItsFirstStart(t *testing.T) {
+	t.Parallel()
+	taken := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	first, later := taken.Add(time.Hour), taken.Add(2*time.Hour)
+	path := tempPath(t)
+	openAt(t, path, Options{}, testHooks{})
+	dest := filepath.Join(t.TempDir(), "backup.db")
+	missing := filepath.Join(t.TempDir(), "missing.db")
+	if err := Backup(t.Context(), path, dest, taken); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		path string
+		now  time.Time
+		want time.Time
+	}{
+		{path, first, time.Time{}},
+		{dest, first, first},
+		{dest, later, first},
+		{missing, first, time.Time{}},
+	} {
+		got, err := Restored(t.Context(), tc.path, tc.now)
+		if err != nil || !got.Equal(tc.want) {
+			t.Errorf("Restored(%s, %v) = %v, %v; want %v", filepath.Base(tc.path), tc.now, got, err, tc.want)
+		}
+	}
+	if _, err := os.Stat(missing); err == nil {
+		t.Error("Restored created a missing file")
+	}
+	// The restored backup still opens as a store.
+	openAt(t, dest, Options{}, testHooks{})
 }
