@@ -115,9 +115,10 @@ func (r *Retainer) Pass(ctx context.Context) (Result, error) {
 		for _, rec := range jobs {
 			res.Jobs++
 			if !r.job(ctx, rec, now, &budget, &res) {
-				// The job's remaining records come first next pass;
-				// the page cursor already moved past it.
-				r.cursor = next
+				// The job's remaining records come first next pass,
+				// and then this page again: the jobs after it on the
+				// page have not been looked at (those before it cost
+				// a query each and delete nothing).
 				return res, ctx.Err()
 			}
 		}
