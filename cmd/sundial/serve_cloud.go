@@ -17,10 +17,12 @@ import (
 	gcds "cloud.google.com/go/datastore"
 
 	"github.com/sundial-cron/sundial/internal/standin"
+	"github.com/sundial-cron/sundial/retention"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store/datastore"
 	"github.com/sundial-cron/sundial/target/urlfetch"
 	"github.com/sundial-cron/sundial/task/cloudtasks"
+	"github.com/sundial-cron/sundial/watchdog"
 	"github.com/sundial-cron/sundial/web"
 )
 
@@ -249,7 +251,11 @@ func serveCloud(ctx context.Context, f serveFlags, logger *slog.Logger, now func
 			if err != nil {
 				return nil, err
 			}
-			return map[string]any{"watchdog": repairs, "retention": deleted}, nil
+			// The watchdog's fields stay at the top, as callers read them.
+			return struct {
+				watchdog.Result
+				Retention retention.Result `json:"retention"`
+			}{repairs, deleted}, nil
 		},
 		refreshPath: func(ctx context.Context) (any, error) {
 			if err := p.configs.Refresh(ctx); err != nil {
