@@ -85,6 +85,10 @@ func TestParseRefusesWithFileLineAndField(t *testing.T) {
 		{"a negative catch-up window", "", job + "    catchup_window: -5s\n", nil, ":5: jobs[0].catchup_window: want a duration that is not negative"},
 		{"a negative jitter", "", job + "    jitter: -1s\n", nil, ":5: jobs[0].jitter: want a duration that is not negative"},
 		{"a negative auto-disable", "", job + "    auto_disable_after: -1\n", nil, ":5: jobs[0].auto_disable_after: want a number that is not negative, got -1"},
+		{"an unknown field in retention", "", job + "    retention: {days: 3}\n", nil, ":5: jobs[0].retention.days: unknown field"},
+		{"a zero retention count", "", job + "    retention: {count: 0}\n", nil, ":5: jobs[0].retention.count: want at least 1; leave it out for the server's default"},
+		{"a zero retention age of failures", "", job + "    retention:\n      failures: {age: 0s}\n", nil, ":6: jobs[0].retention.failures.age: want a positive duration"},
+		{"a retention age without a unit", "", job + "    retention: {age: 30}\n", nil, ":5: jobs[0].retention.age: want a duration such as 90s or 10m, got the number 30"},
 		{"a negative max_attempts", "", job + "    retries: {max_attempts: -1}\n", nil, ":5: jobs[0].retries.max_attempts: want a number that is not negative"},
 		{"zero max_attempts", "", job + "    retries: {max_attempts: 0}\n", nil, ":5: jobs[0].retries.max_attempts: want at least 1, got 0"},
 		{"min_backoff above max_backoff", "", job + "    retries:\n      min_backoff: 5m\n      max_backoff: 1m\n", nil, ":6: jobs[0].retries.min_backoff: 5m0s is more than max_backoff 1m0s"},
@@ -203,6 +207,7 @@ func TestParseMapsEveryFieldToTheDefinition(t *testing.T) {
     auto_disable_after: 10
     jitter: 30s
     idempotent: true
+    retention: {age: 720h, count: 500, failures: {age: 2160h, count: 2000}}
     url_fetch:
       url: https://example.com/report
       method: POST
@@ -233,8 +238,9 @@ func TestParseMapsEveryFieldToTheDefinition(t *testing.T) {
 				MaxAttempts: 4, MinBackoff: 5 * time.Second, MaxBackoff: time.Minute,
 				AutoDisableAfter: 10, Jitter: 30 * time.Second, Idempotent: true,
 			},
-			Target: "url_fetch",
-			Spec:   json.RawMessage(`{"body":"{\"kind\": \"nightly\"}","headers":{"Content-Type":"application/json"},"method":"POST","success_codes":[200,202],"url":"https://example.com/report"}`),
+			Retention: engine.Retention{Age: 720 * time.Hour, Count: 500, FailureAge: 2160 * time.Hour, FailureCount: 2000},
+			Target:    "url_fetch",
+			Spec:      json.RawMessage(`{"body":"{\"kind\": \"nightly\"}","headers":{"Content-Type":"application/json"},"method":"POST","success_codes":[200,202],"url":"https://example.com/report"}`),
 		}},
 		{ID: "billing/rotate-logs", Disabled: true, Definition: engine.Definition{
 			Schedule: "H 4 * * *", Policy: defaults, Target: "command",

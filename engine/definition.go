@@ -29,13 +29,17 @@ type Definition struct {
 	// Notify is where to tell people of the job's transitions; nil for
 	// nowhere.
 	Notify *Notify `json:"notify,omitempty"`
+	// Retention is how long the job's invocation records are kept; its
+	// zero fields take the server's defaults.
+	Retention Retention `json:"retention,omitzero"`
 }
 
 // Equal reports whether d and o define the same job: equal fields, and
 // specs that are the same JSON value however they are spelled.
 func (d *Definition) Equal(o *Definition) bool {
 	return d.Schedule == o.Schedule && d.TimeZone == o.TimeZone && d.Gap == o.Gap && d.Repeat == o.Repeat &&
-		d.Policy == o.Policy && d.Target == o.Target && sameJSON(d.Spec, o.Spec) && d.Notify.equal(o.Notify)
+		d.Policy == o.Policy && d.Target == o.Target && sameJSON(d.Spec, o.Spec) && d.Notify.equal(o.Notify) &&
+		d.Retention == o.Retention
 }
 
 // sameJSON reports whether a and b encode the same JSON value; an empty

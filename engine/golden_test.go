@@ -131,6 +131,10 @@ var definitionGoldens = map[string]Definition{
 	"v1-notify.json": {Schedule: "@every 5m", Target: "noop", Notify: &Notify{
 		URL: "https://hooks.slack.com/services/T0/B0/x", Format: "slack", On: []string{"failure", "recovery"}, LongRun: 90 * time.Minute,
 	}},
+	// Retention, added within version 1.
+	"v1-retention.json": {Schedule: "@every 1s", Target: "noop", Retention: Retention{
+		Age: 36 * time.Hour, Count: 500, FailureAge: 2160 * time.Hour, FailureCount: 2000,
+	}},
 }
 
 // projectGoldens lists every file of testdata/project and what it decodes

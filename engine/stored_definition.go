@@ -30,6 +30,10 @@ type storedDefinition struct {
 	// Notify was added within version 1: left out when nil, so every
 	// definition without it keeps its bytes, and its hash.
 	Notify *storedNotify `json:"notify,omitempty"`
+	// Retention was added within version 1: left out when it is all
+	// defaults, so the jobs that existed before keep their bytes (and
+	// their hashes), and a release before it ignores it.
+	Retention *storedRetention `json:"retention,omitempty"`
 }
 
 type storedNotify struct {
@@ -37,6 +41,13 @@ type storedNotify struct {
 	Format  string   `json:"format,omitempty"`
 	On      []string `json:"on,omitempty"`
 	LongRun string   `json:"long_run,omitempty"`
+}
+
+type storedRetention struct {
+	Age          string `json:"age,omitempty"`
+	Count        int    `json:"count,omitempty"`
+	FailureAge   string `json:"failure_age,omitempty"`
+	FailureCount int    `json:"failure_count,omitempty"`
 }
 
 type storedPolicy struct {
@@ -93,6 +104,10 @@ func encodeDefinition(def Definition) ([]byte, error) {
 	}
 	if sp != (storedPolicy{}) {
 		out.Policy = &sp
+	}
+	if r := def.Retention; r != (Retention{}) {
+		out.Retention = &storedRetention{Age: durationString(r.Age), Count: r.Count,
+			FailureAge: durationString(r.FailureAge), FailureCount: r.FailureCount}
 	}
 	b, err := json.Marshal(out)
 	if err != nil {
@@ -162,6 +177,25 @@ func decodeDefinitionV1(b []byte) (Definition, error) {
 			var err error
 			if *d.out, err = time.ParseDuration(d.in); err != nil {
 				return Definition{}, fmt.Errorf("policy.%s: %w", d.name, err)
+			}
+		}
+	}
+	if r := in.Retention; r != nil {
+		def.Retention = Retention{Count: r.Count, FailureCount: r.FailureCount}
+		for _, d := range []struct {
+			name string
+			in   string
+			out  *time.Duration
+		}{
+			{"age", r.Age, &def.Retention.Age},
+			{"failure_age", r.FailureAge, &def.Retention.FailureAge},
+		} {
+			if d.in == "" {
+				continue
+			}
+			var err error
+			if *d.out, err = time.ParseDuration(d.in); err != nil {
+				return Definition{}, fmt.Errorf("retention.%s: %w", d.name, err)
 			}
 		}
 	}

@@ -159,6 +159,13 @@ type Config struct {
 	// Buildbucket target backs off the same way). A MinPoll of 0 polls
 	// nothing: the attempt ends by a push or its hard timeout.
 	MinPoll, MaxPoll time.Duration
+	// RestoredAt is when the server first started on a database restored
+	// from a backup; zero otherwise. What the backup holds as due or queued
+	// may have run after the backup was taken, and the file cannot tell:
+	// occurrences scheduled before RestoredAt are recorded as missed, and
+	// invocations of such occurrences end ABORTED instead of launching
+	// (fail closed). Those LAUNCHING are ambiguous, as after any crash.
+	RestoredAt time.Time
 }
 
 // DefaultConfig is what the engine runs with unless told otherwise.

@@ -112,7 +112,11 @@ func (m *Machine) step(e Event) error {
 			o := j.NextAt
 			m.clearTick()
 			j.Cursor = o
-			m.admit(Occurrence{ID: OccurrenceID(o), At: o})
+			if m.fromBackup(o) {
+				m.skipOne(Occurrence{ID: OccurrenceID(o), At: o}, SkipMissed)
+			} else {
+				m.admit(Occurrence{ID: OccurrenceID(o), At: o})
+			}
 			m.planNext()
 			return nil
 		}
@@ -173,6 +177,11 @@ func (m *Machine) step(e Event) error {
 		inv := &j.Active[i]
 		switch inv.Status {
 		case StatusQueued, StatusRetrying:
+			if m.fromBackup(inv.At) {
+				m.abort(i, "restored from a backup: this invocation may have launched after the backup was taken, so it does not launch again")
+				m.afterEnd()
+				return nil
+			}
 			if m.Now.Before(inv.RetryAt) {
 				m.startAt(i, inv.RetryAt)
 				return nil
@@ -308,7 +317,7 @@ func (m *Machine) catchUp(window time.Duration, tooOld SkipReason) {
 		}
 		latest = at
 	}
-	if !latest.IsZero() && m.lateness(latest) > window {
+	if !latest.IsZero() && (m.lateness(latest) > window || m.fromBackup(latest)) {
 		skip(latest, tooOld)
 		latest = time.Time{}
 	}
@@ -325,6 +334,12 @@ func (m *Machine) reasonIfNotLatest(at time.Time, window time.Duration, tooOld S
 		return tooOld
 	}
 	return SkipSuperseded
+}
+
+// fromBackup reports whether an occurrence is one a restored backup held
+// as due, which may have run after the backup was taken (Config.RestoredAt).
+func (m *Machine) fromBackup(at time.Time) bool {
+	return !m.Config.RestoredAt.IsZero() && at.Before(m.Config.RestoredAt)
 }
 
 // lateness is how long ago an occurrence was due, its jitter included.

@@ -97,6 +97,33 @@ func DefinitionHash(encoded []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// Finished reports whether an invocation with this status has ended for
+// good: its record is never written again except to fold more occurrences
+// into a SKIPPED one, so retention may delete it.
+func Finished(status string) bool {
+	switch status {
+	case "SUCCEEDED", "FAILED", "ABORTED", "SKIPPED":
+		return true
+	}
+	return false
+}
+
+// Failure reports whether a finished status is a failure, which retention
+// keeps apart from (and usually longer than) successes and skip records.
+func Failure(status string) bool { return status == "FAILED" || status == "ABORTED" }
+
+// Expiry says which of one class of a job's finished invocation records
+// retention deletes: those whose occurrence is before Before, and those
+// older than the class's newest Keep. Records that share an occurrence with
+// the Keep-th newest stay with it.
+type Expiry struct {
+	// Failures picks the class: FAILED and ABORTED records, or else
+	// SUCCEEDED and SKIPPED ones.
+	Failures bool
+	Before   time.Time // the zero time: no bound on age
+	Keep     int       // 0: no bound on count
+}
+
 // Page asks for one page of a listing.
 type Page struct {
 	Cursor string // from the previous page's Next; "" for the first
@@ -131,10 +158,14 @@ type Tx interface {
 	PutInvocation(*InvocationRecord) error
 	// PutDefinition stores one of the job's definitions, if it is not
 	// stored yet, and returns its DefinitionHash for the invocations that
-	// run under it. Definitions are never replaced nor, yet, deleted:
-	// removing those no invocation refers to any more belongs with the
-	// retention of invocations, which must keep the job's current one.
+	// run under it. Definitions are never replaced nor deleted: retention
+	// deletes invocation records only, so every hash a record names stays
+	// readable.
 	PutDefinition(encoded []byte) (hash string, err error)
+	// DeleteInvocation deletes one of the job's finished invocations (see
+	// Finished) with its log. An unfinished or absent one is left as it
+	// is: retention must never end an invocation that is still going.
+	DeleteInvocation(id string) error
 	// Enqueue schedules a task; it commits with the transaction.
 	Enqueue(task.Task) error
 }
@@ -163,6 +194,11 @@ type Store interface {
 	// before now, the most overdue first. Its cost follows the number of
 	// such jobs, not the number of jobs. The answer may be stale.
 	Overdue(ctx context.Context, now time.Time, limit int) ([]string, error)
+
+	// Expired lists up to limit ids of the job's finished invocations
+	// that r lets go, oldest occurrence first. Its cost follows the ids it
+	// returns plus r.Keep index entries, not the job's whole history.
+	Expired(ctx context.Context, jobID string, r Expiry, limit int) ([]string, error)
 
 	// Project reads a project's record, or returns ErrNotFound.
 	Project(ctx context.Context, id string) (*ProjectRecord, error)

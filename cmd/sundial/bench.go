@@ -12,6 +12,7 @@ import (
 	"runtime/pprof"
 	"time"
 
+	"github.com/sundial-cron/sundial/engine"
 	"github.com/sundial-cron/sundial/store/sqlite"
 	"github.com/sundial-cron/sundial/tools/loadtest"
 )
@@ -33,6 +34,11 @@ func runBench(args []string, stdout, stderr io.Writer, now func() time.Time) int
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	verbose := fs.Bool("v", false, "log the engine's and dispatcher's warnings to stderr")
 	serve := fs.Bool("serve", false, "measure the whole of sundial serve: url_fetch jobs from config files calling a receiver in this process")
+	soak := fs.Duration("soak", 0, "instead, run --jobs every-second jobs for this long with a short retention, printing the database's size and the memory as CSV every --soak-sample")
+	soakSample := fs.Duration("soak-sample", 10*time.Second, "how often the soak samples")
+	soakRetention := engine.Retention{Age: 2 * time.Minute, Count: 60, FailureAge: 5 * time.Minute, FailureCount: 60}
+	fs.DurationVar(&soakRetention.Age, "soak-retention-age", soakRetention.Age, "the soak jobs' retention age (failures: this and --soak-retention-count too)")
+	fs.IntVar(&soakRetention.Count, "soak-retention-count", soakRetention.Count, "the soak jobs' retention count")
 	if err := fs.Parse(args); err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(stderr, "sundial bench: %v\n", err)
@@ -71,6 +77,18 @@ func runBench(args []string, stdout, stderr io.Writer, now func() time.Time) int
 	}
 	if *serve {
 		return benchServe(context.Background(), opts, stdout, stderr)
+	}
+	if *soak > 0 {
+		soakRetention.FailureAge, soakRetention.FailureCount = soakRetention.Age, soakRetention.Count
+		_, err := loadtest.Soak(context.Background(), loadtest.SoakOptions{
+			Jobs: opts.Jobs, Duration: *soak, Retention: soakRetention, Sample: *soakSample,
+			DB: opts.DB, Sync: opts.Sync, Workers: opts.Workers, Now: now, Out: stdout,
+		})
+		if err != nil {
+			fmt.Fprintf(stderr, "sundial bench: %v\n", err)
+			return 1
+		}
+		return 0
 	}
 	rep, err := loadtest.Run(context.Background(), opts)
 	if errors.Is(err, loadtest.ErrBadOptions) {

@@ -7,6 +7,7 @@
 //	sundial simulate                run the engine on a simulated clock with faults
 //	sundial bench                   measure the engine, or the whole server, in real time
 //	sundial setup-gcp               create or update the Cloud Run queue and scheduler jobs
+//	sundial backup FILE             copy the embedded shape's database while it runs
 //	sundial jobs PROJECT            list a project's jobs, through a server's API
 //	sundial trigger|pause|resume|abort PROJECT/JOB
 //	sundial pause|resume PROJECT --all|--prefix P
@@ -35,7 +36,8 @@ const usage = `usage:
   sundial schedule next EXPR [--tz ZONE] [--from RFC3339] [-n N] [--job-id ID] [--dst-gap skip|shift] [--dst-repeat first|last|both]
   sundial schedule explain EXPR [same flags]
   sundial simulate [--jobs N] [--days D] [--seed S] [--faults none|default|heavy] [--backend sqlite|datastore] [--dir DIR] [--cpuprofile FILE]
-  sundial bench [--jobs N] [--minutes M] [--db PATH] [--sync full|normal] [--workers W] [--warmup D] [--cpuprofile FILE] [--serve] [-v]
+  sundial bench [--jobs N] [--minutes M] [--db PATH] [--sync full|normal] [--workers W] [--warmup D] [--cpuprofile FILE] [--serve] [-v] [--soak D [--soak-sample D] [--soak-retention-age D] [--soak-retention-count N]]
+  sundial backup [--db PATH] FILE
   sundial setup-gcp [--project P] [--location L] [--queue Q] [--public-url URL] [--invoker SA] [--dry-run]
   sundial jobs PROJECT [API flags]
   sundial trigger PROJECT/JOB [API flags]
@@ -73,6 +75,8 @@ func run(args []string, stdout, stderr io.Writer, now func() time.Time) int {
 		return runServe(args[1:], stdout, stderr, now)
 	case "setup-gcp":
 		return runSetupGCP(args[1:], stdout, stderr)
+	case "backup":
+		return runBackup(args[1:], stdout, stderr, now)
 	case "jobs", "trigger", "pause", "resume", "abort", "whoami":
 		return runAPIVerb(args[0], args[1:], stdout, stderr)
 	case "token":

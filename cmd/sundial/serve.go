@@ -24,6 +24,7 @@ import (
 	"github.com/sundial-cron/sundial/web"
 
 	"github.com/sundial-cron/sundial/engine"
+	"github.com/sundial-cron/sundial/retention"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store"
 	"github.com/sundial-cron/sundial/store/sqlite"
@@ -88,6 +89,9 @@ type serveFlags struct {
 	// pollMin and pollMax bound the waits between polls of a running
 	// attempt of an asynchronous target.
 	pollMin, pollMax time.Duration
+	// retention is the default history retention of jobs whose config
+	// says nothing of theirs.
+	retention engine.Retention
 }
 
 func parseServeFlags(args []string, stderr io.Writer) (serveFlags, error) {
@@ -117,6 +121,11 @@ func parseServeFlags(args []string, stderr io.Writer) (serveFlags, error) {
 	fs.Func("url-allow", "comma-separated CIDRs, IPs or host names (*.example.com) url_fetch jobs may call even where the defaults refuse", listFlag(&f.urlAllow))
 	fs.Func("url-deny", "comma-separated CIDRs, IPs or host names url_fetch jobs may never call", listFlag(&f.urlDeny))
 	fs.BoolVar(&f.metricsNames, "metrics-names", false, "label /metrics' series of jobs in trouble and refused configs with job and project ids; /metrics is open, so only where just your Prometheus reaches it")
+	f.retention = engine.DefaultRetention
+	fs.DurationVar(&f.retention.Age, "retention-age", f.retention.Age, "default age past which SUCCEEDED and skip records are deleted (a job's retention: overrides it)")
+	fs.IntVar(&f.retention.Count, "retention-count", f.retention.Count, "default number of a job's newest SUCCEEDED and skip records kept")
+	fs.DurationVar(&f.retention.FailureAge, "retention-failure-age", f.retention.FailureAge, "default age past which FAILED and ABORTED records are deleted")
+	fs.IntVar(&f.retention.FailureCount, "retention-failure-count", f.retention.FailureCount, "default number of a job's newest FAILED and ABORTED records kept")
 	var pubsubTopics []string
 	fs.Func("pubsub-topics", "comma-separated PROJECT=TOPIC grants: the topics (projects/P/topics/T, or a prefix ending in *) a project's pubsub jobs may publish to (default: none, so no project publishes)", listFlag(&pubsubTopics))
 	var swarmingRealms []string
@@ -176,6 +185,9 @@ func parseServeFlags(args []string, stderr io.Writer) (serveFlags, error) {
 	}
 	if f.logFormat != "text" && f.logFormat != "json" {
 		return f, fmt.Errorf("--log-format %q: want text or json", f.logFormat)
+	}
+	if r := f.retention; r.Age <= 0 || r.Count <= 0 || r.FailureAge <= 0 || r.FailureCount <= 0 {
+		return f, errors.New("--retention-age, --retention-count, --retention-failure-age and --retention-failure-count must be positive")
 	}
 	if f.refresh <= 0 || f.taskGrace <= 0 || f.stopGrace < 0 || f.maxCalls < 0 || f.maxConns <= 0 {
 		return f, errors.New("--config-refresh, --task-grace and --max-connections must be positive, --stop-grace and --max-calls-per-project not negative")
@@ -317,6 +329,14 @@ func serveEmbedded(ctx context.Context, f serveFlags, logger *slog.Logger, now f
 	} else if len(f.commandProjects) > 0 && os.Geteuid() == 0 {
 		logger.Warn("commands run as root, the server's user: a job of " + strings.Join(f.commandProjects, ", ") + " can do anything on this machine; set --command-user")
 	}
+	cfg := embeddedConfig(f)
+	if cfg.RestoredAt, err = sqlite.Restored(ctx, f.db, now()); err != nil {
+		return err
+	}
+	if !cfg.RestoredAt.IsZero() {
+		logger.Warn("the database is a restored backup: occurrences scheduled before the first start on it are recorded as missed, and invocations of them that are queued end ABORTED, since they may have run after the backup was taken (docs/operations.md)",
+			"first_start", cfg.RestoredAt)
+	}
 	st, err := sqlite.Open(f.db, sqlite.Options{Synchronous: f.sync})
 	if err != nil {
 		return err
@@ -338,9 +358,12 @@ func serveEmbedded(ctx context.Context, f serveFlags, logger *slog.Logger, now f
 	if err != nil {
 		return err
 	}
-	p := assemble(f, st, disp, tgts, notifier, embeddedConfig(f), metrics, logger, now, ticks{
-		watchdog: watchdogTicks.C,
-		refresh:  refreshTicks(ctx, f.refresh),
+	retentionTicks := time.NewTicker(time.Minute)
+	defer retentionTicks.Stop()
+	p := assemble(f, st, disp, tgts, notifier, cfg, metrics, logger, now, ticks{
+		watchdog:  watchdogTicks.C,
+		retention: retentionTicks.C,
+		refresh:   refreshTicks(ctx, f.refresh),
 	})
 	eng = p.eng
 	// A directory that cannot be read at all is the operator's mistake, and
@@ -369,7 +392,7 @@ func serveEmbedded(ctx context.Context, f serveFlags, logger *slog.Logger, now f
 	if singleUser {
 		logger.Info("single-user mode: no sign-in is configured, so every caller on this machine is an administrator; others need a token", "admin_token", f.adminToken != "")
 	}
-	return runServer(ctx, logger, ln, srv, 5*time.Second, disp, p.wd, p.configs)
+	return runServer(ctx, logger, ln, srv, 5*time.Second, disp, p.wd, p.retainer, p.configs)
 }
 
 // secretFiles are the files of the server's that no command may read: the
@@ -407,14 +430,17 @@ func checkPrivate(user string, files []string) error {
 // ticks ask the background services for their work in the embedded shape;
 // in the cloud shape cron asks over HTTP, and both are nil.
 type ticks struct {
-	watchdog, refresh <-chan time.Time
+	watchdog, retention, refresh <-chan time.Time
 }
 
 // parts are what both shapes run over their own store and task queue.
 type parts struct {
-	eng     *engine.Engine
-	wd      *watchdog.Watchdog
-	configs *config.Refresher
+	eng *engine.Engine
+	wd  *watchdog.Watchdog
+	// retainer deletes history past its retention: every minute in the
+	// embedded shape, after the watchdog's pass in the cloud's minute cron.
+	retainer *retention.Retainer
+	configs  *config.Refresher
 	// api is the API and /metrics; loopbackAdmin makes local callers the
 	// admin (the embedded shape).
 	api func(loopbackAdmin bool) http.Handler
@@ -437,9 +463,10 @@ func assemble(f serveFlags, st store.Store, q task.Queue, tgts map[string]target
 		Ticks:   t.refresh,
 	})
 	return parts{
-		eng:     eng,
-		wd:      watchdog.New(st, eng, watchdog.Options{Now: now, Logger: logger, Ticks: t.watchdog}),
-		configs: configs,
+		eng:      eng,
+		wd:       watchdog.New(st, eng, watchdog.Options{Now: now, Logger: logger, Ticks: t.watchdog}),
+		retainer: retention.New(st, eng, retention.Options{Now: now, Logger: logger, Ticks: t.retention, Defaults: f.retention}),
+		configs:  configs,
 		api: func(singleUser bool) http.Handler {
 			// In the single-user mode a local caller is the
 			// administrator; once any sign-in is configured, being local

@@ -17,10 +17,12 @@ import (
 	gcds "cloud.google.com/go/datastore"
 
 	"github.com/sundial-cron/sundial/internal/standin"
+	"github.com/sundial-cron/sundial/retention"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store/datastore"
 	"github.com/sundial-cron/sundial/target/urlfetch"
 	"github.com/sundial-cron/sundial/task/cloudtasks"
+	"github.com/sundial-cron/sundial/watchdog"
 	"github.com/sundial-cron/sundial/web"
 )
 
@@ -247,7 +249,23 @@ func serveCloud(ctx context.Context, f serveFlags, logger *slog.Logger, now func
 	mux := http.NewServeMux()
 	mux.Handle(tasksPath, &web.TaskEndpoint{Gate: taskGate, Decode: cloudtasks.Decode, Handler: p.eng.HandleTask, Logger: logger})
 	for path, pass := range map[string]func(context.Context) (any, error){
-		watchdogPath: func(ctx context.Context) (any, error) { return p.wd.Pass(ctx) },
+		// Retention runs after the repairs, in the same minute cron: a
+		// pass is bounded, and what it leaves the next minute's takes.
+		watchdogPath: func(ctx context.Context) (any, error) {
+			repairs, err := p.wd.Pass(ctx)
+			if err != nil {
+				return nil, err
+			}
+			deleted, err := p.retainer.Pass(ctx)
+			if err != nil {
+				return nil, err
+			}
+			// The watchdog's fields stay at the top, as callers read them.
+			return struct {
+				watchdog.Result
+				Retention retention.Result `json:"retention"`
+			}{repairs, deleted}, nil
+		},
 		refreshPath: func(ctx context.Context) (any, error) {
 			if err := p.configs.Refresh(ctx); err != nil {
 				return nil, err

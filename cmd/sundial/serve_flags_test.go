@@ -32,6 +32,13 @@ func TestServeFlags(t *testing.T) {
 		{name: "a stray argument", args: []string{"now"}, wantErr: `unexpected argument "now"`},
 		{name: "a negative stop grace", args: []string{"--stop-grace", "-1s"}, wantErr: "--stop-grace"},
 		{name: "no connections", args: []string{"--max-connections", "0"}, wantErr: "--max-connections"},
+		{name: "a zero retention count", args: []string{"--retention-count", "0"}, wantErr: "--retention-count"},
+		{name: "a negative retention age of failures", args: []string{"--retention-failure-age", "-1h"}, wantErr: "--retention-failure-age"},
+		{name: "retention flags set the defaults", args: []string{"--retention-age", "2h", "--retention-count", "50"}, check: func(t *testing.T, f serveFlags) {
+			if f.retention.Age != 2*time.Hour || f.retention.Count != 50 || f.retention.FailureAge != 90*24*time.Hour {
+				t.Errorf("retention: %+v", f.retention)
+			}
+		}},
 		{name: "the cloud shape without its project", args: []string{"--backend", "cloud", "--platform", "appengine", "--tasks-location", "l"}, wantErr: "--backend=cloud needs --project"},
 		{name: "the cloud shape outside any platform", args: []string{"--backend", "cloud", "--project", "p", "--tasks-location", "l"}, wantErr: "--platform"},
 		{name: "Cloud Run without its URL and invoker", args: append(cloud, "--platform", "cloudrun"), wantErr: "--public-url, --invoker"},

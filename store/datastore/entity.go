@@ -105,7 +105,9 @@ func (e *jobEntity) LoadKey(k *datastore.Key) error {
 }
 
 // invocationEntity is an Invocation as Datastore stores it. Occurrence is
-// the only indexed property: the listing sorts on it.
+// indexed for the listing, which sorts on it, and Expiry, on finished
+// records only, for retention's queries: an unfinished invocation is in no
+// index retention reads, so it cannot be found to be deleted.
 type invocationEntity struct{ store.InvocationRecord }
 
 func (e *invocationEntity) Save() ([]datastore.Property, error) {
@@ -142,6 +144,9 @@ func (e *invocationEntity) Save() ([]datastore.Property, error) {
 	// properties it always had.
 	if v.TriggeredBy != "" {
 		props = append(props, noindex("TriggeredBy", v.TriggeredBy))
+	}
+	if class := expiryClass(v.Status); class != "" {
+		props = append(props, datastore.Property{Name: "Expiry", Value: class})
 	}
 	return props, nil
 }
@@ -184,6 +189,8 @@ func (e *invocationEntity) Load(props []datastore.Property) error {
 			v.DefinitionHash, ok = p.Value.(string)
 		case "TriggeredBy":
 			v.TriggeredBy, ok = p.Value.(string)
+		case "Expiry":
+			ok = true // derived from Status
 		default:
 			ok = true
 		}
@@ -201,6 +208,18 @@ func (e *invocationEntity) LoadKey(k *datastore.Key) error {
 		e.JobID = k.Parent.Name
 	}
 	return nil
+}
+
+// expiryClass is the Expiry property of a record with this status: the
+// retention class of a finished one, "" (no property) for an unfinished one.
+func expiryClass(status string) string {
+	switch {
+	case !store.Finished(status):
+		return ""
+	case store.Failure(status):
+		return "failed"
+	}
+	return "done"
 }
 
 // definitionEntity is one of a job's definitions, keyed by its hash.

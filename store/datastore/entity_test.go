@@ -24,7 +24,9 @@ var createGoldens = flag.Bool("create-goldens", false, "write the entity golden 
 // also what release 313afd2 stored: Save still gives an invocation that
 // holds its definition's bytes, as that release wrote every one, the same
 // properties. invocation-named.json is one that names its definition, and
-// definition.json the Definition entity that holds it.
+// definition.json the Definition entity that holds it. A finished record
+// has gained Expiry, the class retention finds it by: the -expiry goldens
+// are what Save gives since, and the ones before still load.
 
 var goldenAt = time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
 
@@ -119,35 +121,37 @@ func TestEntityGoldens(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
 		file string
+		// was is a golden of an earlier Save, which must still load.
+		was  string
 		save func() ([]datastore.Property, error)
 		load func([]datastore.Property) (any, error)
 		want any
 	}{
-		{"job.json", (&jobEntity{goldenJob}).Save, func(ps []datastore.Property) (any, error) {
+		{"job.json", "", (&jobEntity{goldenJob}).Save, func(ps []datastore.Property) (any, error) {
 			e := jobEntity{store.JobRecord{ID: goldenJob.ID}}
 			return e.JobRecord, e.Load(ps)
 		}, goldenJob},
-		{"invocation.json", (&invocationEntity{goldenInvocation}).Save, func(ps []datastore.Property) (any, error) {
+		{"invocation-expiry.json", "invocation.json", (&invocationEntity{goldenInvocation}).Save, func(ps []datastore.Property) (any, error) {
 			e := invocationEntity{store.InvocationRecord{JobID: goldenInvocation.JobID, ID: goldenInvocation.ID}}
 			err := e.Load(ps)
 			return e.InvocationRecord, err
 		}, goldenInvocation},
-		{"invocation-named.json", (&invocationEntity{goldenNamedInvocation}).Save, func(ps []datastore.Property) (any, error) {
+		{"invocation-named-expiry.json", "invocation-named.json", (&invocationEntity{goldenNamedInvocation}).Save, func(ps []datastore.Property) (any, error) {
 			e := invocationEntity{store.InvocationRecord{JobID: goldenNamedInvocation.JobID, ID: goldenNamedInvocation.ID}}
 			err := e.Load(ps)
 			return e.InvocationRecord, err
 		}, goldenNamedInvocation},
-		{"invocation-manual.json", (&invocationEntity{goldenManualInvocation}).Save, func(ps []datastore.Property) (any, error) {
+		{"invocation-manual.json", "", (&invocationEntity{goldenManualInvocation}).Save, func(ps []datastore.Property) (any, error) {
 			e := invocationEntity{store.InvocationRecord{JobID: goldenManualInvocation.JobID, ID: goldenManualInvocation.ID}}
 			err := e.Load(ps)
 			return e.InvocationRecord, err
 		}, goldenManualInvocation},
-		{"project.json", (&projectEntity{goldenProject}).Save, func(ps []datastore.Property) (any, error) {
+		{"project.json", "", (&projectEntity{goldenProject}).Save, func(ps []datastore.Property) (any, error) {
 			e := projectEntity{store.ProjectRecord{ID: goldenProject.ID}}
 			err := e.Load(ps)
 			return e.ProjectRecord, err
 		}, goldenProject},
-		{"definition.json", (&definitionEntity{goldenJob.Definition}).Save, func(ps []datastore.Property) (any, error) {
+		{"definition.json", "", (&definitionEntity{goldenJob.Definition}).Save, func(ps []datastore.Property) (any, error) {
 			var e definitionEntity
 			err := e.Load(ps)
 			return e, err
@@ -180,17 +184,26 @@ func TestEntityGoldens(t *testing.T) {
 				t.Errorf("Save's properties changed:\n got %s\nwant %s\nEvery stored entity has the old ones: "+
 					"keep loading them (Load), and add goldens for the new form.", enc, b)
 			}
-			var stored []goldenProperty
-			if err := json.Unmarshal(b, &stored); err != nil {
-				t.Fatal(err)
-			}
-			ps := append(fromGolden(stored), datastore.Property{Name: "AddedLater", Value: int64(1), NoIndex: true})
-			got, err := tt.load(ps)
-			if err != nil {
-				t.Fatalf("loading %s: %v", path, err)
-			}
-			if !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("%s loads as\n%+v\nwant\n%+v", path, got, tt.want)
+			for _, path := range []string{path, filepath.Join("testdata", "entity", tt.was)} {
+				if path == filepath.Join("testdata", "entity") {
+					continue
+				}
+				b, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var stored []goldenProperty
+				if err := json.Unmarshal(b, &stored); err != nil {
+					t.Fatal(err)
+				}
+				ps := append(fromGolden(stored), datastore.Property{Name: "AddedLater", Value: int64(1), NoIndex: true})
+				got, err := tt.load(ps)
+				if err != nil {
+					t.Fatalf("loading %s: %v", path, err)
+				}
+				if !reflect.DeepEqual(got, tt.want) {
+					t.Errorf("%s loads as\n%+v\nwant\n%+v", path, got, tt.want)
+				}
 			}
 		})
 	}

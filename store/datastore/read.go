@@ -183,3 +183,67 @@ func (s *Store) Overdue(ctx context.Context, now time.Time, limit int) ([]string
 	}
 	return ids, nil
 }
+
+// Expired lists up to limit of the job's finished records that r lets go,
+// newest of them first, through the composite index on (ancestor, Expiry,
+// Occurrence desc) in index.yaml: keys-only queries, which read index
+// entries and no entity. The count bound skips r.Keep entries of it.
+func (s *Store) Expired(ctx context.Context, jobID string, r store.Expiry, limit int) ([]string, error) {
+	if limit <= 0 || (r.Before.IsZero() && r.Keep <= 0) {
+		return nil, nil
+	}
+	class := "done"
+	if r.Failures {
+		class = "failed"
+	}
+	base := datastore.NewQuery(kindInvocation).Namespace(s.opts.Namespace).Ancestor(s.jobKey(jobID)).
+		FilterField("Expiry", "=", class).Order("-Occurrence")
+	cutoff := r.Before
+	if r.Keep > 0 {
+		// A projection on the sorted property is served by the same index.
+		q := base.Project("Occurrence").Offset(r.Keep - 1).Limit(1)
+		var kept []datastore.PropertyList
+		_, err := s.retry(ctx, func() error {
+			kept = nil
+			_, err := s.client.GetAll(ctx, q, &kept)
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("datastore: retention of %s: %w", jobID, err)
+		}
+		if len(kept) == 1 {
+			for _, p := range kept[0] {
+				var at time.Time
+				switch v := p.Value.(type) {
+				case int64:
+					// A projection gives a time as its index holds
+					// it: microseconds since the epoch.
+					at = time.UnixMicro(v)
+				case time.Time:
+					at = v
+				}
+				if p.Name == "Occurrence" && at.After(cutoff) {
+					cutoff = at
+				}
+			}
+		}
+	}
+	if cutoff.IsZero() {
+		return nil, nil
+	}
+	q := base.FilterField("Occurrence", "<", cutoff).Limit(limit).KeysOnly()
+	var keys []*datastore.Key
+	_, err := s.retry(ctx, func() error {
+		var err error
+		keys, err = s.client.GetAll(ctx, q, nil)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("datastore: retention of %s: %w", jobID, err)
+	}
+	ids := make([]string, len(keys))
+	for i, k := range keys {
+		ids[i] = k.Name
+	}
+	return ids, nil
+}

@@ -37,6 +37,8 @@ type tx struct {
 	tasks []task.Task
 	names map[string]bool
 
+	dels []string // DeleteInvocation's ids, checked finished by flush
+
 	// refused is the first write refused; it fails the Update even if fn
 	// ignores it.
 	refused error
@@ -111,6 +113,17 @@ func (t *tx) PutInvocation(inv *store.InvocationRecord) error {
 	return nil
 }
 
+// DeleteInvocation keeps the id for flush, which reads the record in the
+// transaction and deletes it only if it is finished: the read makes a
+// concurrent write of the record conflict with the delete.
+func (t *tx) DeleteInvocation(id string) error {
+	if t.isPut[id] {
+		return t.refuse(fmt.Errorf("datastore: invocation %s of %s put and deleted in one transaction", id, t.jobID))
+	}
+	t.dels = append(t.dels, id)
+	return nil
+}
+
 func (t *tx) remember(id string, inv *store.InvocationRecord) {
 	if t.invs == nil {
 		t.invs = map[string]*store.InvocationRecord{}
@@ -177,7 +190,9 @@ func (t *tx) refuse(err error) error {
 	return err
 }
 
-func (t *tx) dirty() bool { return t.jobPut || len(t.invPut) > 0 || len(t.defPut) > 0 }
+func (t *tx) dirty() bool {
+	return t.jobPut || len(t.invPut) > 0 || len(t.defPut) > 0 || len(t.dels) > 0
+}
 
 // flush hands the buffered writes to the transaction, which sends them with
 // its commit.
@@ -196,8 +211,56 @@ func (t *tx) flush() error {
 		keys = append(keys, t.s.definitionKey(t.jobID, hash))
 		src = append(src, &definitionEntity{t.defs[hash]})
 	}
-	if _, err := t.dtx.PutMulti(keys, src); err != nil {
-		return fmt.Errorf("datastore: job %s: %w", t.jobID, err)
+	if len(keys) > 0 {
+		if _, err := t.dtx.PutMulti(keys, src); err != nil {
+			return fmt.Errorf("datastore: job %s: %w", t.jobID, err)
+		}
+	}
+	return t.flushDeletes()
+}
+
+// flushDeletes deletes the records DeleteInvocation named that are
+// finished; absent and unfinished ones are left alone.
+func (t *tx) flushDeletes() error {
+	if len(t.dels) == 0 {
+		return nil
+	}
+	var keys []*datastore.Key
+	for _, id := range t.dels {
+		if inv, ok := t.invs[id]; ok {
+			if inv != nil && store.Finished(inv.Status) {
+				keys = append(keys, t.s.invocationKey(t.jobID, id))
+			}
+			continue
+		}
+		keys = append(keys, t.s.invocationKey(t.jobID, id))
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	got := make([]invocationEntity, len(keys))
+	err := t.dtx.GetMulti(keys, got)
+	var missing datastore.MultiError
+	if err != nil && !errors.As(err, &missing) {
+		return fmt.Errorf("datastore: reading invocations of %s to delete: %w", t.jobID, err)
+	}
+	var del []*datastore.Key
+	for i, k := range keys {
+		if missing != nil && missing[i] != nil {
+			if errors.Is(missing[i], datastore.ErrNoSuchEntity) {
+				continue
+			}
+			return fmt.Errorf("datastore: reading invocation %s of %s to delete: %w", k.Name, t.jobID, missing[i])
+		}
+		if store.Finished(got[i].Status) {
+			del = append(del, k)
+		}
+	}
+	if len(del) == 0 {
+		return nil
+	}
+	if err := t.dtx.DeleteMulti(del); err != nil {
+		return fmt.Errorf("datastore: deleting invocations of %s: %w", t.jobID, err)
 	}
 	return nil
 }

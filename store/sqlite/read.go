@@ -183,3 +183,59 @@ func (s *Store) Overdue(ctx context.Context, now time.Time, limit int) ([]string
 	}
 	return ids, rows.Err()
 }
+
+// expiryQueries are Expired's two queries for a retention class: the
+// occurrence of the class's newest Keep-th record, and the records before
+// a cutoff. Each repeats the WHERE term of the class's partial index
+// (invocations_done, invocations_failed), which is how SQLite knows it may
+// use it.
+func expiryQueries(failures bool) (kept, list string) {
+	class := "status IN ('SUCCEEDED', 'SKIPPED')"
+	if failures {
+		class = "status IN ('FAILED', 'ABORTED')"
+	}
+	return "SELECT occurrence FROM invocations WHERE job_id = ? AND " + class + " ORDER BY occurrence DESC LIMIT 1 OFFSET ?",
+		"SELECT id FROM invocations WHERE job_id = ? AND " + class + " AND occurrence < ? ORDER BY occurrence, id LIMIT ?"
+}
+
+// Expired lists up to limit of the job's finished records that r lets go,
+// oldest first, through the class's partial index.
+func (s *Store) Expired(ctx context.Context, jobID string, r store.Expiry, limit int) ([]string, error) {
+	if limit <= 0 || (r.Before.IsZero() && r.Keep <= 0) {
+		return nil, nil
+	}
+	keptQuery, listQuery := expiryQueries(r.Failures)
+	var cutoff int64 = -1 << 63
+	if !r.Before.IsZero() {
+		n, err := nanos(r.Before)
+		if err != nil {
+			return nil, err
+		}
+		cutoff = n
+	}
+	if r.Keep > 0 {
+		var kept int64
+		err := s.read.QueryRowContext(ctx, keptQuery, jobID, r.Keep-1).Scan(&kept)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+		case err != nil:
+			return nil, fmt.Errorf("sqlite: retention of %s: %w", jobID, err)
+		default:
+			cutoff = max(cutoff, kept)
+		}
+	}
+	rows, err := s.read.QueryContext(ctx, listQuery, jobID, cutoff, limit)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: retention of %s: %w", jobID, err)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}

@@ -174,6 +174,7 @@ type tx struct {
 	invs     map[string]*store.InvocationRecord
 	invOrder []string
 	defs     []definition // PutDefinition's, not known to be stored
+	dels     []string     // DeleteInvocation's ids
 	tasks    []task.Task
 	// adopted are the tasks written claimed for adoption, handed to it
 	// once the transaction committed.
@@ -330,6 +331,19 @@ func (t *tx) PutInvocation(inv *store.InvocationRecord) error {
 	return nil
 }
 
+// DeleteInvocation keeps the id for apply, whose DELETE leaves the row
+// alone unless its status, as the file holds it then, is finished.
+func (t *tx) DeleteInvocation(id string) error {
+	if err := t.check(); err != nil {
+		return err
+	}
+	if _, ok := t.invs[id]; ok {
+		return t.fail(fmt.Errorf("sqlite: invocation %s/%s put and deleted in one transaction", t.jobID, id))
+	}
+	t.dels = append(t.dels, id)
+	return nil
+}
+
 // PutDefinition keeps the definition for apply to insert, unless the Store
 // knows it is stored: a job's every new invocation puts its definition,
 // and only the first since it changed costs the committer an insert.
@@ -459,6 +473,11 @@ func (t *tx) apply() error {
 			return fmt.Errorf("sqlite: put invocation %s/%s: %w", t.jobID, id, err)
 		}
 	}
+	for _, id := range t.dels {
+		if _, err := t.w.exec("DELETE FROM invocations WHERE job_id = ? AND id = ? AND status IN ('SUCCEEDED', 'FAILED', 'ABORTED', 'SKIPPED')", t.jobID, id); err != nil {
+			return fmt.Errorf("sqlite: delete invocation %s/%s: %w", t.jobID, id, err)
+		}
+	}
 	for _, d := range t.defs {
 		// Another process, or this one before it learnt of it, may have
 		// stored it: the same hash is the same bytes.
@@ -515,7 +534,7 @@ func (t *tx) enqueue() error {
 
 // writes reports whether fn put or enqueued anything.
 func (t *tx) writes() bool {
-	return t.job != nil || len(t.invs) > 0 || len(t.defs) > 0 || len(t.tasks) > 0
+	return t.job != nil || len(t.invs) > 0 || len(t.defs) > 0 || len(t.tasks) > 0 || len(t.dels) > 0
 }
 
 // bumpVersion moves the job's version on, for a transaction that does not

@@ -87,6 +87,9 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Jobs pages by id, per project and for all", testJobsPaging},
 		{"a cursor the listing did not make is ErrInvalidCursor", testInvalidCursor},
 		{"a project's record is written whole and listed by id", testProjects},
+		{"Expired lists finished records past the age or count of their class, never unfinished ones", testExpired},
+		{"DeleteInvocation deletes a finished record and leaves an unfinished one", testDeleteInvocation},
+		{"a record put and deleted in one transaction is refused", testDeleteAfterPutRefused},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

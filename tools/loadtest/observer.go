@@ -94,7 +94,11 @@ func (o *observer) results() (late []time.Duration, skipped map[string]int, fail
 
 // peakRSS reads the process's peak resident set (VmHWM) from
 // /proc/self/status; 0 where there is no such file.
-func peakRSS() uint64 {
+func peakRSS() uint64 { return procStatus("VmHWM:") }
+
+// procStatus reads one size field of /proc/self/status, in bytes; 0 where
+// there is no such file.
+func procStatus(field string) uint64 {
 	f, err := os.Open("/proc/self/status")
 	if err != nil {
 		return 0
@@ -102,7 +106,7 @@ func peakRSS() uint64 {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:")
+		rest, ok := strings.CutPrefix(sc.Text(), field)
 		if !ok {
 			continue
 		}
