@@ -2,6 +2,7 @@ package config
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -40,7 +41,7 @@ type DirSource string
 func (d DirSource) Read(context.Context) (Snapshot, error) {
 	files, err := ReadDir(string(d))
 	if err != nil {
-		return Snapshot{}, err
+		return Snapshot{}, fmt.Errorf("reading the config directory: %w", err)
 	}
 	return Snapshot{Files: files}, nil
 }
