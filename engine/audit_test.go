@@ -215,25 +215,22 @@ func TestRecordConfigErrorKeepsTheRunningRevision(t *testing.T) {
 	}
 }
 
-// TestRecordConfigErrorOfACommitNotNewerIsStale: an error about the commit
-// running (another instance applied it meanwhile) or an older one is not
-// recorded; one about a newer commit is, naming it, beside the running
-// commit.
-func TestRecordConfigErrorOfACommitNotNewerIsStale(t *testing.T) {
+// TestRecordConfigErrorOfTheCommitRunningIsStale: an error about the
+// commit running (another instance applied it meanwhile) is not recorded;
+// one about another commit is, naming it, beside the running commit.
+func TestRecordConfigErrorOfTheCommitRunningIsStale(t *testing.T) {
 	h := newHarness(t, engine.Options{})
 	def := engine.Definition{Schedule: "@every 1h", Target: "rec"}
 	running := &engine.Commit{SHA: "c2c2c2c2c2c2c2", Author: "Ada <ada@example.com>", Time: t0.Add(2 * time.Minute), Subject: "second", Link: "https://example.com/c2/p.yaml"}
 	if err := h.eng.ApplyProject(h.ctx, "p", engine.Revision{ID: running.SHA, File: "projects/p.yaml", Jobs: []engine.Job{{ID: "p/a", Definition: def}}, Commit: running}); err != nil {
 		t.Fatal(err)
 	}
-	for _, stale := range []*engine.Commit{{SHA: "c1c1c1c1c1c1c1", Time: t0.Add(time.Minute)}, {SHA: running.SHA, Time: running.Time}} {
-		if err := h.eng.RecordConfigError(h.ctx, "p", "projects/p.yaml", "stale", t0.Add(time.Hour), stale); err != nil {
-			t.Fatal(err)
-		}
+	if err := h.eng.RecordConfigError(h.ctx, "p", "projects/p.yaml", "stale", t0.Add(time.Hour), &engine.Commit{SHA: running.SHA, Time: running.Time}); err != nil {
+		t.Fatal(err)
 	}
 	p, _, _ := h.eng.Project(h.ctx, "p")
 	if p.Error != "" || p.Commit == nil || *p.Commit != *running {
-		t.Fatalf("after stale errors: %+v (commit %+v); want no error and the running commit", p, p.Commit)
+		t.Fatalf("after a stale error: %+v (commit %+v); want no error and the running commit", p, p.Commit)
 	}
 	newer := &engine.Commit{SHA: "c3c3c3c3c3c3c3", Time: t0.Add(3 * time.Minute)}
 	if err := h.eng.RecordConfigError(h.ctx, "p", "projects/p.yaml", "projects/p.yaml:3: bad", t0.Add(time.Hour), newer); err != nil {

@@ -179,8 +179,9 @@ func (e *Engine) Projects(ctx context.Context) (map[string]Project, error) {
 //
 // The record is read and written in one store transaction, so an apply
 // another instance recorded in between is never overwritten; and an
-// error about a commit older than the one running, or the same one (which
-// another instance applied meanwhile), is stale and not recorded.
+// error about the very commit running (which another instance applied
+// meanwhile) is stale and not recorded. One about an older commit is
+// recorded: a ref forced back to it is news.
 func (e *Engine) RecordConfigError(ctx context.Context, project, file, err string, at time.Time, commit *Commit) error {
 	if project == "" {
 		return errors.New("a project needs an id")
@@ -193,7 +194,7 @@ func (e *Engine) RecordConfigError(ctx context.Context, project, file, err strin
 				return nil, derr
 			}
 		}
-		if commit != nil && p.Commit != nil && (p.Commit.SHA == commit.SHA || p.Commit.Time.After(commit.Time)) {
+		if commit != nil && p.Commit != nil && p.Commit.SHA == commit.SHA {
 			return nil, nil
 		}
 		if file != "" {
