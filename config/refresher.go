@@ -122,10 +122,15 @@ type Status struct {
 	// when the newest revision runs.
 	Error   string
 	ErrorAt time.Time
+	// Commit is the commit Revision was read at; nil for a directory's.
+	Commit *engine.Commit
+	// ErrorCommit is the commit Error refused; "" for a directory's.
+	ErrorCommit string
 }
 
 func statusOf(p engine.Project) Status {
-	return Status{Project: p.ID, File: p.File, Revision: p.Revision, LoadedAt: p.AppliedAt, Jobs: p.Jobs, Error: p.Error, ErrorAt: p.ErrorAt}
+	return Status{Project: p.ID, File: p.File, Revision: p.Revision, LoadedAt: p.AppliedAt, Jobs: p.Jobs, Error: p.Error, ErrorAt: p.ErrorAt,
+		Commit: p.Commit, ErrorCommit: p.ErrorCommit}
 }
 
 // revision names a file's content.
