@@ -111,7 +111,9 @@ var definitionGoldens = map[string]Definition{
 	"v0-full.json":    goldenFullDefinition,
 
 	"v1-minimal.json": {Schedule: "@every 5m", Target: "noop"},
-	"v1-full.json":    goldenFullDefinition,
+	// The revision, added within version 1.
+	"v1-revision.json": {Schedule: "@every 5m", Target: "noop", Revision: "0123456789abcdef0123456789abcdef01234567"},
+	"v1-full.json":     goldenFullDefinition,
 	"v1-nanoseconds.json": {Schedule: "* * * * *", Target: "noop", Policy: statemachine.Policy{
 		Timeout: time.Hour + time.Nanosecond, MinBackoff: time.Microsecond, Overlap: statemachine.OverlapReplace,
 	}},

@@ -77,7 +77,9 @@ func (e *Engine) ApplyProject(ctx context.Context, project string, rev Revision)
 		case j.Disabled:
 			err = nil
 		default:
-			err = e.Define(ctx, j.ID, j.Definition)
+			def := j.Definition
+			def.Revision = rev.ID
+			err = e.Define(ctx, j.ID, def)
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("job %s: %w", j.ID, err))

@@ -27,6 +27,9 @@ type storedDefinition struct {
 	Policy   *storedPolicy   `json:"policy,omitempty"`
 	Target   string          `json:"target"`
 	Spec     json.RawMessage `json:"spec,omitempty"`
+	// Added within version 1, left out while empty: an older release
+	// reads the definition and drops it.
+	Revision string `json:"revision,omitempty"`
 }
 
 type storedPolicy struct {
@@ -76,7 +79,7 @@ func encodeDefinition(def Definition) ([]byte, error) {
 	}
 	out := storedDefinition{
 		Version: definitionVersion, Schedule: def.Schedule, TimeZone: def.TimeZone, Gap: def.Gap, Repeat: def.Repeat,
-		Target: def.Target, Spec: def.Spec,
+		Target: def.Target, Spec: def.Spec, Revision: def.Revision,
 	}
 	if sp != (storedPolicy{}) {
 		out.Policy = &sp
@@ -117,7 +120,7 @@ func decodeDefinitionV1(b []byte) (Definition, error) {
 	if err := json.Unmarshal(b, &in); err != nil {
 		return Definition{}, err
 	}
-	def := Definition{Schedule: in.Schedule, TimeZone: in.TimeZone, Gap: in.Gap, Repeat: in.Repeat, Target: in.Target, Spec: in.Spec}
+	def := Definition{Schedule: in.Schedule, TimeZone: in.TimeZone, Gap: in.Gap, Repeat: in.Repeat, Target: in.Target, Spec: in.Spec, Revision: in.Revision}
 	if p := in.Policy; p != nil {
 		def.Policy = statemachine.Policy{
 			Overlap: statemachine.Overlap(p.Overlap), MaxConcurrent: p.MaxConcurrent,
