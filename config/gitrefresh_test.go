@@ -145,3 +145,47 @@ func TestGitRefreshOfARemoteThatFailsChangesNothing(t *testing.T) {
 		t.Errorf("billing's record: %+v; want %s still running", p, sha)
 	}
 }
+
+// TestRefreshOfManyReposHoldsEachToItsProjects: with a repo per project
+// (--projects-file), a repo that fails holds up only its project, and a
+// project found in two repos is refused in both, keeping what it runs.
+func TestRefreshOfManyReposHoldsEachToItsProjects(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	billing, search := newGitRepo(t), newGitRepo(t)
+	billing.commit("billing", map[string]string{"billing.yaml": noopJob("@hourly")})
+	search.commit("search", map[string]string{"search.yaml": noopJob("@daily")})
+	srv := serveGit(t, search)
+	billingSrc := gitSource(t, config.GitOptions{URL: billing.fileURL(), Projects: []string{"billing"}})
+	searchSrc := gitSource(t, config.GitOptions{URL: srv.url(), Auth: goodAuth, Projects: []string{"search"}})
+	fresh := config.NewSourceRefresher([]config.Source{billingSrc, searchSrc}, e.eng, e.st, config.RefresherOptions{Targets: e.tgts, Now: e.clock})
+	if err := fresh.Refresh(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.wantState("billing/report", scheduled, "")
+	e.wantState("search/report", scheduled, "")
+
+	// search's repo goes away; billing's moves on.
+	srv.Close()
+	billing.commit("billing daily", map[string]string{"billing.yaml": noopJob("@daily")})
+	if err := fresh.Refresh(e.ctx); err == nil || !strings.Contains(err.Error(), srv.URL) {
+		t.Errorf("Refresh with search's repo down: %v; want an error naming it", err)
+	}
+	if d := e.definition("billing/report"); d.Schedule != "@daily" {
+		t.Errorf("billing's job has schedule %q; want its repo's new @daily", d.Schedule)
+	}
+	e.wantState("search/report", scheduled, "")
+	if p := e.record("search"); p.Error == "" || p.Revision == "" {
+		t.Errorf("search's record: %+v; want its revision running and its repo's failure", p)
+	}
+
+	// Two sources holding one project: refused in both, billing runs on.
+	twice := config.NewSourceRefresher([]config.Source{billingSrc, gitSource(t, config.GitOptions{URL: billing.fileURL()})}, e.eng, e.st, config.RefresherOptions{Targets: e.tgts, Now: e.clock})
+	billing.commit("billing weekly", map[string]string{"billing.yaml": noopJob("@weekly")})
+	if err := twice.Refresh(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if p := e.record("billing"); !strings.Contains(p.Error, "in two config sources") || e.definition("billing/report").Schedule != "@daily" {
+		t.Errorf("billing in two sources: %+v, schedule %q; want it refused and @daily running", p, e.definition("billing/report").Schedule)
+	}
+}

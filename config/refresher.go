@@ -160,9 +160,13 @@ func (r *Refresher) pass(ctx context.Context, applies *sync.WaitGroup) error {
 	defer r.mu.Unlock()
 	snaps := make([]Snapshot, len(r.sources))
 	readErrs := make([]error, len(r.sources))
+	// Side by side: a repo that hangs until its timeout holds the
+	// others' reads up no longer than it takes.
+	var reads sync.WaitGroup
 	for i, src := range r.sources {
-		snaps[i], readErrs[i] = src.Read(ctx)
+		reads.Go(func() { snaps[i], readErrs[i] = src.Read(ctx) })
 	}
+	reads.Wait()
 	if err := r.listProjects(ctx); err != nil {
 		return err
 	}
