@@ -69,11 +69,12 @@ func fileType(m os.FileMode) string {
 	return m.Type().String()
 }
 
-// File is one project's config file as read from a directory.
+// File is one project's config file as read from a source.
 type File struct {
-	Path    string
+	Path    string // in the directory, or in the repo
 	Project string
 	Data    []byte
+	Link    string // to the file at its commit, from --config-link; "" if none
 	// Err is why the file cannot be used: it could not be read, or another
 	// file in the directory names the same project.
 	Err error

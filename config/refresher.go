@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -17,19 +19,23 @@ import (
 	"golang.org/x/sync/semaphore"
 )
 
-// Refresher keeps the engine running what a config directory says: each
-// pass re-reads the directory, applies the projects whose files changed,
-// and disables the jobs of projects whose files are gone. A project whose
-// new revision is invalid keeps running its last good one, and the error is
-// written in its record in the store (engine.RecordConfigError), where
-// every instance reads it (Status). Projects are applied side by side,
-// each on its own: a project of 100,000 jobs, or one whose apply is slow,
-// holds no other project up, and a pass does not wait for an apply an
-// earlier pass started. Only parsing is bounded: at most ParseBudget bytes of config
-// are parsed at once, since the YAML parser takes about a hundred times a
-// file's size in memory.
+// Refresher keeps the engine running what its config sources say (a
+// directory, or git repos): each pass reads every source, applies the
+// projects whose files changed, and disables the jobs of projects whose
+// files are gone. A project whose new revision is invalid keeps running
+// its last good one, and the error is written in its record in the store
+// (engine.RecordConfigError), where every instance reads it (Status). A
+// source that cannot be read changes none of its projects; neither does a
+// commit that would remove every project of its repo (the safety valve
+// against a wrong path or an emptied branch), nor one older than the
+// commit a project runs (a force-push back). Projects are applied side by
+// side, each on its own: a project of 100,000 jobs, or one whose apply is
+// slow, holds no other project up, and a pass does not wait for an apply
+// an earlier pass started. Only parsing is bounded: at most ParseBudget
+// bytes of config are parsed at once, since the YAML parser takes about a
+// hundred times a file's size in memory.
 type Refresher struct {
-	dir     string
+	sources []Source
 	engine  *engine.Engine
 	store   store.Store // where the projects that have jobs are listed
 	opts    RefresherOptions
@@ -59,6 +65,13 @@ type RefresherOptions struct {
 // NewRefresher returns a refresher of the config directory dir, which has
 // eng run what it says; st is eng's store. It panics without opts.Now.
 func NewRefresher(dir string, eng *engine.Engine, st store.Store, opts RefresherOptions) *Refresher {
+	return NewSourceRefresher([]Source{DirSource(dir)}, eng, st, opts)
+}
+
+// NewSourceRefresher returns a refresher of sources, each holding its own
+// projects: a project found in two is refused in both. It panics without
+// opts.Now.
+func NewSourceRefresher(sources []Source, eng *engine.Engine, st store.Store, opts RefresherOptions) *Refresher {
 	if opts.Now == nil {
 		panic("config.NewRefresher: RefresherOptions.Now is required")
 	}
@@ -68,7 +81,7 @@ func NewRefresher(dir string, eng *engine.Engine, st store.Store, opts Refresher
 	if opts.ParseBudget <= 0 {
 		opts.ParseBudget = MaxFileSize
 	}
-	return &Refresher{dir: dir, engine: eng, store: st, opts: opts, parsing: semaphore.NewWeighted(opts.ParseBudget)}
+	return &Refresher{sources: sources, engine: eng, store: st, opts: opts, parsing: semaphore.NewWeighted(opts.ParseBudget)}
 }
 
 // projectState is what the refresher remembers of a project between passes.
@@ -81,6 +94,19 @@ type projectState struct {
 	// the project to it; the first pass after it ends takes what the file
 	// holds then.
 	busy bool
+	// source is where the project's file was last found; nil until a pass
+	// finds it.
+	source Source
+	// sourceErr is the error of its source last recorded in its record,
+	// so that a remote down for an hour writes it once.
+	sourceErr string
+}
+
+// found is one project's file as a pass read it.
+type found struct {
+	File
+	source Source
+	commit *Commit // nil for a directory's
 }
 
 // Status is where a project's config stands, as its record in the store
@@ -96,10 +122,15 @@ type Status struct {
 	// when the newest revision runs.
 	Error   string
 	ErrorAt time.Time
+	// Commit is the commit Revision was read at; nil for a directory's.
+	Commit *engine.Commit
+	// ErrorCommit is the commit Error refused; "" for a directory's.
+	ErrorCommit string
 }
 
 func statusOf(p engine.Project) Status {
-	return Status{Project: p.ID, File: p.File, Revision: p.Revision, LoadedAt: p.AppliedAt, Jobs: p.Jobs, Error: p.Error, ErrorAt: p.ErrorAt}
+	return Status{Project: p.ID, File: p.File, Revision: p.Revision, LoadedAt: p.AppliedAt, Jobs: p.Jobs, Error: p.Error, ErrorAt: p.ErrorAt,
+		Commit: p.Commit, ErrorCommit: p.ErrorCommit}
 }
 
 // revision names a file's content.
@@ -108,45 +139,78 @@ func revision(data []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// Refresh re-reads the directory once, brings every project whose file
+// Refresh reads the sources once, brings every project whose file
 // changed in line, and returns when the applies it started have ended (an
 // apply that an earlier pass of Run started and that is still under way is
-// left to it). It returns an error, and changes nothing, only when the
-// directory cannot be read or the store cannot list the projects it had;
-// a project's own errors are in its record (Status) and the log.
+// left to it). It returns an error when a source cannot be read (or its
+// commit is refused whole), which changes none of that source's projects,
+// or when the store cannot list the projects it had, which changes
+// nothing; a project's own errors are in its record (Status) and the log.
 func (r *Refresher) Refresh(ctx context.Context) error {
 	var applies sync.WaitGroup
 	defer applies.Wait()
 	return r.pass(ctx, &applies)
 }
 
-// pass reads the directory and starts, in applies, an apply of each project
+// pass reads the sources and starts, in applies, an apply of each project
 // whose file changed and a removal of each whose file is gone, unless one
 // is under way already.
 func (r *Refresher) pass(ctx context.Context, applies *sync.WaitGroup) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	files, err := ReadDir(r.dir)
-	if err != nil {
-		return fmt.Errorf("reading the config directory: %w", err)
+	snaps := make([]Snapshot, len(r.sources))
+	readErrs := make([]error, len(r.sources))
+	// Side by side: a repo that hangs until its timeout holds the
+	// others' reads up no longer than it takes.
+	var reads sync.WaitGroup
+	for i, src := range r.sources {
+		reads.Go(func() { snaps[i], readErrs[i] = src.Read(ctx) })
 	}
+	reads.Wait()
 	if err := r.listProjects(ctx); err != nil {
 		return err
 	}
+	var errs []error
+	failed := map[Source]bool{}
+	byProject := map[string][]found{}
+	for i, src := range r.sources {
+		snap, err := snaps[i], readErrs[i]
+		if err == nil {
+			err = r.checkNotEmptied(src, snap)
+		}
+		if err != nil {
+			errs = append(errs, err)
+			failed[src] = true
+			r.sourceFailed(ctx, src, err)
+			continue
+		}
+		for _, f := range snap.Files {
+			byProject[f.Project] = append(byProject[f.Project], found{File: f, source: src, commit: snap.Commit})
+		}
+	}
 	present := map[string]bool{}
-	for _, f := range files {
-		present[f.Project] = true
-		ps := r.projects[f.Project]
+	for project, fs := range byProject {
+		present[project] = true
+		ps := r.projects[project]
 		if ps == nil {
 			ps = &projectState{}
-			r.projects[f.Project] = ps
+			r.projects[project] = ps
 		}
 		if ps.busy {
 			continue
 		}
+		f := fs[0]
+		for _, other := range fs[1:] {
+			// Two files of one source are refused by the source itself.
+			if other.source != f.source {
+				f.Err = fmt.Errorf("project %s is in two config sources (%s and %s): a project is in exactly one place", project, f.source, other.source)
+				break
+			}
+		}
+		ps.source, ps.sourceErr = f.source, ""
 		if f.Err != nil {
 			ps.seen = "" // whatever the file holds once it can be read is news
-			r.failed(ctx, f.Project, f.Path, f.Err)
+			r.failed(ctx, f.Project, f.Path, f.commit, f.Err)
 			continue
 		}
 		if rev := revision(f.Data); rev != ps.seen {
@@ -155,12 +219,53 @@ func (r *Refresher) pass(ctx context.Context, applies *sync.WaitGroup) error {
 		}
 	}
 	for id, ps := range r.projects {
-		if !present[id] && !ps.busy {
-			ps.busy = true
-			applies.Go(func() { r.remove(ctx, id, ps) })
+		// A project of a source that could not be read is not gone; nor,
+		// while any source failed, is one whose source is not known yet.
+		if present[id] || ps.busy || failed[ps.source] || (ps.source == nil && len(failed) > 0) {
+			continue
+		}
+		ps.busy = true
+		applies.Go(func() { r.remove(ctx, id, ps) })
+	}
+	return errors.Join(errs...)
+}
+
+// checkNotEmptied refuses a commit that holds none of the projects the
+// source had: a wrong path or an emptied branch must not disable them
+// all. Removing some of them is an ordinary change.
+func (r *Refresher) checkNotEmptied(src Source, snap Snapshot) error {
+	if snap.Commit == nil || len(snap.Files) > 0 {
+		return nil
+	}
+	var had []string
+	for id, ps := range r.projects {
+		if ps.source == src || (ps.source == nil && len(r.sources) == 1) {
+			had = append(had, id)
 		}
 	}
-	return nil
+	if len(had) == 0 {
+		return nil
+	}
+	slices.Sort(had)
+	return fmt.Errorf("%s: commit %s (%q) holds no project config at all, and would disable every project it had (%s): refused; remove projects in a commit that leaves at least one", src, snap.Commit.SHA[:12], snap.Commit.Subject, strings.Join(had, ", "))
+}
+
+// sourceFailed logs why a source could not be read and, for a repo,
+// records it in the records of the projects last found there, once per
+// error: their running revisions stay as they are. A directory that
+// cannot be read is the server's own machine's trouble, for its log.
+func (r *Refresher) sourceFailed(ctx context.Context, src Source, err error) {
+	r.opts.Logger.Error("config source not read; its projects keep running as they are", "source", src.String(), "err", err)
+	if _, ok := src.(DirSource); ok {
+		return
+	}
+	for id, ps := range r.projects {
+		if ps.source != src || ps.busy || ps.sourceErr == err.Error() {
+			continue
+		}
+		ps.sourceErr = err.Error()
+		r.failed(ctx, id, "", nil, err)
+	}
 }
 
 // listProjects learns, once, the projects that have jobs or a config
@@ -204,27 +309,64 @@ func (r *Refresher) listProjects(ctx context.Context) error {
 
 // apply parses a project's file and has the engine run it. It runs beside
 // the other projects' applies, without the refresher's lock.
-func (r *Refresher) apply(ctx context.Context, f File, rev string, ps *projectState) {
+func (r *Refresher) apply(ctx context.Context, f found, rev string, ps *projectState) {
 	seen := ""
 	defer func() {
 		r.mu.Lock()
 		ps.seen, ps.busy = seen, false
 		r.mu.Unlock()
 	}()
-	p, err := r.parse(ctx, f)
+	if err := r.checkForward(ctx, f); err != nil {
+		seen = rev
+		r.failed(ctx, f.Project, f.Path, f.commit, err)
+		return
+	}
+	p, err := r.parse(ctx, f.File)
 	if err != nil {
 		if ctx.Err() == nil { // the bytes are at fault, not a stop
 			seen = rev
 		}
-		r.failed(ctx, f.Project, f.Path, err)
+		r.failed(ctx, f.Project, f.Path, f.commit, err)
 		return
 	}
-	if err := r.engine.ApplyProject(ctx, p.ID, engine.Revision{ID: rev, File: f.Path, Jobs: p.Jobs, Grants: p.Grants}); err != nil {
-		r.failed(ctx, f.Project, f.Path, err)
+	id, commit := rev, engineCommit(f)
+	if commit != nil {
+		id = commit.SHA
+	}
+	if err := r.engine.ApplyProject(ctx, p.ID, engine.Revision{ID: id, File: f.Path, Jobs: p.Jobs, Grants: p.Grants, Commit: commit}); err != nil {
+		r.failed(ctx, f.Project, f.Path, f.commit, err)
 		return
 	}
 	seen = rev
-	r.opts.Logger.Info("config applied", "project", p.ID, "file", f.Path, "revision", rev[:12], "jobs", len(p.Jobs))
+	r.opts.Logger.Info("config applied", "project", p.ID, "file", f.Path, "revision", id[:12], "jobs", len(p.Jobs))
+}
+
+// engineCommit is the commit a project's record keeps for f, or nil.
+func engineCommit(f found) *engine.Commit {
+	if f.commit == nil {
+		return nil
+	}
+	c := f.commit
+	return &engine.Commit{SHA: c.SHA, Author: c.Author, Time: c.Time, Subject: c.Subject, Link: f.Link}
+}
+
+// checkForward refuses a commit older than the one the project runs: a
+// ref forced back to an old commit (by mistake, or by someone replaying
+// one) must not undo newer configs unnoticed. Rolling back is a new
+// commit, such as a git revert.
+func (r *Refresher) checkForward(ctx context.Context, f found) error {
+	if f.commit == nil {
+		return nil
+	}
+	p, _, err := r.engine.Project(ctx, f.Project)
+	if err != nil {
+		return err
+	}
+	if run := p.Commit; run != nil && run.SHA != f.commit.SHA && run.Time.After(f.commit.Time) {
+		return fmt.Errorf("%s: the ref went back to an older commit (%s, %s) than the one running (%s, %s), by a force-push? refused: roll back with a new commit, such as a git revert",
+			f.Path, f.commit.SHA[:12], f.commit.Time.Format(time.RFC3339), run.SHA[:12], run.Time.Format(time.RFC3339))
+	}
+	return nil
 }
 
 // parse parses a project's file within the parse budget; it fails only
@@ -250,21 +392,28 @@ func (r *Refresher) remove(ctx context.Context, project string, ps *projectState
 	}
 	r.mu.Unlock()
 	if err != nil {
-		r.failed(ctx, project, "", err)
+		r.failed(ctx, project, "", nil, err)
 		return
 	}
 	r.opts.Logger.Info("config removed; its jobs are disabled", "project", project)
 }
 
 // failed records why a project's newest revision is not running in its
-// record; the revision that is running, if any, stays as it was. A stop is
-// no fault of the revision's and is only logged.
-func (r *Refresher) failed(ctx context.Context, project, file string, err error) {
-	r.opts.Logger.Error("config not applied; the last good revision keeps running", "project", project, "err", err)
+// record, naming the commit it was read at, if any; the revision that is
+// running, if any, stays as it was. A stop is no fault of the revision's
+// and is only logged.
+func (r *Refresher) failed(ctx context.Context, project, file string, commit *Commit, err error) {
+	msg := err.Error()
+	var ec *engine.Commit
+	if commit != nil {
+		msg = fmt.Sprintf("%s (at commit %s: %q)", msg, commit.SHA[:12], commit.Subject)
+		ec = &engine.Commit{SHA: commit.SHA, Time: commit.Time}
+	}
+	r.opts.Logger.Error("config not applied; the last good revision keeps running", "project", project, "err", msg)
 	if ctx.Err() != nil {
 		return
 	}
-	if rerr := r.engine.RecordConfigError(ctx, project, file, err.Error(), r.opts.Now()); rerr != nil {
+	if rerr := r.engine.RecordConfigError(ctx, project, file, msg, r.opts.Now(), ec); rerr != nil {
 		r.opts.Logger.Error("recording a project's config error failed", "project", project, "err", rerr)
 	}
 }
@@ -306,7 +455,7 @@ func (r *Refresher) Run(ctx context.Context) error {
 	defer applies.Wait()
 	for {
 		if err := r.pass(ctx, &applies); err != nil {
-			r.opts.Logger.Error("config refresh failed; nothing changed", "dir", r.dir, "err", err)
+			r.opts.Logger.Error("config refresh failed; what could not be read changed nothing", "err", err)
 		}
 		select {
 		case <-ctx.Done():

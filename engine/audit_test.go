@@ -186,7 +186,7 @@ func TestRecordConfigErrorKeepsTheRunningRevision(t *testing.T) {
 	def := engine.Definition{Schedule: "@every 1h", Target: "rec"}
 	grants := []access.Grant{{Role: access.Owner, Members: []access.Member{access.Member(alice)}}}
 	// A project whose first revision is refused has a record all the same.
-	if err := h.eng.RecordConfigError(h.ctx, "p", "configs/p.yaml", "configs/p.yaml:1: not YAML", t0); err != nil {
+	if err := h.eng.RecordConfigError(h.ctx, "p", "configs/p.yaml", "configs/p.yaml:1: not YAML", t0, nil); err != nil {
 		t.Fatal(err)
 	}
 	p, ok, err := h.eng.Project(h.ctx, "p")
@@ -201,7 +201,7 @@ func TestRecordConfigErrorKeepsTheRunningRevision(t *testing.T) {
 		t.Fatalf("after r1: %+v; want its status and no error", applied)
 	}
 	at := t0.Add(time.Hour)
-	if err := h.eng.RecordConfigError(h.ctx, "p", "", "configs/p.yaml:3: jobs[0].schedule: bad field", at); err != nil {
+	if err := h.eng.RecordConfigError(h.ctx, "p", "", "configs/p.yaml:3: jobs[0].schedule: bad field", at, nil); err != nil {
 		t.Fatal(err)
 	}
 	want := applied
@@ -210,7 +210,34 @@ func TestRecordConfigErrorKeepsTheRunningRevision(t *testing.T) {
 	if !reflect.DeepEqual(p, want) {
 		t.Errorf("after r2 refused: %+v; want %+v", p, want)
 	}
-	if err := h.eng.RecordConfigError(h.ctx, "", "", "x", at); err == nil {
+	if err := h.eng.RecordConfigError(h.ctx, "", "", "x", at, nil); err == nil {
 		t.Error("an error recorded for no project")
+	}
+}
+
+// TestRecordConfigErrorOfTheCommitRunningIsStale: an error about the
+// commit running (another instance applied it meanwhile) is not recorded;
+// one about another commit is, naming it, beside the running commit.
+func TestRecordConfigErrorOfTheCommitRunningIsStale(t *testing.T) {
+	h := newHarness(t, engine.Options{})
+	def := engine.Definition{Schedule: "@every 1h", Target: "rec"}
+	running := &engine.Commit{SHA: "c2c2c2c2c2c2c2", Author: "Ada <ada@example.com>", Time: t0.Add(2 * time.Minute), Subject: "second", Link: "https://example.com/c2/p.yaml"}
+	if err := h.eng.ApplyProject(h.ctx, "p", engine.Revision{ID: running.SHA, File: "projects/p.yaml", Jobs: []engine.Job{{ID: "p/a", Definition: def}}, Commit: running}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.eng.RecordConfigError(h.ctx, "p", "projects/p.yaml", "stale", t0.Add(time.Hour), &engine.Commit{SHA: running.SHA, Time: running.Time}); err != nil {
+		t.Fatal(err)
+	}
+	p, _, _ := h.eng.Project(h.ctx, "p")
+	if p.Error != "" || p.Commit == nil || *p.Commit != *running {
+		t.Fatalf("after a stale error: %+v (commit %+v); want no error and the running commit", p, p.Commit)
+	}
+	newer := &engine.Commit{SHA: "c3c3c3c3c3c3c3", Time: t0.Add(3 * time.Minute)}
+	if err := h.eng.RecordConfigError(h.ctx, "p", "projects/p.yaml", "projects/p.yaml:3: bad", t0.Add(time.Hour), newer); err != nil {
+		t.Fatal(err)
+	}
+	p, _, _ = h.eng.Project(h.ctx, "p")
+	if p.Error != "projects/p.yaml:3: bad" || p.ErrorCommit != newer.SHA || *p.Commit != *running {
+		t.Errorf("after a newer commit's error: %+v; want it beside the running commit", p)
 	}
 }

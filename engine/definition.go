@@ -32,10 +32,16 @@ type Definition struct {
 	// Retention is how long the job's invocation records are kept; its
 	// zero fields take the server's defaults.
 	Retention Retention `json:"retention,omitzero"`
+	// Revision is the config revision (a commit, or a file's hash) that
+	// brought this definition; the invocations that run under it name it.
+	// It is not part of what the job is: a revision that leaves the job
+	// as it was keeps the revision that defined it.
+	Revision string `json:"revision,omitempty"`
 }
 
-// Equal reports whether d and o define the same job: equal fields, and
-// specs that are the same JSON value however they are spelled.
+// Equal reports whether d and o define the same job: equal fields but
+// Revision, and specs that are the same JSON value however they are
+// spelled.
 func (d *Definition) Equal(o *Definition) bool {
 	return d.Schedule == o.Schedule && d.TimeZone == o.TimeZone && d.Gap == o.Gap && d.Repeat == o.Repeat &&
 		d.Policy == o.Policy && d.Target == o.Target && sameJSON(d.Spec, o.Spec) && d.Notify.equal(o.Notify) &&

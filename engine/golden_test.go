@@ -123,7 +123,9 @@ var definitionGoldens = map[string]Definition{
 	"v0-full.json":    goldenFullDefinition,
 
 	"v1-minimal.json": {Schedule: "@every 5m", Target: "noop"},
-	"v1-full.json":    goldenFullDefinition,
+	// The revision, added within version 1.
+	"v1-revision.json": {Schedule: "@every 5m", Target: "noop", Revision: "0123456789abcdef0123456789abcdef01234567"},
+	"v1-full.json":     goldenFullDefinition,
 	"v1-nanoseconds.json": {Schedule: "* * * * *", Target: "noop", Policy: statemachine.Policy{
 		Timeout: time.Hour + time.Nanosecond, MinBackoff: time.Microsecond, Overlap: statemachine.OverlapReplace,
 	}},
@@ -151,6 +153,12 @@ var projectGoldens = map[string]Project{
 		Error: "configs/golden.yaml:7: jobs[1].schedule: bad field", ErrorAt: gmin(5),
 		Grants: []access.Grant{{Role: access.Owner, Members: []access.Member{"user:alice@example.com"}}}},
 	"v1-error-only.json": {ID: "golden", File: "configs/golden.yaml", Error: "configs/golden.yaml:1: not YAML", ErrorAt: gmin(5)},
+	// The commits, added within version 1.
+	"v1-commit.json": {ID: "golden", Revision: "0123456789abcdef0123456789abcdef01234567", AppliedAt: gmin(0), File: "projects/golden.yaml", Jobs: 1,
+		Error: `projects/golden.yaml:7: jobs[0].schedule: bad field (at commit 89abcdef0123: "next")`, ErrorAt: gmin(5),
+		Commit: &Commit{SHA: "0123456789abcdef0123456789abcdef01234567", Author: "Ada Owner <ada@example.com>", Time: gmin(-1), Subject: "golden: hourly",
+			Link: "https://example.com/blob/0123456789abcdef0123456789abcdef01234567/projects/golden.yaml"},
+		ErrorCommit: "89abcdef0123456789abcdef0123456789abcdef"},
 }
 
 // TestStoredProjectGoldens: every stored version of the project record

@@ -125,3 +125,43 @@ func TestAnInvocationKeepsTheDefinitionItWasCreatedUnderAfterARedefinition(t *te
 		}
 	}
 }
+
+// An invocation names the config revision its definition came from: a
+// revision that leaves the job as it was keeps the one that defined it,
+// and one that changes the job is named by the invocations after it.
+func TestInvocationsNameTheRevisionTheirDefinitionCameFrom(t *testing.T) {
+	h := newHarness(t, engine.Options{})
+	apply := func(rev, schedule string) {
+		t.Helper()
+		if err := h.eng.ApplyProject(h.ctx, "p", engine.Revision{ID: rev, Jobs: []engine.Job{{ID: "p/a", Definition: engine.Definition{Schedule: schedule, Target: "rec"}}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	newest := func() string {
+		t.Helper()
+		invs := h.invocations("p/a")
+		if len(invs) == 0 {
+			t.Fatal("no invocation")
+		}
+		def, err := h.eng.InvocationDefinition(h.ctx, invs[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return def.Revision
+	}
+	apply("r1", "* * * * *")
+	h.runUntil(t0.Add(time.Minute))
+	if r := newest(); r != "r1" {
+		t.Errorf("under r1 the invocation names %q", r)
+	}
+	apply("r2", "* * * * *") // the same job
+	h.runUntil(t0.Add(2 * time.Minute))
+	if r := newest(); r != "r1" {
+		t.Errorf("after r2, which left the job as it was, the invocation names %q; want r1", r)
+	}
+	apply("r3", "*/1 * * * *")
+	h.runUntil(t0.Add(3 * time.Minute))
+	if r := newest(); r != "r3" {
+		t.Errorf("after r3 changed the job the invocation names %q; want r3", r)
+	}
+}

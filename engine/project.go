@@ -32,6 +32,9 @@ type Revision struct {
 	// File is the config file the revision was read from, for the
 	// project's record.
 	File string
+	// Commit is the commit the revision was read at; nil for a
+	// directory's.
+	Commit *Commit
 }
 
 // ApplyProject makes a project's jobs what one revision of its config
@@ -74,7 +77,9 @@ func (e *Engine) ApplyProject(ctx context.Context, project string, rev Revision)
 		case j.Disabled:
 			err = nil
 		default:
-			err = e.Define(ctx, j.ID, j.Definition)
+			def := j.Definition
+			def.Revision = rev.ID
+			err = e.Define(ctx, j.ID, def)
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("job %s: %w", j.ID, err))
@@ -97,7 +102,7 @@ func (e *Engine) ApplyProject(ctx context.Context, project string, rev Revision)
 		return errors.Join(errs...)
 	}
 	encoded, err := encodeProject(Project{ID: project, Revision: rev.ID, AppliedAt: e.opts.Now().Round(0).UTC(), Grants: rev.Grants,
-		File: rev.File, Jobs: len(rev.Jobs)})
+		File: rev.File, Jobs: len(rev.Jobs), Commit: rev.Commit})
 	if err != nil {
 		return err
 	}

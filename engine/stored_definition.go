@@ -34,6 +34,9 @@ type storedDefinition struct {
 	// defaults, so the jobs that existed before keep their bytes (and
 	// their hashes), and a release before it ignores it.
 	Retention *storedRetention `json:"retention,omitempty"`
+	// Revision was added within version 1, left out while empty: an older
+	// release reads the definition and drops it.
+	Revision string `json:"revision,omitempty"`
 }
 
 type storedNotify struct {
@@ -97,7 +100,7 @@ func encodeDefinition(def Definition) ([]byte, error) {
 	}
 	out := storedDefinition{
 		Version: definitionVersion, Schedule: def.Schedule, TimeZone: def.TimeZone, Gap: def.Gap, Repeat: def.Repeat,
-		Target: def.Target, Spec: def.Spec,
+		Target: def.Target, Spec: def.Spec, Revision: def.Revision,
 	}
 	if n := def.Notify; n != nil {
 		out.Notify = &storedNotify{URL: n.URL, Format: n.Format, On: n.On, LongRun: durationString(n.LongRun)}
@@ -145,7 +148,7 @@ func decodeDefinitionV1(b []byte) (Definition, error) {
 	if err := json.Unmarshal(b, &in); err != nil {
 		return Definition{}, err
 	}
-	def := Definition{Schedule: in.Schedule, TimeZone: in.TimeZone, Gap: in.Gap, Repeat: in.Repeat, Target: in.Target, Spec: in.Spec}
+	def := Definition{Schedule: in.Schedule, TimeZone: in.TimeZone, Gap: in.Gap, Repeat: in.Repeat, Target: in.Target, Spec: in.Spec, Revision: in.Revision}
 	if n := in.Notify; n != nil {
 		def.Notify = &Notify{URL: n.URL, Format: n.Format, On: n.On}
 		if n.LongRun != "" {

@@ -29,6 +29,20 @@ type Project struct {
 	// when the newest revision runs. ErrorAt is when it was found.
 	Error   string
 	ErrorAt time.Time
+	// Commit is the commit Revision was read at; nil for a directory's.
+	Commit *Commit
+	// ErrorCommit is the commit whose revision Error refused; "" for a
+	// directory's, or when the source itself failed.
+	ErrorCommit string
+}
+
+// Commit is the git commit a revision was read at.
+type Commit struct {
+	SHA     string
+	Author  string // "Name <email>"
+	Time    time.Time
+	Subject string
+	Link    string // to the project's file at the commit; "" if the server has no --config-link
 }
 
 // HasConfig reports whether the record says anything of the project's
@@ -54,6 +68,18 @@ type storedProject struct {
 	Jobs    int       `json:"jobs,omitempty"`
 	Error   string    `json:"error,omitempty"`
 	ErrorAt time.Time `json:"error_at,omitzero"`
+	// The commits were added within version 1 too, and are dropped alike
+	// by a release before them.
+	Commit      *storedCommit `json:"commit,omitempty"`
+	ErrorCommit string        `json:"error_commit,omitempty"`
+}
+
+type storedCommit struct {
+	SHA     string    `json:"sha"`
+	Author  string    `json:"author,omitempty"`
+	Time    time.Time `json:"time,omitzero"`
+	Subject string    `json:"subject,omitempty"`
+	Link    string    `json:"link,omitempty"`
 }
 
 type storedGrant struct {
@@ -64,7 +90,10 @@ type storedGrant struct {
 
 func encodeProject(p Project) ([]byte, error) {
 	out := storedProject{Version: projectVersion, Revision: p.Revision, AppliedAt: p.AppliedAt,
-		File: p.File, Jobs: p.Jobs, Error: p.Error, ErrorAt: p.ErrorAt}
+		File: p.File, Jobs: p.Jobs, Error: p.Error, ErrorAt: p.ErrorAt, ErrorCommit: p.ErrorCommit}
+	if c := p.Commit; c != nil {
+		out.Commit = &storedCommit{SHA: c.SHA, Author: c.Author, Time: c.Time.Round(0).UTC(), Subject: c.Subject, Link: c.Link}
+	}
 	for _, g := range p.Grants {
 		sg := storedGrant{Role: string(g.Role), Members: make([]string, 0, len(g.Members)), Jobs: g.Jobs}
 		for _, m := range g.Members {
@@ -87,7 +116,10 @@ func decodeProject(id string, b []byte) (Project, error) {
 		return Project{}, fmt.Errorf("project %s: stored record of version %d: this release reads version %d", id, in.Version, projectVersion)
 	}
 	p := Project{ID: id, Revision: in.Revision, AppliedAt: in.AppliedAt,
-		File: in.File, Jobs: in.Jobs, Error: in.Error, ErrorAt: in.ErrorAt}
+		File: in.File, Jobs: in.Jobs, Error: in.Error, ErrorAt: in.ErrorAt, ErrorCommit: in.ErrorCommit}
+	if c := in.Commit; c != nil {
+		p.Commit = &Commit{SHA: c.SHA, Author: c.Author, Time: c.Time, Subject: c.Subject, Link: c.Link}
+	}
 	for i, g := range in.Grants {
 		role, err := access.ParseRole(g.Role)
 		if err != nil {
@@ -143,31 +175,43 @@ func (e *Engine) Projects(ctx context.Context) (map[string]Project, error) {
 // if file is not "": the revision running, its grants and when it was
 // applied stay as they were, so every instance reads the error beside the
 // last good revision. A project with no record gets one with the error
-// alone.
+// alone. commit is the commit of the refused revision, or "".
 //
-// It reads the record and writes it whole, outside any transaction: a
-// writer of the same record in between (another instance's refresh of
-// the same project, which one refresher never runs beside itself) is
-// overwritten, so the record may show the older revision with this error
-// until the next refresh that changes the file writes it again.
-func (e *Engine) RecordConfigError(ctx context.Context, project, file, err string, at time.Time) error {
+// The record is read and written in one store transaction, so an apply
+// another instance recorded in between is never overwritten; and an
+// error about the very commit running (which another instance applied
+// meanwhile) is stale and not recorded. One about an older commit is
+// recorded: a ref forced back to it is news.
+func (e *Engine) RecordConfigError(ctx context.Context, project, file, err string, at time.Time, commit *Commit) error {
 	if project == "" {
 		return errors.New("a project needs an id")
 	}
-	p, _, rerr := e.Project(ctx, project)
-	if rerr != nil {
-		return rerr
-	}
-	if file != "" {
-		p.File = file
-	}
-	p.Error, p.ErrorAt = err, at.Round(0).UTC()
-	encoded, rerr := encodeProject(p)
-	if rerr != nil {
-		return rerr
-	}
-	if rerr := e.store.PutProject(ctx, &store.ProjectRecord{ID: project, Encoded: encoded}); rerr != nil {
-		return fmt.Errorf("project %s: recording its config error: %w", project, rerr)
+	uerr := e.store.UpdateProject(ctx, project, func(old *store.ProjectRecord) (*store.ProjectRecord, error) {
+		p := Project{ID: project}
+		if old != nil {
+			var derr error
+			if p, derr = decodeProject(project, old.Encoded); derr != nil {
+				return nil, derr
+			}
+		}
+		if commit != nil && p.Commit != nil && p.Commit.SHA == commit.SHA {
+			return nil, nil
+		}
+		if file != "" {
+			p.File = file
+		}
+		p.Error, p.ErrorAt, p.ErrorCommit = err, at.Round(0).UTC(), ""
+		if commit != nil {
+			p.ErrorCommit = commit.SHA
+		}
+		encoded, eerr := encodeProject(p)
+		if eerr != nil {
+			return nil, eerr
+		}
+		return &store.ProjectRecord{ID: project, Encoded: encoded}, nil
+	})
+	if uerr != nil {
+		return fmt.Errorf("project %s: recording its config error: %w", project, uerr)
 	}
 	return nil
 }

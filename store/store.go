@@ -208,6 +208,12 @@ type Store interface {
 	// PutProject writes a project's record whole, replacing any it had.
 	// It is its own entity group, written outside any job's transaction.
 	PutProject(ctx context.Context, p *ProjectRecord) error
+	// UpdateProject reads a project's record (nil if it has none), has fn
+	// say what it becomes, and writes that, in one transaction: a writer
+	// of the same record in between makes it read again (Datastore) or
+	// waits (SQLite), so no write of another instance's is lost. fn
+	// returning nil writes nothing; an error from fn is returned as is.
+	UpdateProject(ctx context.Context, id string, fn func(*ProjectRecord) (*ProjectRecord, error)) error
 
 	Close() error
 }

@@ -39,7 +39,7 @@ func fixture(t *testing.T) *harness {
 	if err := h.eng.Disable(h.ctx, "ops/heartbeat", statemachine.Reason{Kind: statemachine.ReasonRemovedFromConfig}); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.eng.RecordConfigError(h.ctx, "broken", "configs/broken.yaml", "configs/broken.yaml:3: jobs[0].schedule: bad field", t0); err != nil {
+	if err := h.eng.RecordConfigError(h.ctx, "broken", "configs/broken.yaml", "configs/broken.yaml:3: jobs[0].schedule: bad field", t0, nil); err != nil {
 		t.Fatal(err)
 	}
 	h.runUntil(t0.Add(2*time.Minute + 30*time.Second))

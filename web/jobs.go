@@ -121,7 +121,15 @@ func (s *server) getInvocation(r *http.Request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, invDetail{invJSON: toInv(inv), JobID: jobID, Log: string(inv.Log)}, nil
+	d := invDetail{invJSON: toInv(inv), JobID: jobID, Log: string(inv.Log)}
+	if inv.Status != "SKIPPED" {
+		// A definition that cannot be read leaves the revision out; the
+		// invocation is shown all the same.
+		if def, err := s.eng.InvocationDefinition(r.Context(), inv); err == nil {
+			d.Revision = def.Revision
+		}
+	}
+	return http.StatusOK, d, nil
 }
 
 // jobIDOf is the id of the job a request's path names.

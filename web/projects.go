@@ -31,9 +31,21 @@ type projectJSON struct {
 type configJSON struct {
 	Revision string     `json:"revision,omitempty"`
 	LoadedAt *time.Time `json:"loaded_at,omitempty"`
+	// Commit is the commit Revision was read at (a repo's revision).
+	Commit *commitJSON `json:"commit,omitempty"`
 	// Error is why the latest revision was refused; the project runs
-	// Revision meanwhile.
-	Error string `json:"error,omitempty"`
+	// Revision meanwhile. ErrorCommit is the refused commit.
+	Error       string     `json:"error,omitempty"`
+	ErrorAt     *time.Time `json:"error_at,omitempty"`
+	ErrorCommit string     `json:"error_commit,omitempty"`
+}
+
+type commitJSON struct {
+	SHA     string    `json:"sha"`
+	Author  string    `json:"author,omitempty"`
+	Time    time.Time `json:"time"`
+	Subject string    `json:"subject,omitempty"`
+	Link    string    `json:"link,omitempty"`
 }
 
 // listProjects lists every project the caller may see that has jobs in the
@@ -122,7 +134,11 @@ func configOf(p engine.Project) *configJSON {
 	if !p.HasConfig() {
 		return nil
 	}
-	return &configJSON{Revision: p.Revision, LoadedAt: timePtr(p.AppliedAt), Error: p.Error}
+	c := &configJSON{Revision: p.Revision, LoadedAt: timePtr(p.AppliedAt), Error: p.Error, ErrorAt: timePtr(p.ErrorAt), ErrorCommit: p.ErrorCommit}
+	if pc := p.Commit; pc != nil {
+		c.Commit = &commitJSON{SHA: pc.SHA, Author: pc.Author, Time: pc.Time, Subject: pc.Subject, Link: pc.Link}
+	}
+	return c
 }
 
 // projectExists reports whether the store has a job of the project or a

@@ -121,6 +121,10 @@ type invJSON struct {
 type invDetail struct {
 	invJSON
 	JobID string `json:"job_id"`
+	// Revision is the config revision (a commit in a repo) the definition
+	// it runs under came from; "" for a skip record, or a definition
+	// stored before revisions were.
+	Revision string `json:"revision,omitempty"`
 	// Log is the bounded debug log: its head and tail, with a marker
 	// saying how much was dropped between them.
 	Log string `json:"log"`

@@ -11,6 +11,7 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -48,6 +49,11 @@ type Options struct {
 	// Logger receives failures the caller sees only as a 500; nil
 	// discards them.
 	Logger *slog.Logger
+	// Reimport, if set, imports the config repos at once, for POST
+	// /api/v1/configs:reimport; WebhookSecret is the secret a webhook's
+	// signature proves it holds (none: only administrators may call it).
+	Reimport      func(context.Context) error
+	WebhookSecret []byte
 }
 
 // server holds what the handlers share.
@@ -60,6 +66,9 @@ type server struct {
 	grants *grantsCache
 	// csrf refuses browsers' cross-origin changes.
 	csrf *http.CrossOriginProtection
+
+	reimportFn    func(context.Context) error
+	webhookSecret []byte
 }
 
 // New returns the handler of /api/v1/..., /healthz and, with
@@ -74,7 +83,8 @@ func New(opts Options) http.Handler {
 	s := &server{
 		eng: opts.Engine, st: opts.Store, log: opts.Logger,
 		authn: opts.Authenticators, policy: opts.Policy, csrf: http.NewCrossOriginProtection(),
-		grants: &grantsCache{eng: opts.Engine, now: opts.Now, ttl: opts.GrantsTTL},
+		grants:     &grantsCache{eng: opts.Engine, now: opts.Now, ttl: opts.GrantsTTL},
+		reimportFn: opts.Reimport, webhookSecret: opts.WebhookSecret,
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -89,6 +99,8 @@ func New(opts Options) http.Handler {
 		// answer is JSON like every other error.
 		mux.Handle(path, s.methodNotAllowed(methods))
 	}
+	mux.Handle("POST "+reimportPath, s.api(s.reimport))
+	mux.Handle(reimportPath, s.methodNotAllowed([]string{"POST"}))
 	noRoute := s.api(func(r *http.Request) (int, any, error) {
 		return 0, nil, notFound("no such API route: %s", r.URL.Path)
 	})

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -43,6 +44,7 @@ type serveFlags struct {
 	cloud          cloudFlags
 	db             string
 	configDir      string
+	repo           repoFlags // the config repos, when not configDir
 	listen         string
 	adminTokenFile string
 	adminToken     string // read from adminTokenFile at start
@@ -101,6 +103,7 @@ func parseServeFlags(args []string, stderr io.Writer) (serveFlags, error) {
 	fs.StringVar(&f.backend, "backend", "embedded", "embedded (SQLite, in-process queue) or cloud (Cloud Datastore, Cloud Tasks, cron endpoints)")
 	f.cloud.register(fs)
 	f.signin.register(fs)
+	f.repo.register(fs)
 	fs.StringVar(&f.accessFile, "access-file", "", "the server's access settings: administrators, groups, allow_anonymous (docs/auth.md)")
 	fs.StringVar(&f.db, "db", "sundial.db", "the SQLite database file; created if missing")
 	fs.StringVar(&f.configDir, "config-dir", "examples/configs", "the directory of project configs, one <project>.yaml each")
@@ -113,7 +116,7 @@ func parseServeFlags(args []string, stderr io.Writer) (serveFlags, error) {
 	fs.StringVar(&f.commandUser, "command-user", "", "the Unix user (name or uid) commands run as, without supplementary groups; the server must run as root (default: the server's own user, who can read its database)")
 	fs.StringVar(&f.commandCgroup, "command-cgroup", "", "the cgroup v2 directory under which each command attempt gets a cgroup (default: sundial-commands in the server's own cgroup, where it can make one); none: process groups and rlimits only")
 	fs.IntVar(&f.workers, "workers", 0, "tasks handled at once (default: the dispatcher's)")
-	fs.DurationVar(&f.refresh, "config-refresh", time.Minute, "how often the config directory is read again (SIGHUP reads it at once)")
+	fs.DurationVar(&f.refresh, "config-refresh", time.Minute, "how often the config directory or repos are read again, give or take a tenth (SIGHUP reads them at once)")
 	fs.DurationVar(&f.stopGrace, "stop-grace", 30*time.Second, "how long running invocations may go on after SIGTERM")
 	fs.DurationVar(&f.taskGrace, "task-grace", statemachine.DefaultConfig.TaskGrace, "how late a task may be before the watchdog posts it again")
 	fs.IntVar(&f.maxCalls, "max-calls-per-project", 64, "target calls one project may have in flight (0: no bound), so one project's hanging targets cannot take every worker")
@@ -194,6 +197,9 @@ func parseServeFlags(args []string, stderr io.Writer) (serveFlags, error) {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	if err := f.repo.resolve(set); err != nil {
+		return f, err
+	}
 	switch f.backend {
 	case "embedded":
 	case "cloud":
@@ -371,7 +377,7 @@ func serveEmbedded(ctx context.Context, f serveFlags, logger *slog.Logger, now f
 	// applied once the server listens (the refresher's first pass): a
 	// project of 100,000 jobs must not keep the API down, nor the jobs
 	// already in the store from running.
-	if _, err := os.ReadDir(f.configDir); err != nil {
+	if _, err := os.ReadDir(f.configDir); err != nil && !f.repo.enabled() {
 		return fmt.Errorf("--config-dir: %w", err)
 	}
 
@@ -456,7 +462,11 @@ func assemble(f serveFlags, st store.Store, q task.Queue, tgts map[string]target
 		MaxCallsPerProject: f.maxCalls,
 	})
 	metrics.Read(web.Sources{Store: st, Engine: eng, Now: now, Names: f.metricsNames})
-	configs := config.NewRefresher(f.configDir, eng, st, config.RefresherOptions{
+	sources, err := f.repo.sources(f.configDir)
+	if err != nil {
+		panic(err) // parseServeFlags made them once already
+	}
+	configs := config.NewSourceRefresher(sources, eng, st, config.RefresherOptions{
 		Targets: tgts,
 		Now:     now,
 		Logger:  logger,
@@ -500,9 +510,20 @@ func assemble(f serveFlags, st store.Store, q task.Queue, tgts map[string]target
 				Policy:         policy,
 				Now:            now,
 				Logger:         logger,
+				Reimport:       reimport(f, configs),
+				WebhookSecret:  f.repo.webhookSecret,
 			})
 		},
 	}
+}
+
+// reimport is the API's reimport of the config repos; nil for a
+// directory, which SIGHUP reads again.
+func reimport(f serveFlags, configs *config.Refresher) func(context.Context) error {
+	if !f.repo.enabled() {
+		return nil
+	}
+	return configs.Refresh
 }
 
 // listen listens on --listen for handler's server. Callers cannot hold
@@ -560,7 +581,8 @@ func runServer(ctx context.Context, logger *slog.Logger, ln net.Listener, srv *h
 	return err
 }
 
-// refreshTicks ticks every period and at every SIGHUP, until ctx is done.
+// refreshTicks ticks every period, give or take a tenth, and at every
+// SIGHUP, until ctx is done.
 func refreshTicks(ctx context.Context, period time.Duration) <-chan time.Time {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
@@ -568,7 +590,10 @@ func refreshTicks(ctx context.Context, period time.Duration) <-chan time.Time {
 	go func() {
 		defer signal.Stop(hup)
 		defer close(ticks)
-		t := time.NewTicker(period)
+		// A tenth of jitter keeps instances, and servers started together,
+		// from asking a shared config repo at the same second.
+		jittered := func() time.Duration { return period - period/10 + rand.N(period/5+1) }
+		t := time.NewTimer(jittered())
 		defer t.Stop()
 		for {
 			var at time.Time
@@ -576,6 +601,7 @@ func refreshTicks(ctx context.Context, period time.Duration) <-chan time.Time {
 			case <-ctx.Done():
 				return
 			case at = <-t.C:
+				t.Reset(jittered())
 			case <-hup:
 				at = time.Now()
 			}

@@ -70,6 +70,22 @@ func TestServeFlags(t *testing.T) {
 				t.Errorf("pubsubGrants = %+v; want %+v", f.pubsubGrants, want)
 			}
 		}},
+		{name: "a config repo and a directory", args: []string{"--config-repo", "https://example.com/c.git", "--config-dir", "x"}, wantErr: "--config-dir: not with --config-repo"},
+		{name: "a config repo and a projects file", args: []string{"--config-repo", "https://example.com/c.git", "--projects-file", "p.yaml"}, wantErr: "give one"},
+		{name: "a config ref without a repo", args: []string{"--config-ref", "stable"}, wantErr: "--config-ref: only with --config-repo"},
+		{name: "a config repo of an unknown protocol", args: []string{"--config-repo", "ftp://example.com/c"}, wantErr: "--config-repo: config repo"},
+		{name: "a config link without {commit}", args: []string{"--config-repo", "https://example.com/c.git", "--config-link", "https://example.com/x"}, wantErr: "{commit}"},
+		{name: "two kinds of repo credentials", args: []string{"--config-repo", "https://example.com/c.git", "--config-token-file", "t", "--config-ssh-key-file", "k"}, wantErr: "give one"},
+		{name: "a missing webhook secret", args: []string{"--config-repo", "https://example.com/c.git", "--config-webhook-secret-file", "/nonexistent"}, wantErr: "--config-webhook-secret-file"},
+		{
+			name: "the config repo from the environment",
+			env:  map[string]string{"SUNDIAL_CONFIG_REPO": "https://example.com/c.git", "SUNDIAL_CONFIG_PATH": "sundial/"},
+			check: func(t *testing.T, f serveFlags) {
+				if f.repo.repo != "https://example.com/c.git" || f.repo.path != "sundial/" || f.repo.ref != "main" || !f.repo.enabled() {
+					t.Errorf("from the environment: %+v", f.repo)
+				}
+			},
+		},
 		{
 			name: "the cloud shape from App Engine's environment",
 			args: []string{"--backend", "cloud"},
@@ -93,7 +109,7 @@ func TestServeFlags(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			for _, k := range []string{"GAE_ENV", "K_SERVICE", "GOOGLE_CLOUD_PROJECT", "SUNDIAL_TASKS_LOCATION", "SUNDIAL_INVOKER", "SUNDIAL_URL", "PORT"} {
+			for _, k := range []string{"GAE_ENV", "K_SERVICE", "GOOGLE_CLOUD_PROJECT", "SUNDIAL_TASKS_LOCATION", "SUNDIAL_INVOKER", "SUNDIAL_URL", "PORT", "SUNDIAL_CONFIG_REPO", "SUNDIAL_CONFIG_PATH"} {
 				t.Setenv(k, tc.env[k])
 			}
 			f, err := parseServeFlags(tc.args, io.Discard)

@@ -50,3 +50,51 @@ func (s *Store) PutProject(ctx context.Context, p *store.ProjectRecord) error {
 	}
 	return nil
 }
+
+// UpdateProject reads and writes a project's record in one transaction,
+// run again (as Update's are) when another writes the record in between.
+func (s *Store) UpdateProject(ctx context.Context, id string, fn func(*store.ProjectRecord) (*store.ProjectRecord, error)) error {
+	if id == "" {
+		return errors.New("datastore: a project record needs an id")
+	}
+	attempts, err := s.retry(ctx, func() error { return s.updateProject(ctx, id, fn) })
+	if conflict(err) {
+		return fmt.Errorf("datastore: project %s: %d attempts: %w (last: %v)", id, attempts, store.ErrConflict, err)
+	}
+	return err
+}
+
+func (s *Store) updateProject(ctx context.Context, id string, fn func(*store.ProjectRecord) (*store.ProjectRecord, error)) error {
+	key := s.projectKey(id)
+	dtx, err := s.client.NewTransaction(ctx)
+	if err != nil {
+		return err
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			_ = dtx.Rollback()
+		}
+	}()
+	var old *store.ProjectRecord
+	e := projectEntity{store.ProjectRecord{ID: id}}
+	switch err := dtx.Get(key, &e); {
+	case errors.Is(err, datastore.ErrNoSuchEntity):
+	case err != nil:
+		return err
+	default:
+		old = &e.ProjectRecord
+	}
+	p, err := fn(old)
+	if err != nil || p == nil {
+		return err
+	}
+	if _, err := dtx.Put(key, &projectEntity{store.ProjectRecord{ID: id, Encoded: p.Encoded}}); err != nil {
+		return err
+	}
+	if _, err := dtx.Commit(); err != nil {
+		return err
+	}
+	committed = true
+	return nil
+}

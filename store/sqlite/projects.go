@@ -56,3 +56,34 @@ func (s *Store) PutProject(ctx context.Context, p *store.ProjectRecord) error {
 		return nil
 	})
 }
+
+// UpdateProject reads and writes a project's record in one write
+// transaction: writes are serialised, so none comes in between.
+func (s *Store) UpdateProject(ctx context.Context, id string, fn func(*store.ProjectRecord) (*store.ProjectRecord, error)) error {
+	if id == "" {
+		return errors.New("sqlite: a project record needs an id")
+	}
+	return s.write(ctx, false, nil, func(w *writer) error {
+		var old *store.ProjectRecord
+		var encoded []byte
+		err := w.queryRow("SELECT encoded FROM projects WHERE id = ?", id).Scan(&encoded)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+		case err != nil:
+			return fmt.Errorf("sqlite: read project %s: %w", id, err)
+		default:
+			old = &store.ProjectRecord{ID: id, Encoded: encoded}
+		}
+		p, err := fn(old)
+		if err != nil || p == nil {
+			return err
+		}
+		if p.Encoded == nil {
+			p.Encoded = []byte{}
+		}
+		if _, err := w.exec("INSERT INTO projects (id, encoded) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET encoded = excluded.encoded", id, p.Encoded); err != nil {
+			return fmt.Errorf("sqlite: put project %s: %w", id, err)
+		}
+		return nil
+	})
+}

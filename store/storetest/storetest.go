@@ -90,6 +90,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Expired lists finished records past the age or count of their class, never unfinished ones", testExpired},
 		{"DeleteInvocation deletes a finished record and leaves an unfinished one", testDeleteInvocation},
 		{"a record put and deleted in one transaction is refused", testDeleteAfterPutRefused},
+		{"concurrent UpdateProjects of one record lose nothing", testUpdateProject},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -956,5 +957,54 @@ func testProjects(t *testing.T, s store.Store) {
 	}
 	if err := s.PutProject(ctx, &store.ProjectRecord{}); err == nil {
 		t.Error("PutProject of a record without an id succeeded")
+	}
+}
+
+func testUpdateProject(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	boom := errors.New("boom")
+	if err := s.UpdateProject(ctx, "billing", func(old *store.ProjectRecord) (*store.ProjectRecord, error) {
+		if old != nil {
+			t.Errorf("UpdateProject of a project without a record read %+v; want nil", old)
+		}
+		return &store.ProjectRecord{ID: "billing", Encoded: []byte("v")}, boom
+	}); !errors.Is(err, boom) {
+		t.Errorf("UpdateProject whose fn failed: %v; want fn's error", err)
+	}
+	if err := s.UpdateProject(ctx, "billing", func(*store.ProjectRecord) (*store.ProjectRecord, error) { return nil, nil }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Project(ctx, "billing"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("after an fn that failed and one that returned nil, Project: %v; want ErrNotFound", err)
+	}
+	// Each writer appends its mark to what it read: a write lost to
+	// another in between would lose a mark.
+	const writers = 8
+	var wg sync.WaitGroup
+	for i := range writers {
+		wg.Go(func() {
+			err := s.UpdateProject(ctx, "billing", func(old *store.ProjectRecord) (*store.ProjectRecord, error) {
+				var b []byte
+				if old != nil {
+					b = slices.Clone(old.Encoded)
+				}
+				return &store.ProjectRecord{ID: "billing", Encoded: append(b, byte('a'+i))}, nil
+			})
+			if err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	got, err := s.Project(ctx, "billing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	marks := slices.Sorted(slices.Values(got.Encoded))
+	if string(marks) != "abcdefgh" {
+		t.Errorf("after %d concurrent updates the record holds %q; want every writer's mark", writers, got.Encoded)
+	}
+	if err := s.UpdateProject(ctx, "", func(*store.ProjectRecord) (*store.ProjectRecord, error) { return nil, nil }); err == nil {
+		t.Error("UpdateProject without an id succeeded")
 	}
 }

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// configRepo is a config repo made with the git CLI; its commits are
+// what a push leaves on the remote the server reads (file://).
+type configRepo struct {
+	t   *testing.T
+	dir string
+}
+
+func newConfigRepo(t *testing.T) *configRepo {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git CLI on this machine")
+	}
+	r := &configRepo{t: t, dir: filepath.Join(t.TempDir(), "configs")}
+	r.git("init", "-q", "-b", "main", r.dir)
+	return r
+}
+
+func (r *configRepo) git(args ...string) string {
+	r.t.Helper()
+	cmd := exec.Command("git", args...)
+	if args[0] != "init" {
+		cmd = exec.Command("git", append([]string{"-C", r.dir}, args...)...)
+	}
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=Ada", "GIT_AUTHOR_EMAIL=ada@example.com",
+		"GIT_COMMITTER_NAME=Ada", "GIT_COMMITTER_EMAIL=ada@example.com", "GIT_CONFIG_NOSYSTEM=1", "HOME="+r.t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		r.t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// commit writes (or, for "", removes) projects/<project>.yaml files and
+// commits them; it returns the commit's sha.
+func (r *configRepo) commit(subject string, projects map[string]string) string {
+	r.t.Helper()
+	mkdir(r.t, filepath.Join(r.dir, "projects"))
+	for p, content := range projects {
+		name := filepath.Join(r.dir, "projects", p+".yaml")
+		if content == "" {
+			os.Remove(name)
+			continue
+		}
+		if err := os.WriteFile(name, []byte(content), 0o644); err != nil {
+			r.t.Fatal(err)
+		}
+	}
+	r.git("add", "-A")
+	r.git("commit", "-q", "--allow-empty", "-m", subject)
+	return r.git("rev-parse", "HEAD")
+}
+
+// reimport posts to the reimport endpoint, signed like GitHub's webhook
+// when secret is not nil; it returns the status and body.
+func (s *server) reimport(t *testing.T, secret []byte) (int, string) {
+	t.Helper()
+	body := `{"ref":"refs/heads/main"}`
+	req, err := http.NewRequest("POST", "http://"+s.addr+"/api/v1/configs:reimport", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if secret != nil {
+		mac := hmac.New(sha256.New, secret)
+		mac.Write([]byte(body))
+		req.Header.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(mac.Sum(nil)))
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// A server reading a config repo runs the ref's commit; a pushed commit
+// takes effect at once through the signed webhook; an invalid commit keeps
+// the last good one running, and the API shows file:line: field and the
+// commit; a commit that empties the repo disables nothing.
+func TestServeFollowsAConfigRepo(t *testing.T) {
+	t.Parallel()
+	recv := newReceiver(t, 0)
+	dir := t.TempDir()
+	repo := newConfigRepo(t)
+	job := func(id, path string) string {
+		return fmt.Sprintf("  - id: %s\n    schedule: \"* * * * * *\"\n    url_fetch:\n      url: %s%s\n", id, recv.URL, path)
+	}
+	first := repo.commit("p: a", map[string]string{"p": "jobs:\n" + job("a", "/a1"), "q": "jobs:\n" + job("c", "/c")})
+	secret := []byte("webhook-secret-0123456789")
+	secretFile := filepath.Join(dir, "hook")
+	if err := os.WriteFile(secretFile, secret, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// An hour between refreshes: what follows the first pass comes
+	// through the webhook.
+	s := serve(t, "--db", filepath.Join(dir, "sundial.db"), "--config-repo", "file://"+repo.dir, "--config-path", "projects",
+		"--config-refresh", "1h", "--config-webhook-secret-file", secretFile)
+	recv.waitFor(t, time.Minute, "job a of the first commit", hitPath("/a1", time.Time{}))
+	if status := projectConfig(t, s, "p"); status.Revision != first {
+		t.Errorf("project p runs %q; want the commit %s", status.Revision, first)
+	}
+
+	second := repo.commit("p: a moves", map[string]string{"p": "jobs:\n" + job("a", "/a2")})
+	pushed := time.Now()
+	if code, body := s.reimport(t, secret); code != http.StatusOK {
+		t.Fatalf("signed webhook: %d %s", code, body)
+	}
+	recv.waitFor(t, 30*time.Second, "job a on the pushed commit's URL", hitPath("/a2", pushed))
+	if status := projectConfig(t, s, "p"); status.Revision != second {
+		t.Errorf("project p runs %q; want the pushed commit %s", status.Revision, second)
+	}
+
+	bad := repo.commit("p: oops", map[string]string{"p": "jobs:\n" + job("a", "/a3") + "  - id: b\n    schedule: \"61 * * * *\"\n    noop: {}\n"})
+	if code, body := s.reimport(t, nil); code != http.StatusOK { // the local caller is the administrator
+		t.Fatalf("reimport by the administrator: %d %s", code, body)
+	}
+	status := projectConfig(t, s, "p")
+	for _, part := range []string{"projects/p.yaml:7", "schedule", "commit " + bad[:12]} {
+		if !strings.Contains(status.Error, part) {
+			t.Errorf("the invalid commit's error %q does not say %q", status.Error, part)
+		}
+	}
+	if status.Revision != second {
+		t.Errorf("after an invalid commit project p runs %q; want %s still", status.Revision, second)
+	}
+
+	repo.commit("everything away", map[string]string{"p": "", "q": ""})
+	if code, body := s.reimport(t, secret); code != http.StatusBadGateway || !strings.Contains(body, "holds no project config") {
+		t.Errorf("reimport of an emptied repo: %d %s; want it refused", code, body)
+	}
+	emptied := time.Now()
+	recv.waitFor(t, 30*time.Second, "a and c still running after the repo was emptied", func(hits []hit) bool {
+		return hitPath("/a2", emptied)(hits) && hitPath("/c", emptied)(hits)
+	})
+	if a := getJob(t, s, "p", "a"); a.State == "DISABLED" {
+		t.Error("job a was disabled by a commit that emptied the repo")
+	}
+	s.stop(t)
+}
