@@ -48,6 +48,13 @@ type Options struct {
 	// Logger receives failures the caller sees only as a 500; nil
 	// discards them.
 	Logger *slog.Logger
+	// Console serves the web console's pages at / (package
+	// web/console), behind the API's authenticators and policy; it needs
+	// Now. Off, every path outside the API is a JSON 404.
+	Console bool
+	// SignIn is the path that signs a person in, linked from the
+	// console's pages for a signed-out viewer; "" when there is none.
+	SignIn string
 }
 
 // server holds what the handlers share.
@@ -106,12 +113,16 @@ func New(opts Options) http.Handler {
 		io.WriteString(w, "ok\n")
 	})
 	mux.Handle("/healthz", s.methodNotAllowed([]string{"GET", "HEAD"}))
-	// Everything else is the API's JSON 404 until the console serves
-	// pages of its own: a client of this server reads JSON errors, and
-	// the mux's text/plain ones would be the only exception.
-	mux.Handle("/", s.api(func(r *http.Request) (int, any, error) {
-		return 0, nil, notFound("no such path: %s", r.URL.Path)
-	}))
+	if opts.Console {
+		mux.Handle("/", s.console(opts))
+	} else {
+		// Without the console everything else is the API's JSON 404: a
+		// client of this server reads JSON errors, and the mux's
+		// text/plain ones would be the only exception.
+		mux.Handle("/", s.api(func(r *http.Request) (int, any, error) {
+			return 0, nil, notFound("no such path: %s", r.URL.Path)
+		}))
+	}
 	return Canonical(mux)
 }
 

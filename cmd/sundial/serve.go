@@ -22,6 +22,7 @@ import (
 	"github.com/sundial-cron/sundial/access"
 	"github.com/sundial-cron/sundial/config"
 	"github.com/sundial-cron/sundial/web"
+	"github.com/sundial-cron/sundial/web/signin"
 
 	"github.com/sundial-cron/sundial/engine"
 	"github.com/sundial-cron/sundial/statemachine"
@@ -399,6 +400,10 @@ func assemble(f serveFlags, st store.Store, q task.Queue, tgts map[string]target
 			if err != nil {
 				panic(err) // ReadSettings checked the file's settings whole
 			}
+			var signIn string
+			if f.auth.oidc != nil {
+				signIn = signin.SignInPath
+			}
 			return web.New(web.Options{
 				Engine:         eng,
 				Store:          st,
@@ -407,6 +412,8 @@ func assemble(f serveFlags, st store.Store, q task.Queue, tgts map[string]target
 				Policy:         policy,
 				Now:            now,
 				Logger:         logger,
+				Console:        true,
+				SignIn:         signIn,
 			})
 		},
 	}
