@@ -174,6 +174,16 @@ func TestEveryPageSetsAStrictCSP(t *testing.T) {
 		if strings.Contains(csp, "unsafe-inline") || strings.Contains(csp, "unsafe-eval") {
 			t.Errorf("%s: Content-Security-Policy %q allows inline or eval'd script", path, csp)
 		}
+		if strings.HasSuffix(path, "/log") {
+			// The log is the job's text, served as text to save: a
+			// browser must neither sniff it nor show it as a page.
+			if p.header.Get("Content-Type") != "text/plain; charset=utf-8" || p.header.Get("X-Content-Type-Options") != "nosniff" ||
+				!strings.HasPrefix(p.header.Get("Content-Disposition"), "attachment;") {
+				t.Errorf("%s: served as %q, %q, %q; want plain text, nosniff, an attachment", path,
+					p.header.Get("Content-Type"), p.header.Get("X-Content-Type-Options"), p.header.Get("Content-Disposition"))
+			}
+			continue
+		}
 		if len(p.find("script", "src", "")) != len(p.find("script", "", "")) {
 			t.Errorf("%s has an inline script", path)
 		}
