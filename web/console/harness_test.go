@@ -39,11 +39,11 @@ var t0 = time.Date(2026, 3, 6, 20, 0, 0, 0, time.UTC)
 // have what the demo's grants give them.
 const (
 	admin     = "user:oncall@example.com"
-	owner     = "user:olive@example.com"   // owner of payments
-	triggerer = "user:trina@example.com"   // triggerer of payments
-	reader    = "user:reed@example.com"    // reader of payments
-	narrow    = "user:nadia@example.com"   // reader of payments/nightly-report only
-	outsider  = "user:oscar@example.com"   // nothing
+	owner     = "user:olive@example.com"                 // owner of payments
+	triggerer = "user:trina@example.com"                 // triggerer of payments
+	reader    = "user:reed@example.com"                  // reader of payments
+	narrow    = "user:nadia@example.com"                 // reader of payments/nightly-report only
+	outsider  = "user:oscar@example.com"                 // nothing
 	hostileID = `"><img src=x onerror=window.__pwned=1>` // a job name
 )
 

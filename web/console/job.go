@@ -18,7 +18,7 @@ import (
 
 // Sizes of the job page.
 const (
-	historyPerPage = 50
+	historyPerPage = 25
 	fireTimes      = 10
 	// timelineCap bounds the invocations a timeline reads: a job firing
 	// every minute has 10,080 occurrences in 7 days; the timeline says

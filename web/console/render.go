@@ -32,15 +32,16 @@ type crumb struct {
 func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
 
 var funcs = template.FuncMap{
-	"utc":       func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
-	"iso":       func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
-	"duration":  roundDuration,
-	"pathEsc":   url.PathEscape,
-	"inc":       func(n int) int { return n + 1 },
-	"lower":     strings.ToLower,
-	"outcomeOf": outcome,
-	"barWidth":  func(start, end float64) float64 { return end - start },
-	"list":      func(s ...string) []string { return s },
+	"utc":        func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
+	"iso":        func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	"duration":   roundDuration,
+	"pathEsc":    url.PathEscape,
+	"inc":        func(n int) int { return n + 1 },
+	"lower":      strings.ToLower,
+	"outcomeOf":  outcome,
+	"barWidth":   func(start, end float64) float64 { return end - start },
+	"list":       func(s ...string) []string { return s },
+	"splitClass": func(s string) []string { return strings.SplitN(s, ":", 2) },
 }
 
 // parsePages parses each page's template with the frame around it.

@@ -28,8 +28,8 @@ type strip struct {
 
 // Strip geometry, in pixels.
 const (
-	cellW   = 14
-	cellGap = 3
+	cellW   = 12
+	cellGap = 2
 )
 
 // drawStrip draws the newest-first invocations as n cells, oldest first.

@@ -9,8 +9,8 @@
       var d = new Date(el.getAttribute("datetime"));
       if (isNaN(d)) { return; }
       el.textContent = d.toLocaleString(undefined, {
-        year: "numeric", month: "short", day: "numeric",
-        hour: "2-digit", minute: "2-digit", second: "2-digit", timeZoneName: "short"
+        month: "short", day: "numeric", hour: "2-digit", minute: "2-digit",
+        hourCycle: "h23", timeZoneName: "short"
       });
     });
   }
