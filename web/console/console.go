@@ -184,7 +184,11 @@ func (c *console) fail(w http.ResponseWriter, r *http.Request, v viewer, err err
 		pe = &pageError{status: http.StatusInternalServerError, msg: "the server failed to build this page; its log says why"}
 	}
 	if (pe.status == http.StatusNotFound || pe.status == http.StatusForbidden) && v.ID == access.Anonymous {
-		pe = &pageError{status: http.StatusUnauthorized, msg: "sign in to see this page: signed out, you may not see it, or it does not exist"}
+		msg := "sign in to see this page: signed out, you may not see it, or it does not exist"
+		if c.SignIn == "" {
+			msg = "signed out, you may not see this page, or it does not exist; this server signs no one in through the browser (open the console on the server's own machine, or ask its operator)"
+		}
+		pe = &pageError{status: http.StatusUnauthorized, msg: msg}
 	}
 	c.render(w, r, v, pe.status, "error", errorPage{Status: pe.status, StatusText: http.StatusText(pe.status), Message: pe.msg})
 }
