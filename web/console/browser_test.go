@@ -115,10 +115,25 @@ func (b *browser) text() string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-// click clicks the element sel finds and waits for the next page.
+// click clicks the element sel finds and waits for the next page: the
+// page it leaves is marked, and the wait ends once a document without
+// the mark has loaded.
 func (b *browser) click(sel string) string {
 	b.t.Helper()
-	b.run(chromedp.Click(sel, chromedp.ByQuery), chromedp.Sleep(300*time.Millisecond), chromedp.WaitReady("#live", chromedp.ByQuery))
+	b.run(chromedp.Evaluate(`window.__leaving = true`, nil), chromedp.Click(sel, chromedp.ByQuery))
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		var arrived bool
+		// While the old document goes and the new one comes the
+		// evaluation may fail: that is not yet arrived.
+		err := chromedp.Run(b.ctx, chromedp.Evaluate(`!window.__leaving && document.readyState === "complete" && !!document.getElementById("live")`, &arrived))
+		if err == nil && arrived {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.t.Fatalf("clicking %s led to no new page within 30 s (last error: %v)", sel, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	return b.text()
 }
 

@@ -35,12 +35,12 @@ func (p invocationPage) refreshes() {}
 // their times, lateness and duration, message, the target it ran, and its
 // debug log.
 func (c *console) invocation(w http.ResponseWriter, r *http.Request, v viewer) error {
-	inv, view, grants, err := c.readInvocation(r, v)
+	inv, project, grants, err := c.readInvocation(r, v)
 	if err != nil {
 		return err
 	}
 	now := c.Now()
-	p, _, err := c.Engine.Project(r.Context(), view)
+	p, _, err := c.Engine.Project(r.Context(), project)
 	if err != nil {
 		return err
 	}
@@ -58,7 +58,6 @@ func (c *console) invocation(w http.ResponseWriter, r *http.Request, v viewer) e
 			page.Target, page.Spec = def.Target, prettyJSON(def.Spec)
 		}
 	}
-	project := view
 	c.renderTitled(w, r, v, http.StatusOK, "invocation", inv.JobID+" "+inv.ID, []crumb{
 		{Name: project, URL: "/projects/" + url.PathEscape(project)},
 		{Name: jobName(inv.JobID), URL: jobURL(inv.JobID)},
