@@ -304,3 +304,20 @@ func (s *site) newest(t testing.TB, jobID string) *store.InvocationRecord {
 }
 
 func invPath(job, id string) string { return jobPath(job) + "/invocations/" + url.PathEscape(id) }
+
+// With the console mounted the API answers as before: JSON, its own 404s
+// under /api/v1, and the console's pages everywhere else.
+func TestAPIStaysJSONBesideTheConsole(t *testing.T) {
+	t.Parallel()
+	s := demoSite(t)
+	for path, want := range map[string]string{
+		"/api/v1/projects": "application/json; charset=utf-8",
+		"/api/v1/nowhere":  "application/json; charset=utf-8",
+		"/":                "text/html; charset=utf-8",
+		"/nowhere":         "text/html; charset=utf-8",
+	} {
+		if got := s.get(t, admin, path).header.Get("Content-Type"); got != want {
+			t.Errorf("%s: Content-Type %q, want %q", path, got, want)
+		}
+	}
+}

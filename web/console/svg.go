@@ -202,14 +202,13 @@ func drawDurations(jobID string, invs []*store.InvocationRecord) durations {
 		}
 	}
 	d := durations{Width: durWidth, Height: durHeight}
-	if len(runs) == 0 {
-		return d
-	}
 	var longest time.Duration
 	for _, inv := range runs {
 		longest = max(longest, inv.Ended.Sub(inv.Started))
 	}
-	longest = max(longest, time.Millisecond)
+	if longest < time.Millisecond {
+		return d // runs too short to draw: the history says "0 ms"
+	}
 	d.Max = roundDuration(longest)
 	w := float64(durWidth) / float64(durBars)
 	for i := range runs {
