@@ -12,6 +12,7 @@ import (
 
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
 	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
@@ -244,6 +245,32 @@ func TestBrowserOnCallRound(t *testing.T) {
 	b.run(emulation.SetDeviceMetricsOverride(390, 844, 2, true))
 	b.open("/projects/payments")
 	b.shoot("jobs-phone")
+}
+
+// The lists refresh in place: a job paused elsewhere shows as paused on
+// the open page without a reload, and the page is the same document.
+func TestBrowserListRefreshesInPlace(t *testing.T) {
+	t.Parallel()
+	s := demoSite(t)
+	b := newBrowser(t, s, admin)
+	before := b.open("/projects/payments?q=settle")
+	if strings.Contains(before, "paused from elsewhere") {
+		t.Fatalf("settle is paused before the test pauses it: %s", before)
+	}
+	b.run(chromedp.Evaluate(`window.__samePage = true`, nil))
+	if err := s.eng.Pause(s.ctx, "payments/settle", owner, "paused from elsewhere"); err != nil {
+		t.Fatal(err)
+	}
+	var swapped, same bool
+	b.run(
+		chromedp.Evaluate(`window.sundialRefresh()`, &swapped, func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }),
+		chromedp.Evaluate(`window.__samePage === true`, &same),
+	)
+	after := b.text()
+	if !swapped || !same {
+		t.Errorf("the refresh swapped the list: %v; the page stayed the same document: %v", swapped, same)
+	}
+	wants(t, "the list after its refresh", after, "paused from elsewhere", "by "+owner)
 }
 
 // Hostile text — a job id, a pause reason, a log line, a config error —

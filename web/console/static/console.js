@@ -25,18 +25,24 @@
   // nobody is typing in it, and swapped in place.
   function refresh() {
     var live = document.getElementById("live");
-    if (!live || document.hidden) { return; }
+    if (!live || document.hidden) { return Promise.resolve(false); }
     var a = document.activeElement;
-    if (a && live.contains(a) && /INPUT|SELECT|TEXTAREA/.test(a.tagName)) { return; }
-    fetch(location.href, { credentials: "same-origin", headers: { "Accept": "text/html" } })
+    if (a && live.contains(a) && /INPUT|SELECT|TEXTAREA/.test(a.tagName)) { return Promise.resolve(false); }
+    return fetch(location.href, { credentials: "same-origin", headers: { "Accept": "text/html" } })
       .then(function (r) { return r.ok ? r.text() : null; })
       .then(function (html) {
-        if (!html) { return; }
+        if (!html) { return false; }
         var next = new DOMParser().parseFromString(html, "text/html").getElementById("live");
-        if (next) { live.replaceWith(next); localTimes(next); }
+        if (!next) { return false; }
+        live.replaceWith(next);
+        localTimes(next);
+        return true;
       })
-      .catch(function () {});
+      .catch(function () { return false; });
   }
+
+  // Tests call it to refresh now rather than wait for the poll.
+  window.sundialRefresh = refresh;
 
   document.addEventListener("DOMContentLoaded", function () {
     localTimes(document);
