@@ -2,8 +2,10 @@
 // the Prometheus metrics at /metrics, over the engine and the store
 // (New); the internal endpoints Cloud Tasks and the platform's cron call in
 // the cloud shape, with the gates that admit only them (TaskEndpoint,
-// CronEndpoint, Gate); and, as they come, the console and sign-in. The
-// server command mounts them; docs/api.md documents every route.
+// CronEndpoint, Gate); and the web console's pages at / (Options.Console,
+// package web/console) behind the API's authenticators and policy. The
+// server command mounts them; docs/api.md documents every API route,
+// docs/console.md the console.
 //
 // Reads go to the store outside any transaction and may be slightly stale;
 // every change goes through the engine, which applies it in one transaction
