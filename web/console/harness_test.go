@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -77,19 +78,32 @@ func newSite(t testing.TB) *site {
 	}
 	t.Cleanup(func() { st.Close() })
 	s.st = st
+	// The demo's targets move the clock forward as they run, and RunUntil
+	// may set it back to where it stops: the server never sees time go
+	// backwards, as a real one would not.
+	var mu sync.Mutex
+	var last time.Time
+	now := func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		if t := s.clk.Now(); t.After(last) {
+			last = t
+		}
+		return last
+	}
 	q := &enginetest.LateQueue{}
 	targets := map[string]target.Target{"noop": demoTarget{clk: s.clk}, "async": async{}, "flaky": flaky{clk: s.clk}, "logs": logs{}}
-	s.eng = engine.New(st, q, targets, engine.Options{Now: s.clk.Now})
-	s.disp = local.New(st, s.eng.HandleTask, local.Options{Owner: "proc-1", Workers: 1, OrphanAfter: 10 * time.Second, Now: s.clk.Now, Logger: slog.New(slog.DiscardHandler)})
+	s.eng = engine.New(st, q, targets, engine.Options{Now: now})
+	s.disp = local.New(st, s.eng.HandleTask, local.Options{Owner: "proc-1", Workers: 1, OrphanAfter: 10 * time.Second, Now: now, Logger: slog.New(slog.DiscardHandler)})
 	q.Queue = s.disp
-	s.wd = watchdog.New(st, s.eng, watchdog.Options{Now: s.clk.Now})
+	s.wd = watchdog.New(st, s.eng, watchdog.Options{Now: now})
 	policy, err := access.NewPolicy(access.Settings{Administrators: []access.Member{admin}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.handler = web.New(web.Options{
 		Engine: s.eng, Store: st, Authenticators: []web.Authenticator{testIdentity{}}, Policy: policy,
-		Now: s.clk.Now, Console: true, SignIn: "/auth/signin",
+		Now: now, Console: true, SignIn: "/auth/signin",
 	})
 	return s
 }
