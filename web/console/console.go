@@ -20,6 +20,8 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/sundial-cron/sundial/access"
@@ -197,4 +199,21 @@ type errorPage struct {
 	Status     int
 	StatusText string
 	Message    string
+}
+
+// checkQuery refuses a query parameter the page does not take, or one
+// given twice: a mistyped filter must not silently show everything.
+func checkQuery(r *http.Request, allowed ...string) error {
+	for k, v := range r.URL.Query() {
+		if !slices.Contains(allowed, k) {
+			if len(allowed) == 0 {
+				return badRequest("unknown query parameter %q: this page takes none", k)
+			}
+			return badRequest("unknown query parameter %q: this page takes %s", k, strings.Join(allowed, ", "))
+		}
+		if len(v) > 1 {
+			return badRequest("query parameter %q is given %d times", k, len(v))
+		}
+	}
+	return nil
 }

@@ -238,7 +238,7 @@ func TestJobsPageFilters(t *testing.T) {
 			t.Errorf("failing lists %s, whose last run did not fail", name)
 		}
 	}
-	for _, q := range []string{"?state=bogus", "?page=0", "?failing=maybe"} {
+	for _, q := range []string{"?state=bogus", "?page=0", "?failing=maybe", "?stat=PAUSED", "?q=a&q=b"} {
 		if p := s.get(t, admin, "/projects/payments"+q); p.status != http.StatusBadRequest {
 			t.Errorf("%s: %d, want 400", q, p.status)
 		}

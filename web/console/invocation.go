@@ -35,6 +35,9 @@ func (p invocationPage) refreshes() {}
 // their times, lateness and duration, message, the target it ran, and its
 // debug log.
 func (c *console) invocation(w http.ResponseWriter, r *http.Request, v viewer) error {
+	if err := checkQuery(r); err != nil {
+		return err
+	}
 	inv, project, grants, err := c.readInvocation(r, v)
 	if err != nil {
 		return err

@@ -87,6 +87,9 @@ type fireTime struct {
 // job is a job's page.
 func (c *console) job(w http.ResponseWriter, r *http.Request, v viewer) error {
 	project, name := r.PathValue("project"), r.PathValue("job")
+	if err := checkQuery(r, "span", "before", "done"); err != nil {
+		return err
+	}
 	q := r.URL.Query()
 	spanName := q.Get("span")
 	if spanName == "" {

@@ -92,6 +92,9 @@ type configStatus struct {
 // parseJobsFilter reads the jobs page's query; a value it cannot read is
 // refused, not ignored.
 func parseJobsFilter(r *http.Request) (jobsFilter, error) {
+	if err := checkQuery(r, "state", "failing", "q", "page"); err != nil {
+		return jobsFilter{}, err
+	}
 	q := r.URL.Query()
 	f := jobsFilter{State: q.Get("state"), Query: strings.TrimSpace(q.Get("q")), Page: 1}
 	if f.State != "" && !slices.Contains(statemachine.States, statemachine.State(f.State)) {

@@ -18,6 +18,9 @@ type playgroundPage struct {
 // with DST transitions called out: the code `sundial schedule explain`
 // runs, before a config is committed.
 func (c *console) playground(w http.ResponseWriter, r *http.Request, v viewer) error {
+	if err := checkQuery(r, "expr", "tz", "dst_gap", "dst_repeat", "job"); err != nil {
+		return err
+	}
 	q := r.URL.Query()
 	page := playgroundPage{Expr: q.Get("expr"), Zone: q.Get("tz"), Gap: q.Get("dst_gap"), Repeat: q.Get("dst_repeat"), JobID: q.Get("job")}
 	if page.Expr != "" {

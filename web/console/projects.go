@@ -41,6 +41,9 @@ func (projectsPage) refreshes() {}
 // revision (a red mark when the newest is refused), its jobs by state and
 // how many of them are failing.
 func (c *console) projects(w http.ResponseWriter, r *http.Request, v viewer) error {
+	if err := checkQuery(r); err != nil {
+		return err
+	}
 	rows, err := c.projectRows(r.Context(), v)
 	if err != nil {
 		return err
@@ -165,6 +168,9 @@ func (configsPage) refreshes() {}
 // from, the revision running and when it was loaded, how many jobs it
 // lists, and the error of a refused revision with its file and line.
 func (c *console) configs(w http.ResponseWriter, r *http.Request, v viewer) error {
+	if err := checkQuery(r); err != nil {
+		return err
+	}
 	records, err := c.Engine.Projects(r.Context())
 	if err != nil {
 		return err
