@@ -58,6 +58,34 @@ func TestPagesShowOnlyWhatTheViewerMayRead(t *testing.T) {
 	}
 }
 
+// The projects page lists first the jobs whose last invocation failed,
+// most failures first, and only those the viewer may read.
+func TestProjectsPageListsFailingJobsFirst(t *testing.T) {
+	t.Parallel()
+	s := demoSite(t)
+	names := func(who string) []string {
+		var out []string
+		for _, sec := range s.get(t, who, "/").find("section", "class", "attention") {
+			for _, a := range findIn(sec, "a") {
+				out = append(out, textOf(a))
+			}
+		}
+		return out
+	}
+	var want []string
+	for _, id := range []string{"demo/always-fails", "payments/settle"} {
+		if s.view(t, id).State.Failures > 0 {
+			want = append(want, id)
+		}
+	}
+	if got := names(admin); !slices.Equal(got, want) {
+		t.Errorf("the administrator's list of failing jobs is %v, want %v", got, want)
+	}
+	if got := names(narrow); len(got) != 0 {
+		t.Errorf("the narrow reader of nightly-report sees failing jobs %v, want none", got)
+	}
+}
+
 // Each viewer gets only the buttons it may use: a reader none, a
 // triggerer Trigger, an owner Trigger and Pause on a running job and
 // Resume on a paused one.

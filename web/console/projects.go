@@ -32,8 +32,23 @@ type stateCount struct {
 
 type projectsPage struct {
 	Projects []projectRow
-	Now      time.Time
+	// Attention lists the jobs whose last invocation failed, or whose
+	// tasks keep failing, most failures first: what the on-call engineer
+	// opens the console for.
+	Attention      []attention
+	AttentionTotal int
+	Now            time.Time
 }
+
+// attention is a job that needs a look.
+type attention struct {
+	ID, URL      string
+	Failures     int // invocations failed in a row
+	TaskFailures int // deliveries of its tasks failed in a row
+}
+
+// maxAttention bounds the projects page's list of jobs to look at.
+const maxAttention = 20
 
 func (projectsPage) refreshes() {}
 
@@ -44,21 +59,30 @@ func (c *console) projects(w http.ResponseWriter, r *http.Request, v viewer) err
 	if err := checkQuery(r); err != nil {
 		return err
 	}
-	rows, err := c.projectRows(r.Context(), v)
+	rows, look, err := c.projectRows(r.Context(), v)
 	if err != nil {
 		return err
 	}
-	c.renderTitled(w, r, v, http.StatusOK, "projects", "Projects", nil, projectsPage{Projects: rows, Now: c.Now()})
+	slices.SortFunc(look, func(a, b attention) int {
+		if d := (b.Failures + b.TaskFailures) - (a.Failures + a.TaskFailures); d != 0 {
+			return d
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	page := projectsPage{Projects: rows, AttentionTotal: len(look), Attention: look[:min(len(look), maxAttention)], Now: c.Now()}
+	c.renderTitled(w, r, v, http.StatusOK, "projects", "Projects", nil, page)
 	return nil
 }
 
 // projectRows reads every project's record and every job once: the
-// counts are the viewer's, so a job it may not read is not counted.
-func (c *console) projectRows(ctx context.Context, v viewer) ([]projectRow, error) {
+// counts are the viewer's, so a job it may not read is not counted. It
+// returns the readable jobs that need a look too.
+func (c *console) projectRows(ctx context.Context, v viewer) ([]projectRow, []attention, error) {
 	records, err := c.Engine.Projects(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	var look []attention
 	type tally struct {
 		states  map[string]int
 		failing int
@@ -92,13 +116,20 @@ func (c *console) projectRows(ctx context.Context, v viewer) ([]projectRow, erro
 		}
 		t := tallies[j.Project]
 		t.states[j.State]++
-		if failing(j) {
+		view, err := engine.Decode(j)
+		if err != nil {
+			return nil // an unreadable job is DISABLED with its reason, counted as such
+		}
+		if view.State.Failures > 0 {
 			t.failing++
+		}
+		if view.State.Failures > 0 || view.Health.TaskFailures > 0 {
+			look = append(look, attention{ID: j.ID, URL: jobURL(j.ID), Failures: view.State.Failures, TaskFailures: view.Health.TaskFailures})
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rows := make([]projectRow, 0, len(tallies))
 	for _, id := range slices.Sorted(maps.Keys(tallies)) {
@@ -110,7 +141,7 @@ func (c *console) projectRows(ctx context.Context, v viewer) ([]projectRow, erro
 		}
 		rows = append(rows, row)
 	}
-	return rows, nil
+	return rows, look, nil
 }
 
 // readable returns whether the viewer may read a job of a project with
