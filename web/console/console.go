@@ -102,10 +102,15 @@ func New(opts Options) http.Handler {
 
 const jobPath = "/projects/{project}/jobs/{job}"
 
-// staticFiles marks the embedded assets as cacheable for a short while: a
-// new release changes them under the same names.
+// staticFiles serves the embedded assets, and no listing of them, marked
+// as cacheable for a short while: a new release changes them under the
+// same names.
 func staticFiles(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "" || strings.HasSuffix(r.URL.Path, "/") {
+			http.NotFound(w, r)
+			return
+		}
 		w.Header().Set("Cache-Control", "public, max-age=300")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		h.ServeHTTP(w, r)

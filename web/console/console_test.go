@@ -349,3 +349,22 @@ func TestAPIStaysJSONBesideTheConsole(t *testing.T) {
 		}
 	}
 }
+
+// The assets are served, and nothing else of the embedded files: no
+// listing, no template.
+func TestStaticServesOnlyTheAssets(t *testing.T) {
+	t.Parallel()
+	s := newSite(t)
+	for path, want := range map[string]int{
+		"/static/console.css":    http.StatusOK,
+		"/static/console.js":     http.StatusOK,
+		"/static/":               http.StatusNotFound,
+		"/static/templates/x":    http.StatusNotFound,
+		"/templates/layout.html": http.StatusNotFound,
+		"/static/../console.go":  http.StatusNotFound,
+	} {
+		if got := s.get(t, admin, path).status; got != want {
+			t.Errorf("%s: %d, want %d", path, got, want)
+		}
+	}
+}
