@@ -137,6 +137,13 @@ const (
 	MaxLimit     = 1000
 )
 
+// MaxRecent bounds Recent's n, and MaxRecentJobs how many jobs one call
+// names: a page of a listing, not the whole store.
+const (
+	MaxRecent     = 100
+	MaxRecentJobs = 1000
+)
+
 // Size is how many items a backend returns at most for p.
 func (p Page) Size() int {
 	switch {
@@ -190,6 +197,13 @@ type Store interface {
 	Definition(ctx context.Context, jobID, hash string) ([]byte, error)
 	// Invocations lists a job's invocations, newest occurrence first.
 	Invocations(ctx context.Context, jobID string, p Page) (invs []*InvocationRecord, next string, err error)
+	// Recent returns the newest n invocations of each of the named jobs
+	// (n at most MaxRecent), newest occurrence first as Invocations
+	// orders them, without their Log or legacy Definition bytes: the
+	// history strips of a page of jobs, read at once rather than with a
+	// listing per job. A job with no invocations, or none at all, is
+	// absent from the map.
+	Recent(ctx context.Context, jobIDs []string, n int) (map[string][]*InvocationRecord, error)
 	// Overdue lists up to limit jobs whose WatchdogTimerTs is set and at or
 	// before now, the most overdue first. Its cost follows the number of
 	// such jobs, not the number of jobs. The answer may be stale.

@@ -125,7 +125,7 @@ func TestMetricsShowARefusedConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.expect(map[string]float64{`sundial_config_refused{project="m"}`: 0})
-	if err := h.eng.RecordConfigError(h.ctx, "m", "m.yaml", "m.yaml:3: schedule: bad", t0); err != nil {
+	if err := h.eng.RecordConfigError(h.ctx, "m", "m.yaml", "m.yaml:3: schedule: bad", t0, nil); err != nil {
 		t.Fatal(err)
 	}
 	h.expect(map[string]float64{`sundial_config_refused{project="m"}`: 1})
@@ -150,7 +150,7 @@ func TestMetricsWithoutNamesServeNoJobOrProjectId(t *testing.T) {
 	if err := h.eng.ApplyProject(h.ctx, "secret", rev); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.eng.RecordConfigError(h.ctx, "secret", "secret.yaml", "secret.yaml:1: bad", t0); err != nil {
+	if err := h.eng.RecordConfigError(h.ctx, "secret", "secret.yaml", "secret.yaml:1: bad", t0, nil); err != nil {
 		t.Fatal(err)
 	}
 	h.runUntil(t0.Add(time.Minute + web.DefaultLongRun))

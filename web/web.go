@@ -2,8 +2,10 @@
 // the Prometheus metrics at /metrics, over the engine and the store
 // (New); the internal endpoints Cloud Tasks and the platform's cron call in
 // the cloud shape, with the gates that admit only them (TaskEndpoint,
-// CronEndpoint, Gate); and, as they come, the console and sign-in. The
-// server command mounts them; docs/api.md documents every route.
+// CronEndpoint, Gate); and the web console's pages at / (Options.Console,
+// package web/console) behind the API's authenticators and policy. The
+// server command mounts them; docs/api.md documents every API route,
+// docs/console.md the console.
 //
 // Reads go to the store outside any transaction and may be slightly stale;
 // every change goes through the engine, which applies it in one transaction
@@ -54,6 +56,13 @@ type Options struct {
 	// signature proves it holds (none: only administrators may call it).
 	Reimport      func(context.Context) error
 	WebhookSecret []byte
+	// Console serves the web console's pages at / (package
+	// web/console), behind the API's authenticators and policy; it needs
+	// Now. Off, every path outside the API is a JSON 404.
+	Console bool
+	// SignIn is the path that signs a person in, linked from the
+	// console's pages for a signed-out viewer; "" when there is none.
+	SignIn string
 }
 
 // server holds what the handlers share.
@@ -118,12 +127,16 @@ func New(opts Options) http.Handler {
 		io.WriteString(w, "ok\n")
 	})
 	mux.Handle("/healthz", s.methodNotAllowed([]string{"GET", "HEAD"}))
-	// Everything else is the API's JSON 404 until the console serves
-	// pages of its own: a client of this server reads JSON errors, and
-	// the mux's text/plain ones would be the only exception.
-	mux.Handle("/", s.api(func(r *http.Request) (int, any, error) {
-		return 0, nil, notFound("no such path: %s", r.URL.Path)
-	}))
+	if opts.Console {
+		mux.Handle("/", s.console(opts))
+	} else {
+		// Without the console everything else is the API's JSON 404: a
+		// client of this server reads JSON errors, and the mux's
+		// text/plain ones would be the only exception.
+		mux.Handle("/", s.api(func(r *http.Request) (int, any, error) {
+			return 0, nil, notFound("no such path: %s", r.URL.Path)
+		}))
+	}
 	return Canonical(mux)
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/sundial-cron/sundial/access"
 	"github.com/sundial-cron/sundial/config"
 	"github.com/sundial-cron/sundial/web"
+	"github.com/sundial-cron/sundial/web/signin"
 
 	"github.com/sundial-cron/sundial/engine"
 	"github.com/sundial-cron/sundial/retention"
@@ -502,6 +503,10 @@ func assemble(f serveFlags, st store.Store, q task.Queue, tgts map[string]target
 			if err != nil {
 				panic(err) // ReadSettings checked the file's settings whole
 			}
+			var signIn string
+			if f.auth.oidc != nil {
+				signIn = signin.SignInPath
+			}
 			return web.New(web.Options{
 				Engine:         eng,
 				Store:          st,
@@ -512,6 +517,8 @@ func assemble(f serveFlags, st store.Store, q task.Queue, tgts map[string]target
 				Logger:         logger,
 				Reimport:       reimport(f, configs),
 				WebhookSecret:  f.repo.webhookSecret,
+				Console:        true,
+				SignIn:         signIn,
 			})
 		},
 	}

@@ -91,6 +91,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"DeleteInvocation deletes a finished record and leaves an unfinished one", testDeleteInvocation},
 		{"a record put and deleted in one transaction is refused", testDeleteAfterPutRefused},
 		{"concurrent UpdateProjects of one record lose nothing", testUpdateProject},
+		{"Recent reads each job's newest invocations, without logs", testRecent},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -1006,5 +1007,52 @@ func testUpdateProject(t *testing.T, s store.Store) {
 	}
 	if err := s.UpdateProject(ctx, "", func(*store.ProjectRecord) (*store.ProjectRecord, error) { return nil, nil }); err == nil {
 		t.Error("UpdateProject without an id succeeded")
+	}
+}
+
+func testRecent(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	inv := func(jobID string, i int) *store.InvocationRecord {
+		return &store.InvocationRecord{JobID: jobID, ID: fmt.Sprintf("inv-%03d", i), Occurrence: t0.Add(time.Duration(i) * time.Minute),
+			Status: "SUCCEEDED", Message: fmt.Sprintf("run %d", i), Log: []byte("a log line"), DefinitionHash: "h"}
+	}
+	var many []*store.InvocationRecord
+	for i := range 25 {
+		many = append(many, inv("p/many", i))
+	}
+	put(t, s, job("p/many"), job("p/few"), job("p/none"), job("q/other"))
+	putInvs(t, s, "p/many", many...)
+	putInvs(t, s, "p/few", inv("p/few", 3), inv("p/few", 1))
+	putInvs(t, s, "q/other", inv("q/other", 7))
+
+	got, err := s.Recent(ctx, []string{"p/many", "p/few", "p/none", "p/missing", "p/many"}, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]int{"p/many": nil, "p/few": {3, 1}}
+	for i := 24; i >= 5; i-- {
+		want["p/many"] = append(want["p/many"], i)
+	}
+	if len(got) != len(want) {
+		t.Errorf("Recent answered for %d jobs, want %d (p/many and p/few; not p/none, p/missing, nor q/other, which was not named)", len(got), len(want))
+	}
+	for jobID, idx := range want {
+		if len(got[jobID]) != len(idx) {
+			t.Errorf("%s: %d invocations, want %d", jobID, len(got[jobID]), len(idx))
+			continue
+		}
+		for k, i := range idx {
+			g, w := got[jobID][k], inv(jobID, i)
+			if g.Log != nil || g.Definition != nil {
+				t.Errorf("%s %s: Recent read the log or legacy definition; a strip shows neither", jobID, g.ID)
+			}
+			w.Log = nil
+			if !sameInvocation(g, w) {
+				t.Errorf("%s [%d] = %+v, want %+v", jobID, k, g, w)
+			}
+		}
+	}
+	if _, err := s.Recent(ctx, []string{"p/many"}, store.MaxRecent+1); err == nil {
+		t.Errorf("Recent with n = %d: no error, want one (at most %d)", store.MaxRecent+1, store.MaxRecent)
 	}
 }

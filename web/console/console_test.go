@@ -1,0 +1,370 @@
+package console_test
+
+import (
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sundial-cron/sundial/engine"
+	"github.com/sundial-cron/sundial/statemachine"
+	"github.com/sundial-cron/sundial/store"
+)
+
+// demoSite is one demo shared by the tests that only read it; the tests
+// that change jobs build their own.
+func demoSite(t *testing.T) *site {
+	t.Helper()
+	s := newSite(t)
+	s.demo(t)
+	return s
+}
+
+// A viewer sees exactly the projects and jobs it may read: the narrow
+// reader of one job sees payments with that job only, and no other
+// project; a job or project it may not read answers as one that does not
+// exist, with no name of it in the page.
+func TestPagesShowOnlyWhatTheViewerMayRead(t *testing.T) {
+	t.Parallel()
+	s := demoSite(t)
+
+	home := s.get(t, narrow, "/").text()
+	if !strings.Contains(home, "payments") || strings.Contains(home, "demo") || strings.Contains(home, "search") {
+		t.Errorf("the narrow reader's projects page shows %q; want payments only", home)
+	}
+	jobs := s.get(t, narrow, "/projects/payments")
+	if got := jobs.text(); !strings.Contains(got, "nightly-report") || strings.Contains(got, "settle") || strings.Contains(got, "reconcile") || strings.Contains(got, "1 of 1 jobs") == false {
+		t.Errorf("the narrow reader's payments page shows %q; want nightly-report alone", got)
+	}
+	for _, path := range []string{jobPath("settle"), jobPath("settle") + "/invocations/20260307T120000Z", "/projects/search", "/projects/demo/jobs/heartbeat"} {
+		hidden := s.get(t, narrow, path)
+		missing := s.get(t, narrow, strings.Replace(path, "settle", "no-such-job", 1))
+		if hidden.status != http.StatusNotFound {
+			t.Errorf("%s for the narrow reader: %d, want 404", path, hidden.status)
+		}
+		if strings.Contains(hidden.raw, "settle") && !strings.Contains(path, "settle") || strings.Contains(hidden.text(), "At minute") {
+			t.Errorf("%s for the narrow reader leaks the job: %q", path, hidden.text())
+		}
+		if strings.Contains(path, "settle") && strings.ReplaceAll(hidden.text(), "settle", "no-such-job") != missing.text() {
+			t.Errorf("%s for the narrow reader reads %q; a job that does not exist reads %q", path, hidden.text(), missing.text())
+		}
+	}
+	if p := s.get(t, outsider, "/"); strings.Contains(p.text(), "payments") {
+		t.Errorf("the outsider's projects page shows payments: %q", p.text())
+	}
+	if p := s.get(t, outsider, "/configs"); strings.Contains(p.text(), "search.yaml") {
+		t.Errorf("the outsider's configs page shows search's config: %q", p.text())
+	}
+}
+
+// The projects page lists first the jobs whose last invocation failed,
+// most failures first, and only those the viewer may read.
+func TestProjectsPageListsFailingJobsFirst(t *testing.T) {
+	t.Parallel()
+	s := demoSite(t)
+	names := func(who string) []string {
+		var out []string
+		for _, sec := range s.get(t, who, "/").find("section", "class", "attention") {
+			for _, a := range findIn(sec, "a") {
+				out = append(out, textOf(a))
+			}
+		}
+		return out
+	}
+	var want []string
+	for _, id := range []string{"demo/always-fails", "payments/settle"} {
+		if s.view(t, id).State.Failures > 0 {
+			want = append(want, id)
+		}
+	}
+	if got := names(admin); !slices.Equal(got, want) {
+		t.Errorf("the administrator's list of failing jobs is %v, want %v", got, want)
+	}
+	if got := names(narrow); len(got) != 0 {
+		t.Errorf("the narrow reader of nightly-report sees failing jobs %v, want none", got)
+	}
+}
+
+// Each viewer gets only the buttons it may use: a reader none, a
+// triggerer Trigger, an owner Trigger and Pause on a running job and
+// Resume on a paused one.
+func TestButtonsOnlyForWhatTheViewerMayDo(t *testing.T) {
+	t.Parallel()
+	s := demoSite(t)
+	for _, tc := range []struct {
+		who, job string
+		want     []string
+	}{
+		{reader, "settle", nil},
+		{triggerer, "settle", []string{"/trigger"}},
+		{owner, "settle", []string{"/trigger", "/pause"}},
+		{owner, "reconcile", []string{"/trigger", "/resume"}},
+	} {
+		p := s.get(t, tc.who, jobPath(tc.job))
+		var got []string
+		for _, a := range p.actions() {
+			got = append(got, strings.TrimPrefix(a, jobPath(tc.job)))
+		}
+		// settle may be between runs or in one: abort comes and goes.
+		got = slices.DeleteFunc(got, func(a string) bool { return a == "/abort" && tc.who == owner })
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s on %s sees the buttons %v, want %v", tc.who, tc.job, got, tc.want)
+		}
+	}
+}
+
+// A viewer without the right is refused the action itself, not only the
+// button, and the job does not change.
+func TestActionsNeedTheRight(t *testing.T) {
+	t.Parallel()
+	s := demoSite(t)
+	before := s.view(t, "payments/settle")
+	for _, tc := range []struct {
+		who, action string
+		want        int
+	}{
+		{reader, "pause", http.StatusForbidden},
+		{reader, "trigger", http.StatusForbidden},
+		{triggerer, "pause", http.StatusForbidden},
+		{triggerer, "abort", http.StatusForbidden},
+		{outsider, "pause", http.StatusNotFound},
+		{"", "pause", http.StatusUnauthorized},
+	} {
+		p := s.do(t, tc.who, "POST", jobPath("settle")+"/"+tc.action, url.Values{"reason": {"because"}}, nil)
+		if p.status != tc.want {
+			t.Errorf("%q %s: %d, want %d: %s", tc.who, tc.action, p.status, tc.want, p.text())
+		}
+	}
+	if after := s.view(t, "payments/settle"); after.State.State != before.State.State || len(after.Audit) != len(before.Audit) {
+		t.Errorf("refused actions changed the job: %s with %d audit entries, was %s with %d", after.State.State, len(after.Audit), before.State.State, len(before.Audit))
+	}
+}
+
+// A form posted from another site is refused before anything runs: the
+// owner's browser must not pause a job because a page elsewhere said so.
+func TestCrossSitePostIsRefused(t *testing.T) {
+	t.Parallel()
+	s := demoSite(t)
+	for _, h := range []http.Header{
+		{"Sec-Fetch-Site": {"cross-site"}},
+		{"Origin": {"https://evil.example"}},
+	} {
+		p := s.do(t, owner, "POST", jobPath("settle")+"/pause", url.Values{"reason": {"evil"}}, h)
+		if p.status != http.StatusForbidden || !strings.Contains(p.text(), "cross-origin request refused") {
+			t.Errorf("POST with %v: %d %q, want 403 cross-origin refused", h, p.status, p.text())
+		}
+	}
+	if v := s.view(t, "payments/settle"); v.State.State == statemachine.Paused {
+		t.Error("a cross-site post paused the job")
+	}
+	// The same form from the console itself works.
+	p := s.do(t, owner, "POST", jobPath("settle")+"/pause", url.Values{"reason": {"bank maintenance"}}, http.Header{"Sec-Fetch-Site": {"same-origin"}})
+	if p.status != http.StatusSeeOther {
+		t.Fatalf("same-origin pause: %d %q", p.status, p.text())
+	}
+	if v := s.view(t, "payments/settle"); v.State.State != statemachine.Paused || v.State.Reason.Note != "bank maintenance" {
+		t.Errorf("after a same-origin pause the job is %s (%q)", v.State.State, v.State.Reason.Note)
+	}
+}
+
+// Pause asks for a reason: none, or only spaces, or one too long, is
+// refused with a clear error and the job runs on.
+func TestPauseNeedsAReason(t *testing.T) {
+	t.Parallel()
+	s := demoSite(t)
+	for _, reason := range []string{"", "   ", strings.Repeat("x", 501)} {
+		p := s.do(t, owner, "POST", jobPath("settle")+"/pause", url.Values{"reason": {reason}}, nil)
+		if p.status != http.StatusBadRequest || !strings.Contains(p.text(), "reason") {
+			t.Errorf("pause with reason %.10q: %d %q, want 400 naming the reason", reason, p.status, p.text())
+		}
+	}
+	if v := s.view(t, "payments/settle"); v.State.State == statemachine.Paused {
+		t.Error("a pause without a valid reason paused the job")
+	}
+}
+
+// Every page, error pages and the log download included, carries the
+// strict Content-Security-Policy and refuses framing.
+func TestEveryPageSetsAStrictCSP(t *testing.T) {
+	t.Parallel()
+	s := demoSite(t)
+	inv := s.newest(t, "payments/nightly-report")
+	for _, path := range []string{"/", "/configs", "/playground", "/projects/payments", jobPath("nightly-report"),
+		invPath("nightly-report", inv.ID), invPath("nightly-report", inv.ID) + "/log", "/nowhere", "/projects/payments?state=bogus"} {
+		p := s.get(t, admin, path)
+		csp := p.header.Get("Content-Security-Policy")
+		for _, want := range []string{"default-src 'none'", "script-src 'self'", "style-src 'self'", "frame-ancestors 'none'", "form-action 'self'"} {
+			if !strings.Contains(csp, want) {
+				t.Errorf("%s: Content-Security-Policy %q lacks %s", path, csp, want)
+			}
+		}
+		if strings.Contains(csp, "unsafe-inline") || strings.Contains(csp, "unsafe-eval") {
+			t.Errorf("%s: Content-Security-Policy %q allows inline or eval'd script", path, csp)
+		}
+		if strings.HasSuffix(path, "/log") {
+			// The log is the job's text, served as text to save: a
+			// browser must neither sniff it nor show it as a page.
+			if p.header.Get("Content-Type") != "text/plain; charset=utf-8" || p.header.Get("X-Content-Type-Options") != "nosniff" ||
+				!strings.HasPrefix(p.header.Get("Content-Disposition"), "attachment;") {
+				t.Errorf("%s: served as %q, %q, %q; want plain text, nosniff, an attachment", path,
+					p.header.Get("Content-Type"), p.header.Get("X-Content-Type-Options"), p.header.Get("Content-Disposition"))
+			}
+			continue
+		}
+		if len(p.find("script", "src", "")) != len(p.find("script", "", "")) {
+			t.Errorf("%s has an inline script", path)
+		}
+	}
+}
+
+// A signed-out viewer is offered the sign-in, back to the page it asked
+// for, and sees nothing of any project.
+func TestSignedOutViewerGetsTheSignInLink(t *testing.T) {
+	t.Parallel()
+	s := demoSite(t)
+	for _, path := range []string{"/", jobPath("settle")} {
+		p := s.get(t, "", path)
+		links := p.find("a", "href", "/auth/signin?next="+url.QueryEscape(path))
+		if len(links) != 1 {
+			t.Errorf("%s signed out: no sign-in link back to it in %q", path, p.text())
+		}
+		if strings.Contains(p.text(), "settle") || strings.Contains(p.text(), "payments") {
+			t.Errorf("%s signed out shows a project or job: %q", path, p.text())
+		}
+	}
+	if p := s.get(t, "forged", "/"); p.status != http.StatusUnauthorized {
+		t.Errorf("forged credentials: %d, want 401", p.status)
+	}
+}
+
+// The filters of the jobs page: by state, failing, and text in the id; a
+// value the page cannot read is refused, not ignored.
+func TestJobsPageFilters(t *testing.T) {
+	t.Parallel()
+	s := demoSite(t)
+	names := func(query string) []string {
+		p := s.get(t, admin, "/projects/payments"+query)
+		if p.status != http.StatusOK {
+			t.Fatalf("%s: %d %s", query, p.status, p.text())
+		}
+		var out []string
+		for _, th := range p.find("th", "scope", "row") {
+			out = append(out, textOf(th))
+		}
+		return out
+	}
+	if got := names("?state=PAUSED"); !slices.Equal(got, []string{"reconcile"}) {
+		t.Errorf("state PAUSED lists %v, want [reconcile]", got)
+	}
+	if got := names("?q=RECON"); !slices.Equal(got, []string{"reconcile"}) {
+		t.Errorf("search RECON lists %v, want [reconcile]", got)
+	}
+	failing := names("?failing=1")
+	for _, name := range failing {
+		if v := s.view(t, "payments/"+name); v.State.Failures == 0 {
+			t.Errorf("failing lists %s, whose last run did not fail", name)
+		}
+	}
+	for _, q := range []string{"?state=bogus", "?page=0", "?failing=maybe", "?stat=PAUSED", "?q=a&q=b"} {
+		if p := s.get(t, admin, "/projects/payments"+q); p.status != http.StatusBadRequest {
+			t.Errorf("%s: %d, want 400", q, p.status)
+		}
+	}
+}
+
+// A job's strip holds its newest 20 occurrences, oldest first, each
+// linking to its invocation.
+func TestStripLinksTheLast20Occurrences(t *testing.T) {
+	t.Parallel()
+	s := demoSite(t)
+	invs, _, err := s.st.Invocations(s.ctx, "payments/settle", store.Page{Limit: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for i := len(invs) - 1; i >= 0; i-- {
+		want = append(want, invPath("settle", invs[i].ID))
+	}
+	p := s.get(t, admin, "/projects/payments?q=settle")
+	var got []string
+	for _, svg := range p.find("svg", "class", "strip") {
+		for _, a := range findIn(svg, "a") {
+			got = append(got, attr(a, "href"))
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("the strip links\n%v\nwant\n%v", got, want)
+	}
+}
+
+// The next fire times of a New York schedule call out the change to
+// daylight time among them.
+func TestNextFireTimesCallOutDST(t *testing.T) {
+	t.Parallel()
+	s := demoSite(t)
+	p := s.get(t, admin, jobPath("nightly-report"))
+	var notes []string
+	for _, li := range p.find("strong", "class", "dst") {
+		notes = append(notes, textOf(li))
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], "EST") || !strings.Contains(notes[0], "EDT") {
+		t.Errorf("DST notes %q, want one, from EST to EDT", notes)
+	}
+}
+
+func (s *site) view(t *testing.T, jobID string) engine.View {
+	t.Helper()
+	v, err := s.eng.View(s.ctx, jobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func (s *site) newest(t testing.TB, jobID string) *store.InvocationRecord {
+	t.Helper()
+	invs, _, err := s.st.Invocations(s.ctx, jobID, store.Page{Limit: 1})
+	if err != nil || len(invs) == 0 {
+		t.Fatalf("newest invocation of %s: %v (%d)", jobID, err, len(invs))
+	}
+	return invs[0]
+}
+
+func invPath(job, id string) string { return jobPath(job) + "/invocations/" + url.PathEscape(id) }
+
+// With the console mounted the API answers as before: JSON, its own 404s
+// under /api/v1, and the console's pages everywhere else.
+func TestAPIStaysJSONBesideTheConsole(t *testing.T) {
+	t.Parallel()
+	s := demoSite(t)
+	for path, want := range map[string]string{
+		"/api/v1/projects": "application/json; charset=utf-8",
+		"/api/v1/nowhere":  "application/json; charset=utf-8",
+		"/":                "text/html; charset=utf-8",
+		"/nowhere":         "text/html; charset=utf-8",
+	} {
+		if got := s.get(t, admin, path).header.Get("Content-Type"); got != want {
+			t.Errorf("%s: Content-Type %q, want %q", path, got, want)
+		}
+	}
+}
+
+// The assets are served, and nothing else of the embedded files: no
+// listing, no template.
+func TestStaticServesOnlyTheAssets(t *testing.T) {
+	t.Parallel()
+	s := newSite(t)
+	for path, want := range map[string]int{
+		"/static/console.css":    http.StatusOK,
+		"/static/console.js":     http.StatusOK,
+		"/static/":               http.StatusNotFound,
+		"/static/templates/x":    http.StatusNotFound,
+		"/templates/layout.html": http.StatusNotFound,
+		"/static/../console.go":  http.StatusNotFound,
+	} {
+		if got := s.get(t, admin, path).status; got != want {
+			t.Errorf("%s: %d, want %d", path, got, want)
+		}
+	}
+}

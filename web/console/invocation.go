@@ -1,0 +1,101 @@
+package console
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"regexp"
+	"time"
+
+	"github.com/sundial-cron/sundial/access"
+	"github.com/sundial-cron/sundial/store"
+)
+
+type invocationPage struct {
+	Inv        *store.InvocationRecord
+	JobID      string
+	JobURL     string
+	URL        string
+	Class      string
+	Late       string
+	Duration   string
+	Target     string
+	Spec       string
+	Revision   string
+	Log        string
+	Ended      bool
+	MayAbort   bool
+	Occurrence *moment
+	Now        time.Time
+}
+
+func (p invocationPage) refreshes() {}
+
+// invocation is an invocation's page: its status, occurrence, attempts and
+// their times, lateness and duration, message, the target it ran, and its
+// debug log.
+func (c *console) invocation(w http.ResponseWriter, r *http.Request, v viewer) error {
+	if err := checkQuery(r); err != nil {
+		return err
+	}
+	inv, project, grants, err := c.readInvocation(r, v)
+	if err != nil {
+		return err
+	}
+	now := c.Now()
+	p, _, err := c.Engine.Project(r.Context(), project)
+	if err != nil {
+		return err
+	}
+	page := invocationPage{Inv: inv, JobID: inv.JobID, JobURL: jobURL(inv.JobID), URL: invocationURL(inv.JobID, inv.ID),
+		Class: outcome(inv.Status), Log: string(inv.Log), Revision: p.Revision, Occurrence: at(inv.Occurrence, now), Now: now}
+	h := history(inv.JobID, inv)
+	page.Late, page.Duration = h.Late, h.Duration
+	switch inv.Status {
+	case "SUCCEEDED", "FAILED", "ABORTED", "SKIPPED":
+		page.Ended = true
+	}
+	page.MayAbort = !page.Ended && c.Policy.May(v.ID, access.Steer, grants, jobName(inv.JobID))
+	if inv.Status != "SKIPPED" {
+		if def, err := c.Engine.InvocationDefinition(r.Context(), inv); err == nil {
+			page.Target, page.Spec = def.Target, prettyJSON(def.Spec)
+		}
+	}
+	c.renderTitled(w, r, v, http.StatusOK, "invocation", inv.JobID+" "+inv.ID, []crumb{
+		{Name: project, URL: "/projects/" + url.PathEscape(project)},
+		{Name: jobName(inv.JobID), URL: jobURL(inv.JobID)},
+		{Name: inv.ID},
+	}, page)
+	return nil
+}
+
+// readInvocation reads the invocation a path names, for a viewer who may
+// read its job; it returns the job's project and grants with it.
+func (c *console) readInvocation(r *http.Request, v viewer) (*store.InvocationRecord, string, []access.Grant, error) {
+	project, name, id := r.PathValue("project"), r.PathValue("job"), r.PathValue("invocation")
+	_, grants, err := c.jobView(r.Context(), v, project, name)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	inv, err := c.Store.Invocation(r.Context(), project+"/"+name, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, "", nil, notFound("invocation %q of job %s/%s not found", id, project, name)
+	}
+	return inv, project, grants, err
+}
+
+// unsafeName is what a download's file name may not hold.
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// logFile serves an invocation's debug log as a text file to save.
+func (c *console) logFile(w http.ResponseWriter, r *http.Request, v viewer) error {
+	inv, _, _, err := c.readInvocation(r, v)
+	if err != nil {
+		return err
+	}
+	name := unsafeName.ReplaceAllString(inv.JobID+"-"+inv.ID, "_") + ".log"
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
+	w.Write(inv.Log)
+	return nil
+}

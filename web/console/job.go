@@ -1,0 +1,277 @@
+package console
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/sundial-cron/sundial/access"
+	"github.com/sundial-cron/sundial/engine"
+	"github.com/sundial-cron/sundial/schedule"
+	"github.com/sundial-cron/sundial/statemachine"
+	"github.com/sundial-cron/sundial/store"
+)
+
+// Sizes of the job page.
+const (
+	historyPerPage = 25
+	fireTimes      = 10
+	// timelineCap bounds the invocations a timeline reads: a job firing
+	// every minute has 10,080 occurrences in 7 days; the timeline says
+	// when it shows only the newest.
+	timelineCap = 2000
+)
+
+// spans are the timeline's windows, by their name in ?span=.
+var spans = map[string]time.Duration{"24h": 24 * time.Hour, "7d": 7 * 24 * time.Hour}
+
+type jobPage struct {
+	jobRow
+	Project    string
+	Config     configStatus
+	Definition []field
+	Spec       string
+	Fires      []fireTime
+	FireErr    string
+	Timeline   timeline
+	Durations  durations
+	Active     []active
+	Audit      []engine.AuditEntry
+	History    []historyRow
+	NextPage   string // the link to older invocations; "" at the end
+	Newest     bool   // the history shows the newest invocations
+	Done       string // what the viewer's last action did
+	May        mayDo
+	Now        time.Time
+}
+
+func (jobPage) refreshes() {}
+
+// mayDo says which buttons the viewer sees.
+type mayDo struct {
+	Trigger, Pause, Resume, Abort bool
+}
+
+// field is one line of a definition.
+type field struct{ Name, Value string }
+
+// active is an invocation that has not ended.
+type active struct {
+	ID, URL, Phase string
+	Occurrence     time.Time
+	Attempt        int
+	Since          *moment
+}
+
+// historyRow is one invocation in the history table.
+type historyRow struct {
+	Inv      *store.InvocationRecord
+	URL      string
+	Class    string
+	Duration string
+	Late     string
+}
+
+// fireTime is one coming occurrence; Note calls out a DST transition
+// between it and the one before.
+type fireTime struct {
+	T    time.Time
+	Zone string // the time in the schedule's zone
+	Note string
+}
+
+// job is a job's page.
+func (c *console) job(w http.ResponseWriter, r *http.Request, v viewer) error {
+	project, name := r.PathValue("project"), r.PathValue("job")
+	if err := checkQuery(r, "span", "before", "done"); err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	spanName := q.Get("span")
+	if spanName == "" {
+		spanName = "24h"
+	}
+	span, ok := spans[spanName]
+	if !ok {
+		return badRequest("span %q: want 24h or 7d", spanName)
+	}
+	var cursor string
+	if s := q.Get("before"); s != "" {
+		b, err := base64.RawURLEncoding.DecodeString(s)
+		if err != nil || len(b) == 0 {
+			return badRequest("before %q is not a link this page made", s)
+		}
+		cursor = string(b)
+	}
+	view, grants, err := c.jobView(r.Context(), v, project, name)
+	if err != nil {
+		return err
+	}
+	ctx, now := r.Context(), c.Now()
+	p, _, err := c.Engine.Project(ctx, project)
+	if err != nil {
+		return err
+	}
+	// The timeline's window, newest first, with a page at least for the
+	// strip and the duration chart.
+	var recent []*store.InvocationRecord
+	truncated := false
+	for pg := (store.Page{Limit: store.MaxLimit}); ; {
+		invs, next, err := c.Store.Invocations(ctx, view.Job.ID, pg)
+		if err != nil {
+			return err
+		}
+		recent = append(recent, invs...)
+		if next == "" || len(invs) == 0 || invs[len(invs)-1].Occurrence.Before(now.Add(-span)) {
+			break
+		}
+		if len(recent) >= timelineCap {
+			truncated = true
+			break
+		}
+		pg.Cursor = next
+	}
+	hist, next, err := c.Store.Invocations(ctx, view.Job.ID, store.Page{Limit: historyPerPage, Cursor: cursor})
+	if errors.Is(err, store.ErrInvalidCursor) {
+		return badRequest("before %q is not a link this page made", q.Get("before"))
+	}
+	if err != nil {
+		return err
+	}
+	page := jobPage{
+		jobRow:  c.row(view, recent[:min(len(recent), stripLen)], now),
+		Project: project, Config: configStatus{Revision: p.Revision, Error: p.Error, File: p.File},
+		Definition: definitionFields(view.Definition), Spec: prettyJSON(view.Definition.Spec),
+		Timeline:  drawTimeline(view.Job.ID, recent, now, span, spanName, truncated),
+		Durations: drawDurations(view.Job.ID, recent),
+		Audit:     view.Audit, Newest: cursor == "", Done: doneText[q.Get("done")], Now: now,
+	}
+	if next != "" {
+		page.NextPage = "?before=" + base64.RawURLEncoding.EncodeToString([]byte(next))
+	}
+	if s, err := view.Definition.Parse(view.Job.ID); err != nil {
+		page.FireErr = err.Error()
+	} else {
+		page.Fires = nextFires(s, now, fireTimes)
+	}
+	for _, a := range view.State.Active {
+		page.Active = append(page.Active, active{ID: a.ID, URL: invocationURL(view.Job.ID, a.ID), Phase: string(a.Status),
+			Occurrence: a.At, Attempt: a.Attempt, Since: at(a.Since, now)})
+	}
+	for _, inv := range hist {
+		page.History = append(page.History, history(view.Job.ID, inv))
+	}
+	page.May = c.may(v, grants, name, view)
+	c.renderTitled(w, r, v, http.StatusOK, "job", view.Job.ID,
+		[]crumb{{Name: project, URL: "/projects/" + url.PathEscape(project)}, {Name: name}}, page)
+	return nil
+}
+
+// may decides the buttons: each only where the viewer holds the right and
+// the job's state lets it do something.
+func (c *console) may(v viewer, grants []access.Grant, job string, view engine.View) mayDo {
+	steer := c.Policy.May(v.ID, access.Steer, grants, job)
+	st := view.State.State
+	return mayDo{
+		Trigger: c.Policy.May(v.ID, access.Trigger, grants, job) && st != statemachine.Disabled,
+		Pause:   steer && st != statemachine.Paused && st != statemachine.Disabled,
+		Resume:  steer && st == statemachine.Paused,
+		Abort:   steer && len(view.State.Active) > 0,
+	}
+}
+
+func history(jobID string, inv *store.InvocationRecord) historyRow {
+	h := historyRow{Inv: inv, URL: invocationURL(jobID, inv.ID), Class: outcome(inv.Status)}
+	if !inv.Started.IsZero() {
+		if !inv.Ended.IsZero() {
+			h.Duration = roundDuration(inv.Ended.Sub(inv.Started))
+		}
+		if !inv.Manual {
+			h.Late = roundDuration(inv.Started.Sub(inv.Occurrence))
+		}
+	}
+	return h
+}
+
+// definitionFields lists a definition as its config writes it.
+func definitionFields(d engine.Definition) []field {
+	p := d.Policy
+	out := []field{{"schedule", d.Schedule}, {"time_zone", d.TimeZone}, {"dst_gap", d.Gap}, {"dst_repeat", d.Repeat}, {"target", d.Target}}
+	out = append(out,
+		field{"overlap", string(p.Overlap)}, field{"max_concurrent", count(p.MaxConcurrent)},
+		field{"catchup_window", dur(p.CatchupWindow)}, field{"timeout", dur(p.Timeout)},
+		field{"max_attempts", count(p.MaxAttempts)}, field{"min_backoff", dur(p.MinBackoff)}, field{"max_backoff", dur(p.MaxBackoff)},
+		field{"auto_disable_after", count(p.AutoDisableAfter)}, field{"jitter", dur(p.Jitter)})
+	if p.Idempotent {
+		out = append(out, field{"idempotent", "true"})
+	}
+	kept := out[:0]
+	for _, f := range out {
+		if f.Value != "" {
+			kept = append(kept, f)
+		}
+	}
+	return kept
+}
+
+func count(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprint(n)
+}
+
+func dur(d time.Duration) string {
+	if d == 0 {
+		return ""
+	}
+	return d.String()
+}
+
+func prettyJSON(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return string(raw)
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return string(raw)
+	}
+	return string(b)
+}
+
+// nextFires lists a schedule's next n fire times after from, calling out
+// each change of the zone's offset between two of them (the first is
+// compared with from): a DST transition the viewer should not be
+// surprised by.
+func nextFires(s *schedule.Schedule, from time.Time, n int) []fireTime {
+	var out []fireTime
+	loc := s.Location()
+	prev := from.In(loc)
+	for t, ok := s.Next(from); ok && len(out) < n; t, ok = s.Next(t) {
+		local := t.In(loc)
+		f := fireTime{T: t, Zone: local.Format("Mon 2006-01-02 15:04:05 MST")}
+		pn, po := prev.Zone()
+		if ln, lo := local.Zone(); lo != po {
+			f.Note = fmt.Sprintf("DST: the offset changes before this one, %s (%s) to %s (%s)", pn, offset(po), ln, offset(lo))
+		}
+		out = append(out, f)
+		prev = local
+	}
+	return out
+}
+
+func offset(secs int) string {
+	sign := "+"
+	if secs < 0 {
+		sign, secs = "-", -secs
+	}
+	return fmt.Sprintf("UTC%s%02d:%02d", sign, secs/3600, secs%3600/60)
+}

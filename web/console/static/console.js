@@ -1,0 +1,52 @@
+// Sundial's console script. It only adds comfort; every page reads and
+// every form works without it.
+(function () {
+  "use strict";
+
+  // Times: the page writes UTC; show the viewer's zone and keep UTC on hover.
+  function localTimes(root) {
+    root.querySelectorAll("time[datetime]").forEach(function (el) {
+      var d = new Date(el.getAttribute("datetime"));
+      if (isNaN(d)) { return; }
+      el.textContent = d.toLocaleString(undefined, {
+        month: "short", day: "numeric", hour: "2-digit", minute: "2-digit",
+        hourCycle: "h23", timeZoneName: "short"
+      });
+    });
+  }
+
+  // Every action asks to confirm what it will do.
+  document.addEventListener("submit", function (ev) {
+    var msg = ev.target.getAttribute("data-confirm");
+    if (msg && !window.confirm(msg)) { ev.preventDefault(); }
+  });
+
+  // A quiet poll: the list is fetched again while the tab is visible and
+  // nobody is typing in it, and swapped in place.
+  function refresh() {
+    var live = document.getElementById("live");
+    if (!live || document.hidden) { return Promise.resolve(false); }
+    var a = document.activeElement;
+    if (a && live.contains(a) && /INPUT|SELECT|TEXTAREA/.test(a.tagName)) { return Promise.resolve(false); }
+    return fetch(location.href, { credentials: "same-origin", headers: { "Accept": "text/html" } })
+      .then(function (r) { return r.ok ? r.text() : null; })
+      .then(function (html) {
+        if (!html) { return false; }
+        var next = new DOMParser().parseFromString(html, "text/html").getElementById("live");
+        if (!next) { return false; }
+        live.replaceWith(next);
+        localTimes(next);
+        return true;
+      })
+      .catch(function () { return false; });
+  }
+
+  // Tests call it to refresh now rather than wait for the poll.
+  window.sundialRefresh = refresh;
+
+  document.addEventListener("DOMContentLoaded", function () {
+    localTimes(document);
+    var secs = parseInt(document.body.getAttribute("data-refresh"), 10);
+    if (secs > 0) { setInterval(refresh, secs * 1000); }
+  });
+})();
