@@ -150,6 +150,16 @@ func (b *browser) shoot(name string) {
 	}
 }
 
+// clippedStrips counts the strips of occurrences drawn past the window's
+// right edge: their newest cells, the ones an on-call engineer looks at
+// first, out of view.
+func (b *browser) clippedStrips() int {
+	b.t.Helper()
+	var n int
+	b.run(chromedp.Evaluate(`[...document.querySelectorAll("svg.strip")].filter(s => s.getBoundingClientRect().right > document.documentElement.clientWidth).length`, &n))
+	return n
+}
+
 // pwned reports whether any script a page's text tried to run ran.
 func (b *browser) pwned() bool {
 	b.t.Helper()
@@ -185,6 +195,9 @@ func TestBrowserOnCallRound(t *testing.T) {
 	wants(t, "the payments page", jobs, "settle", "nightly-report", "reconcile", "Every 10 minutes", "PAUSED",
 		"<script>window.__pwned=2</script> maintenance", "by user:olive@example.com")
 	b.shoot("jobs")
+	if n := b.clippedStrips(); n > 0 {
+		t.Errorf("the payments page cuts off the newest occurrences of %d jobs' strips", n)
+	}
 
 	job := b.click(`a[href="/projects/payments/jobs/settle"]`)
 	wants(t, "the settle page", job, "payments/settle", "Timeline, last 24h", "Duration of recent runs", "History", "bank acme: 503")
