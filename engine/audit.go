@@ -20,6 +20,9 @@ const (
 	ActionPause   Action = "pause"
 	ActionResume  Action = "resume"
 	ActionAbort   Action = "abort"
+	// ActionBackfill's Reason holds the range, ActionCancelBackfill's none.
+	ActionBackfill       Action = "backfill"
+	ActionCancelBackfill Action = "cancel_backfill"
 )
 
 // AuditEntry is one change asked of a job through the API or the console:

@@ -46,6 +46,10 @@ type Options struct {
 	// LogLimit is the most bytes kept of an invocation's debug log, half
 	// from its head and half from its tail; 0 means 64 KiB.
 	LogLimit int
+	// Retention is the server's default history retention, for jobs whose
+	// definition sets none: a backfill may not reach back past it. The
+	// zero value takes DefaultRetention.
+	Retention Retention
 	// Interrupt is called at each point between LAUNCHING committed and the
 	// outcome recorded; an error stops the handler there, as if its process
 	// died. It exists for fault injection (sundial simulate); nil in
@@ -131,6 +135,7 @@ func New(st store.Store, q task.Queue, targets map[string]target.Target, opts Op
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	opts.Retention = opts.Retention.Fill(DefaultRetention)
 	if opts.LogLimit <= 0 {
 		opts.LogLimit = 64 << 10
 	}

@@ -57,6 +57,18 @@ var goldenPolled = statemachine.JobState{
 	WatchdogTimerTs: gmin(3).Add(30 * time.Second),
 }
 
+// goldenBackfilled is a job running the second occurrence of a backfill
+// of [-3h, -1h): the backfill fields were added within version 1.
+var goldenBackfilled = statemachine.JobState{
+	State: statemachine.Running, TickNonce: 78, TickAt: gmin(60), NextAt: gmin(60), Cursor: gmin(0),
+	Active: []statemachine.Invocation{
+		{Occurrence: statemachine.Occurrence{ID: statemachine.OccurrenceID(gmin(-120)), At: gmin(-120), Backfill: true},
+			Attempt: 1, Status: statemachine.StatusRunning, Nonce: 12, Since: gmin(0), Deadline: gmin(30)},
+	},
+	Backfill:        &statemachine.Backfill{From: gmin(-180), To: gmin(-60), Next: gmin(-120).Add(time.Nanosecond)},
+	WatchdogTimerTs: gmin(30),
+}
+
 var goldenScheduled = statemachine.JobState{
 	State: statemachine.Scheduled, TickNonce: 1234567890123, TickAt: gmin(5).Add(1500 * time.Millisecond), NextAt: gmin(5),
 	Cursor: gmin(0), Failures: 1, Triggers: 2, LastEnded: gmin(-3), WatchdogTimerTs: gmin(5).Add(31500 * time.Millisecond),
@@ -93,8 +105,9 @@ var stateGoldens = map[string]jobState{
 	"v1-running.json": {m: goldenRunning, health: Health{
 		TaskFailures: 3, LastError: "store: conflict", LastErrorAt: gmin(9).Add(250 * time.Millisecond),
 	}},
-	"v1-paused.json": {m: goldenPaused},
-	"v1-polled.json": {m: goldenPolled},
+	"v1-paused.json":     {m: goldenPaused},
+	"v1-polled.json":     {m: goldenPolled},
+	"v1-backfilled.json": {m: goldenBackfilled},
 	"v1-paused-audited.json": {m: goldenPaused, audit: []AuditEntry{
 		{At: gmin(-20), By: "user:alice@example.com", Action: ActionTrigger, Invocation: "manual-1"},
 		{At: gmin(-15), By: "serviceAccount:ci@proj.iam.gserviceaccount.com", Action: ActionAbort},

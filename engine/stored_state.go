@@ -36,6 +36,17 @@ type storedState struct {
 	// bytes of a job no one steered are what they were, and a release
 	// before it reads the rest and drops the trail.
 	Audit []storedAudit `json:"audit,omitempty"`
+	// Backfill was added within version 1, as the poll fields were: left
+	// out when no backfill is under way, and a release before it reads the
+	// rest and drops the backfill, whose unstarted occurrences then have
+	// no record and may be backfilled again.
+	Backfill *storedBackfill `json:"backfill,omitempty"`
+}
+
+type storedBackfill struct {
+	From time.Time `json:"from"`
+	To   time.Time `json:"to"`
+	Next time.Time `json:"next"`
 }
 
 type storedAudit struct {
@@ -55,6 +66,8 @@ type storedOccurrence struct {
 	ID     string    `json:"id"`
 	At     time.Time `json:"at"`
 	Manual bool      `json:"manual,omitempty"`
+	// Backfill was added within version 1 (see storedState.Backfill).
+	Backfill bool `json:"backfill,omitempty"`
 }
 
 type storedInvocation struct {
@@ -92,6 +105,9 @@ func encodeJobState(s jobState) ([]byte, error) {
 		o := storeOccurrence(*m.Pending)
 		out.Pending = &o
 	}
+	if b := m.Backfill; b != nil {
+		out.Backfill = &storedBackfill{From: b.From, To: b.To, Next: b.Next}
+	}
 	for _, inv := range m.Active {
 		out.Active = append(out.Active, storedInvocation{
 			storedOccurrence: storeOccurrence(inv.Occurrence),
@@ -110,11 +126,11 @@ func encodeJobState(s jobState) ([]byte, error) {
 }
 
 func storeOccurrence(o statemachine.Occurrence) storedOccurrence {
-	return storedOccurrence{ID: o.ID, At: o.At, Manual: o.Manual}
+	return storedOccurrence{ID: o.ID, At: o.At, Manual: o.Manual, Backfill: o.Backfill}
 }
 
 func (o storedOccurrence) occurrence() statemachine.Occurrence {
-	return statemachine.Occurrence{ID: o.ID, At: o.At, Manual: o.Manual}
+	return statemachine.Occurrence{ID: o.ID, At: o.At, Manual: o.Manual, Backfill: o.Backfill}
 }
 
 // decodeJobState reads any version of the stored state.
@@ -157,6 +173,9 @@ func (in storedState) jobState() jobState {
 	if in.Pending != nil {
 		o := in.Pending.occurrence()
 		m.Pending = &o
+	}
+	if b := in.Backfill; b != nil {
+		m.Backfill = &statemachine.Backfill{From: b.From, To: b.To, Next: b.Next}
 	}
 	for _, inv := range in.Active {
 		m.Active = append(m.Active, statemachine.Invocation{

@@ -182,11 +182,23 @@ func (jt *jobTx) run(ev statemachine.Event) error {
 		NewNonce: jt.e.opts.NewNonce,
 		Job:      jt.m,
 	}
+	var lookupErr error
+	m.Recorded = func(id string) bool {
+		_, err := jt.tx.Invocation(id)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			lookupErr = err
+			return true // not run; the transaction fails below
+		}
+		return err == nil
+	}
 	if jt.defErr == nil {
 		m.Schedule, m.Policy = jt.sched, jt.def.Policy
 	}
 	if err := m.Step(ev); err != nil {
 		return err
+	}
+	if lookupErr != nil {
+		return lookupErr
 	}
 	jt.m = m.Job
 	for _, a := range m.Actions {
@@ -234,7 +246,7 @@ func (jt *jobTx) record(a statemachine.Record) error {
 			return err
 		}
 		inv = &store.InvocationRecord{
-			JobID: jt.job.ID, ID: a.ID, Occurrence: a.At, Manual: a.Manual,
+			JobID: jt.job.ID, ID: a.ID, Occurrence: a.At, Manual: a.Manual, Backfill: a.Backfill,
 			Created: jt.now, DefinitionHash: hash,
 		}
 		if a.Manual {

@@ -14,9 +14,10 @@ func TestCloneSharesNothing(t *testing.T) {
 	t.Parallel()
 	job := func() sm.JobState {
 		return sm.JobState{
-			State:   sm.Running,
-			Pending: &sm.Occurrence{ID: "p", At: at(minute)},
-			Active:  []sm.Invocation{{Occurrence: sm.Occurrence{ID: "a", At: t0}, Attempt: 1, Status: sm.StatusRunning}},
+			State:    sm.Running,
+			Pending:  &sm.Occurrence{ID: "p", At: at(minute)},
+			Active:   []sm.Invocation{{Occurrence: sm.Occurrence{ID: "a", At: t0}, Attempt: 1, Status: sm.StatusRunning}},
+			Backfill: &sm.Backfill{From: at(-hour), To: t0, Next: at(-hour)},
 		}
 	}
 	orig, want := job(), job()
@@ -25,6 +26,7 @@ func TestCloneSharesNothing(t *testing.T) {
 		t.Fatalf("Clone() = %+v, want %+v", c, orig)
 	}
 	c.Pending.At = at(hour)
+	c.Backfill.Next = t0
 	c.Active[0].Status = sm.StatusLaunching
 	c.Active = append(c.Active[:1], sm.Invocation{Attempt: 2})
 	if !reflect.DeepEqual(orig, want) {
@@ -57,7 +59,7 @@ func TestCloneKnowsEveryReferenceField(t *testing.T) {
 		}
 	}
 	walk("", reflect.TypeFor[sm.JobState]())
-	if want := []string{"Pending", "Active"}; !slices.Equal(refs, want) {
+	if want := []string{"Pending", "Active", "Backfill"}; !slices.Equal(refs, want) {
 		t.Errorf("statemachine.JobState's reference fields are %q; Clone copies %q", refs, want)
 	}
 }

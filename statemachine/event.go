@@ -1,5 +1,7 @@
 package statemachine
 
+import "time"
+
 // Event is something that happens to a job. The time it happens is
 // Machine.Now.
 type Event interface{ event() }
@@ -89,22 +91,33 @@ type PollDue struct {
 	Nonce      int64
 }
 
+// BackfillRequested: an admin asked to run the occurrences in [From, To)
+// that have no record (see Backfill and Machine.Recorded).
+type BackfillRequested struct{ From, To time.Time }
+
+// BackfillCanceled: an admin stopped the backfill under way. The
+// occurrences it had not started are simply not started, and get no
+// record: a later backfill of the range may still run them.
+type BackfillCanceled struct{}
+
 // WatchdogExpired: the watchdog found the job's WatchdogTimerTs passed.
 type WatchdogExpired struct{}
 
-func (Defined) event()         {}
-func (Redefining) event()      {}
-func (Removed) event()         {}
-func (Broken) event()          {}
-func (Tick) event()            {}
-func (Triggered) event()       {}
-func (PauseRequested) event()  {}
-func (ResumeRequested) event() {}
-func (AbortRequested) event()  {}
-func (Starting) event()        {}
-func (Launched) event()        {}
-func (Ended) event()           {}
-func (NotLaunched) event()     {}
-func (OutcomeUnknown) event()  {}
-func (PollDue) event()         {}
-func (WatchdogExpired) event() {}
+func (Defined) event()           {}
+func (Redefining) event()        {}
+func (Removed) event()           {}
+func (Broken) event()            {}
+func (Tick) event()              {}
+func (Triggered) event()         {}
+func (PauseRequested) event()    {}
+func (ResumeRequested) event()   {}
+func (AbortRequested) event()    {}
+func (Starting) event()          {}
+func (Launched) event()          {}
+func (Ended) event()             {}
+func (NotLaunched) event()       {}
+func (OutcomeUnknown) event()    {}
+func (PollDue) event()           {}
+func (WatchdogExpired) event()   {}
+func (BackfillRequested) event() {}
+func (BackfillCanceled) event()  {}

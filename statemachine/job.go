@@ -52,6 +52,24 @@ type JobState struct {
 	// WatchdogTimerTs is when the earliest task the job waits for must have
 	// run; zero when it waits for none.
 	WatchdogTimerTs time.Time
+
+	// Backfill is the backfill under way, if any.
+	Backfill *Backfill
+}
+
+// Backfill is a run of a past range of the job's occurrences, one at a
+// time: the next one starts only when the job has no invocation that has
+// not ended and nothing pending, so a backfill never competes with the
+// schedule for a slot, and the live occurrences that come while one of
+// its invocations runs meet the overlap policy as they would any other.
+type Backfill struct {
+	// From and To bound the range, [From, To). To is never past the
+	// Cursor the job had when the backfill was asked for: what follows
+	// it is the schedule's own to account for, so the two never share an
+	// occurrence.
+	From, To time.Time
+	// Next is where the search for the next occurrence to run resumes.
+	Next time.Time
 }
 
 // Occurrence is one moment a job fires: a scheduled time or a manual trigger.
@@ -59,6 +77,9 @@ type Occurrence struct {
 	ID     string    // the invocation id it gets; see OccurrenceID
 	At     time.Time // the scheduled time, or when the trigger was asked for
 	Manual bool
+	// Backfill marks a scheduled occurrence run by a backfill, long after
+	// its time, rather than by its tick.
+	Backfill bool
 }
 
 // Invocation is the machine's view of an invocation that has not ended.
@@ -188,5 +209,9 @@ func (j JobState) Clone() JobState {
 		j.Pending = &p
 	}
 	j.Active = slices.Clone(j.Active)
+	if j.Backfill != nil {
+		b := *j.Backfill
+		j.Backfill = &b
+	}
 	return j
 }

@@ -33,6 +33,10 @@ type Machine struct {
 	Config   Config
 	// NewNonce returns a nonce never used before by this job (non-zero).
 	NewNonce func() int64
+	// Recorded reports whether the job has an invocation record with this
+	// id, a skipped one included: a backfill runs no such occurrence. Nil
+	// counts as none; only a step with a backfill under way asks.
+	Recorded func(id string) bool
 
 	// State: the job's state, changed by Step, and the actions Step emitted.
 
@@ -51,6 +55,7 @@ func (m *Machine) Step(e Event) error {
 		m.Job, m.Actions = before, m.Actions[:n]
 		return err
 	}
+	m.advanceBackfill()
 	m.settle()
 	return nil
 }
@@ -254,10 +259,82 @@ func (m *Machine) step(e Event) error {
 	case WatchdogExpired:
 		m.repair()
 
+	case BackfillRequested:
+		return m.requestBackfill(e)
+
+	case BackfillCanceled:
+		if j.Backfill == nil {
+			return fmt.Errorf("%w: no backfill is under way", ErrRefused)
+		}
+		j.Backfill = nil
+
 	default:
 		panic(fmt.Sprintf("statemachine: unknown event %T", e))
 	}
 	return nil
+}
+
+// requestBackfill starts a backfill of [e.From, e.To), cut at the Cursor.
+func (m *Machine) requestBackfill(e BackfillRequested) error {
+	j := &m.Job
+	switch {
+	case j.State == Disabled:
+		return fmt.Errorf("%w: the job is disabled (%s)", ErrRefused, j.Reason)
+	case m.Schedule == nil || m.Schedule.Interval() > 0:
+		return fmt.Errorf("%w: the job's schedule has no fixed occurrences to backfill", ErrRefused)
+	case !e.From.Before(e.To):
+		return fmt.Errorf("%w: the backfill range is empty: from %s is not before to %s", ErrRefused, e.From.UTC().Format(time.RFC3339), e.To.UTC().Format(time.RFC3339))
+	case j.Backfill != nil:
+		return fmt.Errorf("%w: a backfill of [%s, %s) is under way; cancel it first", ErrRefused,
+			j.Backfill.From.UTC().Format(time.RFC3339), j.Backfill.To.UTC().Format(time.RFC3339))
+	}
+	to := e.To
+	if limit := j.Cursor.Add(time.Nanosecond); to.After(limit) {
+		to = limit
+	}
+	if !e.From.Before(to) {
+		return fmt.Errorf("%w: the job's schedule accounts for the occurrences after %s itself; a backfill must start before it",
+			ErrRefused, j.Cursor.UTC().Format(time.RFC3339))
+	}
+	j.Backfill = &Backfill{From: e.From, To: to, Next: e.From}
+	return nil
+}
+
+// advanceBackfill starts the backfill's next occurrence that has no
+// record, when the job is ticking and has no invocation that has not ended
+// and nothing pending; the backfill ends when none is left.
+func (m *Machine) advanceBackfill() {
+	j := &m.Job
+	b := j.Backfill
+	if b == nil || !m.ticking() || len(j.Active) > 0 || j.Pending != nil {
+		return
+	}
+	for at := range m.Schedule.Between(b.Next, b.To) {
+		b.Next = at.Add(time.Nanosecond)
+		if id := OccurrenceID(at); !m.known(id) {
+			m.queue(Occurrence{ID: id, At: at, Backfill: true})
+			return
+		}
+	}
+	j.Backfill = nil
+}
+
+// known reports whether an occurrence id has a record, or gets one in
+// this step.
+func (m *Machine) known(id string) bool {
+	for _, a := range m.Actions {
+		switch a := a.(type) {
+		case Record:
+			if a.ID == id {
+				return true
+			}
+		case RecordSkipped:
+			if a.ID == id {
+				return true
+			}
+		}
+	}
+	return m.Recorded != nil && m.Recorded(id)
 }
 
 // repair re-issues every task the job waits for whose time has passed, and
@@ -526,6 +603,7 @@ func (m *Machine) afterEnd() {
 func (m *Machine) disable(reason Reason) {
 	j := &m.Job
 	j.State, j.Reason = Disabled, reason
+	j.Backfill = nil // what it had not started is not started
 	m.clearTick()
 	m.dropPending(SkipDisabled)
 	for i := len(j.Active) - 1; i >= 0; i-- {

@@ -70,6 +70,10 @@ type InvocationRecord struct {
 	Count int
 	Last  time.Time
 
+	// Backfill marks a scheduled occurrence a backfill ran, long after its
+	// time; false for every other, and for records of earlier releases.
+	Backfill bool
+
 	// DefinitionHash names the definition it runs under (the job's at
 	// creation), stored once in the job's group (Tx.PutDefinition).
 	DefinitionHash string

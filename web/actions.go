@@ -4,7 +4,9 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
+	"github.com/sundial-cron/sundial/engine"
 	"github.com/sundial-cron/sundial/store"
 )
 
@@ -57,6 +59,54 @@ func (s *server) resume(r *http.Request) (int, any, error) {
 		return 0, nil, err
 	}
 	if err := s.eng.Resume(r.Context(), jobID, identityOf(r)); err != nil {
+		return 0, nil, notFoundJob(err, jobID)
+	}
+	s.changed(r, jobID)
+	return s.answerJob(r, http.StatusOK, jobID, nil)
+}
+
+// backfill runs the job's past occurrences in [from, to) that have no
+// record, one at a time (engine.Backfill). It is a trigger of each: the
+// triggerer role may ask for it.
+func (s *server) backfill(r *http.Request) (int, any, error) {
+	jobID := jobIDOf(r)
+	var body struct {
+		From string `json:"from"`
+		To   string `json:"to"`
+	}
+	if err := decodeBody(r, &body); err != nil {
+		return 0, nil, err
+	}
+	var bounds [2]time.Time
+	for i, v := range []struct{ name, value string }{{"from", body.From}, {"to", body.To}} {
+		t, err := time.Parse(time.RFC3339, v.value)
+		if err != nil {
+			return 0, nil, badRequest("%q must be a time in RFC 3339 (2026-11-01T00:00:00Z), not %q", v.name, v.value)
+		}
+		bounds[i] = t
+	}
+	if !bounds[0].Before(bounds[1]) {
+		return 0, nil, badRequest("the backfill range is empty: from %s is not before to %s", body.From, body.To)
+	}
+	err := s.eng.Backfill(r.Context(), jobID, bounds[0], bounds[1], identityOf(r))
+	if errors.Is(err, engine.ErrBackfillTooOld) {
+		return 0, nil, badRequest("%s", err)
+	}
+	if err != nil {
+		return 0, nil, notFoundJob(err, jobID)
+	}
+	s.changed(r, jobID, "from", body.From, "to", body.To)
+	return s.answerJob(r, http.StatusAccepted, jobID, nil)
+}
+
+// cancelBackfill stops the job's backfill: what it has not started is not
+// started. With no backfill under way it is a conflict.
+func (s *server) cancelBackfill(r *http.Request) (int, any, error) {
+	jobID := jobIDOf(r)
+	if err := decodeBody(r, &noBody{}); err != nil {
+		return 0, nil, err
+	}
+	if err := s.eng.CancelBackfill(r.Context(), jobID, identityOf(r)); err != nil {
 		return 0, nil, notFoundJob(err, jobID)
 	}
 	s.changed(r, jobID)

@@ -98,6 +98,7 @@ func (s *server) getJob(r *http.Request) (int, any, error) {
 		Definition: toDefinition(v.Definition),
 		Failures:   v.State.Failures,
 		Active:     toActive(v.State.Active),
+		Backfill:   toBackfill(v.State.Backfill),
 		Audit:      toAudit(v.Audit),
 		NextCursor: nextCursor(listing, next),
 	}

@@ -42,6 +42,8 @@ func (s *server) routes() []route {
 		{method: "POST", path: jobPath + "/pause", mutates: true, perm: access.Steer, handle: s.pause},
 		{method: "POST", path: jobPath + "/resume", mutates: true, perm: access.Steer, handle: s.resume},
 		{method: "POST", path: jobPath + "/abort", mutates: true, perm: access.Steer, handle: s.abortJob},
+		{method: "POST", path: jobPath + "/backfill", mutates: true, perm: access.Trigger, handle: s.backfill},
+		{method: "POST", path: jobPath + "/cancel-backfill", mutates: true, perm: access.Trigger, handle: s.cancelBackfill},
 		{method: "POST", path: invocation + "/abort", mutates: true, perm: access.Steer, handle: s.abortInvocation},
 	}
 }

@@ -46,12 +46,22 @@ type jobDetail struct {
 	Definition definitionJSON `json:"definition"`
 	Failures   int            `json:"failures_in_a_row"`
 	Active     []activeJSON   `json:"active"`
+	// Backfill is the backfill under way, if any.
+	Backfill *backfillJSON `json:"backfill,omitempty"`
 
 	// Audit is the job's recent changes through the API, newest first.
 	Audit []auditJSON `json:"audit"`
 
 	Invocations []invJSON `json:"invocations"`
 	NextCursor  string    `json:"next_cursor,omitempty"`
+}
+
+// backfillJSON is statemachine.Backfill: the range, cut at where the
+// schedule took over, and where it has got to.
+type backfillJSON struct {
+	From time.Time `json:"from"`
+	To   time.Time `json:"to"`
+	Next time.Time `json:"next"`
 }
 
 // auditJSON is one change asked of a job: who, when, what, and why.
@@ -92,6 +102,7 @@ type activeJSON struct {
 	ID         string     `json:"id"`
 	Occurrence time.Time  `json:"occurrence"`
 	Manual     bool       `json:"manual,omitempty"`
+	Backfill   bool       `json:"backfill,omitempty"`
 	Attempt    int        `json:"attempt"`
 	Phase      string     `json:"phase"`
 	Since      *time.Time `json:"since,omitempty"`
@@ -106,6 +117,7 @@ type invJSON struct {
 	Manual     bool      `json:"manual,omitempty"`
 	// TriggeredBy is who asked for a manual invocation.
 	TriggeredBy string     `json:"triggered_by,omitempty"`
+	Backfill    bool       `json:"backfill,omitempty"`
 	Attempt     int        `json:"attempt,omitempty"`
 	Created     *time.Time `json:"created,omitempty"`
 	Started     *time.Time `json:"started,omitempty"`
@@ -165,11 +177,18 @@ func toDefinition(d engine.Definition) definitionJSON {
 	}
 }
 
+func toBackfill(b *statemachine.Backfill) *backfillJSON {
+	if b == nil {
+		return nil
+	}
+	return &backfillJSON{From: b.From.UTC(), To: b.To.UTC(), Next: b.Next.UTC()}
+}
+
 func toActive(as []statemachine.Invocation) []activeJSON {
 	out := make([]activeJSON, 0, len(as))
 	for _, a := range as {
 		out = append(out, activeJSON{
-			ID: a.ID, Occurrence: a.At.UTC(), Manual: a.Manual, Attempt: a.Attempt, Phase: string(a.Status),
+			ID: a.ID, Occurrence: a.At.UTC(), Manual: a.Manual, Backfill: a.Backfill, Attempt: a.Attempt, Phase: string(a.Status),
 			Since: timePtr(a.Since), RetryAt: timePtr(a.RetryAt),
 		})
 	}
@@ -178,7 +197,7 @@ func toActive(as []statemachine.Invocation) []activeJSON {
 
 func toInv(inv *store.InvocationRecord) invJSON {
 	j := invJSON{
-		ID: inv.ID, Status: inv.Status, Occurrence: inv.Occurrence.UTC(), Manual: inv.Manual, TriggeredBy: inv.TriggeredBy, Attempt: inv.Attempt,
+		ID: inv.ID, Status: inv.Status, Occurrence: inv.Occurrence.UTC(), Manual: inv.Manual, TriggeredBy: inv.TriggeredBy, Backfill: inv.Backfill, Attempt: inv.Attempt,
 		Created: timePtr(inv.Created), Started: timePtr(inv.Started), Ended: timePtr(inv.Ended),
 		Message: inv.Message, Reason: inv.Reason,
 	}

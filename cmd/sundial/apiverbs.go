@@ -44,7 +44,7 @@ func (e *apiError) Error() string {
 	return fmt.Sprintf("%d %s: %s", e.status, http.StatusText(e.status), e.msg)
 }
 
-// runAPIVerb runs "sundial jobs|trigger|pause|resume|abort|whoami": it
+// runAPIVerb runs "sundial jobs|trigger|pause|resume|abort|backfill|whoami": it
 // calls the server's API and prints the answer readably; the API's error
 // goes to stderr with exit status 1.
 func runAPIVerb(verb string, args []string, stdout, stderr io.Writer) int {
@@ -73,6 +73,15 @@ func runAPIVerb(verb string, args []string, stdout, stderr io.Writer) int {
 	}
 	if verb == "resume" {
 		fs.StringVar(&bulk.pausedFor, "paused-for", "", "with PROJECT: only the jobs paused with exactly this reason")
+	}
+	var backfill struct {
+		from, to string
+		cancel   bool
+	}
+	if verb == "backfill" {
+		fs.StringVar(&backfill.from, "from", "", "the first instant of the range, RFC 3339")
+		fs.StringVar(&backfill.to, "to", "", "the end of the range (not included), RFC 3339")
+		fs.BoolVar(&backfill.cancel, "cancel", false, "stop the job's backfill instead: what it has not started is not started")
 	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -124,6 +133,18 @@ func runAPIVerb(verb string, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sundial pause: --reason is required: say why, for whoever finds the job paused\n")
 		return exitUsage
 	}
+	if verb == "backfill" && backfill.cancel == (backfill.from != "" || backfill.to != "") {
+		fmt.Fprintf(stderr, "sundial backfill: give --from and --to, or --cancel\n")
+		return exitUsage
+	}
+	if verb == "backfill" && !backfill.cancel {
+		for _, v := range []struct{ name, value string }{{"--from", backfill.from}, {"--to", backfill.to}} {
+			if _, err := time.Parse(time.RFC3339, v.value); err != nil {
+				fmt.Fprintf(stderr, "sundial backfill: %s %q: want a time in RFC 3339 (2026-11-01T00:00:00Z)\n", v.name, v.value)
+				return exitUsage
+			}
+		}
+	}
 	c, err := newAPIClient(f)
 	if err != nil {
 		fmt.Fprintf(stderr, "sundial %s: %v\n", verb, err)
@@ -161,6 +182,16 @@ func runAPIVerb(verb string, args []string, stdout, stderr io.Writer) int {
 		var v struct{ Job cliJob }
 		if err = c.call(ctx, "POST", jobPath+"/pause", map[string]any{"reason": reason}, &v); err == nil {
 			fmt.Fprintf(stdout, "%s is %s: %s\n", v.Job.ID, v.Job.State, v.Job.Reason)
+		}
+	case verb == "backfill" && backfill.cancel:
+		var v struct{ Job cliJob }
+		if err = c.call(ctx, "POST", jobPath+"/cancel-backfill", map[string]any{}, &v); err == nil {
+			fmt.Fprintf(stdout, "canceled the backfill of %s\n", v.Job.ID)
+		}
+	case verb == "backfill":
+		var v struct{ Job cliJob }
+		if err = c.call(ctx, "POST", jobPath+"/backfill", map[string]any{"from": backfill.from, "to": backfill.to}, &v); err == nil {
+			fmt.Fprintf(stdout, "backfilling %s: its occurrences in [%s, %s) that have no record, one at a time\n", v.Job.ID, backfill.from, backfill.to)
 		}
 	case verb == "resume", verb == "abort":
 		var v struct{ Job cliJob }

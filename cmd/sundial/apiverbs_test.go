@@ -91,6 +91,22 @@ func TestAPIVerbsAgainstARealServer(t *testing.T) {
 		t.Errorf("sundial jobs demo after the pause:\n%s", o)
 	}
 
+	// demo/tick is paused: its backfill waits for the resume, so the
+	// cancel finds it, and a second cancel has nothing to stop.
+	from, to := time.Now().UTC().Add(-time.Hour).Format(time.RFC3339), time.Now().UTC().Format(time.RFC3339)
+	if code, o, e := cli(append([]string{"backfill", "demo/tick", "--from", from, "--to", to}, api...)...); code != 0 || !strings.HasPrefix(o, "backfilling demo/tick: ") {
+		t.Errorf("sundial backfill = %d %q %q", code, o, e)
+	}
+	if code, o, e := cli(append([]string{"backfill", "demo/tick", "--cancel"}, api...)...); code != 0 || o != "canceled the backfill of demo/tick\n" {
+		t.Errorf("sundial backfill --cancel = %d %q %q", code, o, e)
+	}
+	if code, _, e := cli(append([]string{"backfill", "demo/tick", "--cancel"}, api...)...); code != 1 || !strings.Contains(e, "409 Conflict") || !strings.Contains(e, "no backfill is under way") {
+		t.Errorf("sundial backfill --cancel with none under way = %d %q", code, e)
+	}
+	if code, _, e := cli(append([]string{"backfill", "demo/tick", "--from", "2020-01-01T00:00:00Z", "--to", to}, api...)...); code != 1 || !strings.Contains(e, "400 Bad Request") || !strings.Contains(e, "retention") {
+		t.Errorf("sundial backfill past retention = %d %q", code, e)
+	}
+
 	// Refusals print the API's own message and exit 1.
 	for _, tt := range []struct {
 		name, env string
@@ -132,6 +148,9 @@ func TestAPIVerbsRefuseBadInputWithoutCalling(t *testing.T) {
 		{[]string{"trigger", "demo/a/b"}, "want PROJECT/JOB"},
 		{[]string{"jobs", "demo/tick"}, "want a project name"},
 		{[]string{"jobs"}, "want 1 argument"},
+		{[]string{"backfill", "demo/tick"}, "give --from and --to, or --cancel"},
+		{[]string{"backfill", "demo/tick", "--cancel", "--from", "2026-11-01T00:00:00Z"}, "give --from and --to, or --cancel"},
+		{[]string{"backfill", "demo/tick", "--from", "yesterday", "--to", "2026-11-01T00:00:00Z"}, "--from \"yesterday\": want a time in RFC 3339"},
 		{[]string{"trigger", "demo/tick", "--token", "x"}, "flag provided but not defined: -token"},
 		{[]string{"trigger", "demo/tick", "--server", "http://192.0.2.1:9", "--token-file", tokenFile}, "a token goes only over https"},
 		{[]string{"trigger", "demo/tick", "--token-file", filepath.Join(dir, "missing")}, "--token-file"},

@@ -11,6 +11,7 @@
 //	sundial jobs PROJECT            list a project's jobs, through a server's API
 //	sundial trigger|pause|resume|abort PROJECT/JOB
 //	sundial pause|resume PROJECT --all|--prefix P
+//	sundial backfill PROJECT/JOB --from T --to T | --cancel
 //	                                steer a job through a server's API
 //	sundial whoami                  who a server takes the caller for
 //	sundial token new               make a static token for a machine
@@ -46,6 +47,8 @@ const usage = `usage:
   sundial pause PROJECT --all|--prefix P [--state S] --reason "..." [API flags]
   sundial resume PROJECT --all|--prefix P [--paused-for REASON] [API flags]
   sundial abort PROJECT/JOB [API flags]
+  sundial backfill PROJECT/JOB --from T --to T [API flags]   (T in RFC 3339: 2026-11-01T00:00:00Z)
+  sundial backfill PROJECT/JOB --cancel [API flags]
   sundial whoami [API flags]
       API flags: --server URL (default http://127.0.0.1:8080) --token-file FILE (default: $SUNDIAL_TOKEN) --timeout D
   sundial token new --identity serviceAccount:EMAIL|user:EMAIL
@@ -77,7 +80,7 @@ func run(args []string, stdout, stderr io.Writer, now func() time.Time) int {
 		return runSetupGCP(args[1:], stdout, stderr)
 	case "backup":
 		return runBackup(args[1:], stdout, stderr, now)
-	case "jobs", "trigger", "pause", "resume", "abort", "whoami":
+	case "jobs", "trigger", "pause", "resume", "abort", "backfill", "whoami":
 		return runAPIVerb(args[0], args[1:], stdout, stderr)
 	case "token":
 		return runToken(args[1:], stdout, stderr)

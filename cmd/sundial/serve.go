@@ -461,6 +461,7 @@ func assemble(f serveFlags, st store.Store, q task.Queue, tgts map[string]target
 		Observer:           observers{metrics, logObserver{logger}},
 		Notifier:           notifier,
 		MaxCallsPerProject: f.maxCalls,
+		Retention:          f.retention,
 	})
 	metrics.Read(web.Sources{Store: st, Engine: eng, Now: now, Names: f.metricsNames})
 	sources, err := f.repo.sources(f.configDir)

@@ -145,6 +145,10 @@ func (e *invocationEntity) Save() ([]datastore.Property, error) {
 	if v.TriggeredBy != "" {
 		props = append(props, noindex("TriggeredBy", v.TriggeredBy))
 	}
+	// Likewise only a backfilled occurrence's record has it.
+	if v.Backfill {
+		props = append(props, noindex("Backfill", true))
+	}
 	if class := expiryClass(v.Status); class != "" {
 		props = append(props, datastore.Property{Name: "Expiry", Value: class})
 	}
@@ -189,6 +193,8 @@ func (e *invocationEntity) Load(props []datastore.Property) error {
 			v.DefinitionHash, ok = p.Value.(string)
 		case "TriggeredBy":
 			v.TriggeredBy, ok = p.Value.(string)
+		case "Backfill":
+			v.Backfill, ok = p.Value.(bool)
 		case "Expiry":
 			ok = true // derived from Status
 		default:

@@ -57,6 +57,13 @@ var goldenManualInvocation = store.InvocationRecord{
 	DefinitionHash: store.DefinitionHash(goldenJob.Definition), Log: []byte("attempt 1 QUEUED\n"),
 }
 
+// goldenBackfillInvocation is a scheduled occurrence a backfill ran: the
+// only kind with Backfill.
+var goldenBackfillInvocation = store.InvocationRecord{
+	JobID: "proj/job", ID: "20260302T080000Z", Occurrence: goldenAt.Add(-2 * time.Hour), Status: "QUEUED", Attempt: 1, Backfill: true,
+	Created: goldenAt, DefinitionHash: store.DefinitionHash(goldenJob.Definition), Log: []byte("attempt 1 QUEUED\n"),
+}
+
 var goldenProject = store.ProjectRecord{ID: "proj", Encoded: []byte(`{"v":1,"revision":"abc","grants":[{"role":"owner","members":["user:alice@example.com"]}]}`)}
 
 // goldenProperty is a datastore.Property as a golden file spells it.
@@ -146,6 +153,11 @@ func TestEntityGoldens(t *testing.T) {
 			err := e.Load(ps)
 			return e.InvocationRecord, err
 		}, goldenManualInvocation},
+		{"invocation-backfill.json", "", (&invocationEntity{goldenBackfillInvocation}).Save, func(ps []datastore.Property) (any, error) {
+			e := invocationEntity{store.InvocationRecord{JobID: goldenBackfillInvocation.JobID, ID: goldenBackfillInvocation.ID}}
+			err := e.Load(ps)
+			return e.InvocationRecord, err
+		}, goldenBackfillInvocation},
 		{"project.json", "", (&projectEntity{goldenProject}).Save, func(ps []datastore.Property) (any, error) {
 			e := projectEntity{store.ProjectRecord{ID: goldenProject.ID}}
 			err := e.Load(ps)

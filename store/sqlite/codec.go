@@ -91,14 +91,14 @@ func jobArgs(j *store.JobRecord) ([]any, error) {
 	return []any{j.ID, j.Project, j.State, wd, j.Definition, j.EncodedState}, nil
 }
 
-const invColumns = "job_id, id, occurrence, status, attempt, manual, created, started, ended, message, reason, count, last, definition, log, definition_hash, triggered_by"
+const invColumns = "job_id, id, occurrence, status, attempt, manual, created, started, ended, message, reason, count, last, definition, log, definition_hash, triggered_by, backfill"
 
 func scanInvocation(row scanner) (*store.InvocationRecord, error) {
 	var inv store.InvocationRecord
 	var occ int64
 	var created, started, ended, last sql.NullInt64
 	err := row.Scan(&inv.JobID, &inv.ID, &occ, &inv.Status, &inv.Attempt, &inv.Manual,
-		&created, &started, &ended, &inv.Message, &inv.Reason, &inv.Count, &last, &inv.Definition, &inv.Log, &inv.DefinitionHash, &inv.TriggeredBy)
+		&created, &started, &ended, &inv.Message, &inv.Reason, &inv.Count, &last, &inv.Definition, &inv.Log, &inv.DefinitionHash, &inv.TriggeredBy, &inv.Backfill)
 	if err != nil {
 		return nil, err
 	}
@@ -127,5 +127,5 @@ func invArgs(inv *store.InvocationRecord) ([]any, error) {
 		}
 	}
 	return []any{inv.JobID, inv.ID, occ, inv.Status, inv.Attempt, inv.Manual,
-		times[0], times[1], times[2], inv.Message, inv.Reason, inv.Count, times[3], inv.Definition, inv.Log, inv.DefinitionHash, inv.TriggeredBy}, nil
+		times[0], times[1], times[2], inv.Message, inv.Reason, inv.Count, times[3], inv.Definition, inv.Log, inv.DefinitionHash, inv.TriggeredBy, inv.Backfill}, nil
 }

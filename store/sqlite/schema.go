@@ -105,6 +105,10 @@ CREATE TABLE projects (
 -- index so that they read it alone (SQLite checks the term again).
 CREATE INDEX invocations_done ON invocations(job_id, occurrence, id, status) WHERE status IN ('SUCCEEDED', 'SKIPPED');
 CREATE INDEX invocations_failed ON invocations(job_id, occurrence, id, status) WHERE status IN ('FAILED', 'ABORTED');
+`, `
+-- Whether a backfill ran the occurrence (store.InvocationRecord.Backfill);
+-- 0 for rows written before this version.
+ALTER TABLE invocations ADD COLUMN backfill INTEGER NOT NULL DEFAULT 0;
 `}
 
 // migrate brings the file's schema to len(migrations). Two processes may

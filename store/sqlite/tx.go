@@ -457,16 +457,16 @@ func (t *tx) apply() error {
 		case err != nil:
 		case read && old.Occurrence.Equal(inv.Occurrence):
 			err = t.updateOne(`UPDATE invocations SET status = ?, attempt = ?, manual = ?, created = ?, started = ?, ended = ?,
-					message = ?, reason = ?, count = ?, last = ?, definition = ?, log = ?, definition_hash = ?, triggered_by = ?
+					message = ?, reason = ?, count = ?, last = ?, definition = ?, log = ?, definition_hash = ?, triggered_by = ?, backfill = ?
 				WHERE job_id = ? AND id = ?`,
-				append(args[3:17:17], args[0], args[1])...)
+				append(args[3:18:18], args[0], args[1])...)
 		default:
-			_, err = t.w.exec(`INSERT INTO invocations (`+invColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			_, err = t.w.exec(`INSERT INTO invocations (`+invColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 				ON CONFLICT (job_id, id) DO UPDATE SET occurrence = excluded.occurrence, status = excluded.status,
 					attempt = excluded.attempt, manual = excluded.manual, created = excluded.created,
 					started = excluded.started, ended = excluded.ended, message = excluded.message, reason = excluded.reason,
 					count = excluded.count, last = excluded.last, definition = excluded.definition, log = excluded.log,
-					definition_hash = excluded.definition_hash, triggered_by = excluded.triggered_by`,
+					definition_hash = excluded.definition_hash, triggered_by = excluded.triggered_by, backfill = excluded.backfill`,
 				args...)
 		}
 		if err != nil {

@@ -145,7 +145,7 @@ func sameJob(a, b *store.JobRecord) bool {
 
 func sameInvocation(a, b *store.InvocationRecord) bool {
 	return a.JobID == b.JobID && a.ID == b.ID && a.Occurrence.Equal(b.Occurrence) &&
-		a.Status == b.Status && a.Attempt == b.Attempt && a.Manual == b.Manual && a.TriggeredBy == b.TriggeredBy &&
+		a.Status == b.Status && a.Attempt == b.Attempt && a.Manual == b.Manual && a.TriggeredBy == b.TriggeredBy && a.Backfill == b.Backfill &&
 		a.Created.Equal(b.Created) && a.Started.Equal(b.Started) && a.Ended.Equal(b.Ended) &&
 		a.Message == b.Message && a.Reason == b.Reason && a.Count == b.Count && a.Last.Equal(b.Last) &&
 		a.DefinitionHash == b.DefinitionHash && bytes.Equal(a.Definition, b.Definition) && bytes.Equal(a.Log, b.Log)
@@ -251,6 +251,7 @@ func testInvocationRoundTrip(t *testing.T, s store.Store) {
 		Manual:     true,
 		// As access.Identity writes it.
 		TriggeredBy: "user:alice@example.com",
+		Backfill:    true,
 		Created:     t0.Add(time.Microsecond),
 		Started:     t0.Add(2 * time.Second),
 		Ended:       t0.Add(time.Hour + 7*time.Microsecond),

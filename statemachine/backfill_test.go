@@ -1,0 +1,225 @@
+package statemachine_test
+
+import (
+	"testing"
+	"time"
+
+	sm "github.com/sundial-cron/sundial/statemachine"
+)
+
+// backfilled is occurrence t as a backfill runs it.
+func backfilled(t time.Time) sm.Occurrence {
+	o := occ(t)
+	o.Backfill = true
+	return o
+}
+
+// TestBackfill_RunsUnrecordedOneAtATime: a backfill of three hourly
+// occurrences before the job existed starts them oldest first, the next
+// only once the last has ended, skips the one that has a record, and ends
+// when none is left.
+func TestBackfill_RunsUnrecordedOneAtATime(t *testing.T) {
+	f := newFixture(t, "0 * * * *", sm.Policy{})
+	recorded := map[string]bool{sm.OccurrenceID(at(-2 * hour)): true}
+	f.m.Recorded = func(id string) bool { return recorded[id] }
+	f.step(at(0), sm.Defined{}, tickLater(at(hour), 1))
+	f.step(at(sec), sm.BackfillRequested{From: at(-3 * hour), To: at(hour)},
+		record(backfilled(at(-3*hour)), 1, sm.StatusQueued, ""),
+		start(sm.OccurrenceID(at(-3*hour)), 1, 2, at(sec)))
+	if got := f.job().Backfill; got == nil || !got.To.Equal(at(time.Nanosecond)) {
+		t.Fatalf("Backfill = %+v, want one cut at the cursor", got)
+	}
+	id := sm.OccurrenceID(at(-3 * hour))
+	f.step(at(2*sec), sm.Starting{Invocation: id, Attempt: 1, Nonce: 2},
+		record(backfilled(at(-3*hour)), 1, sm.StatusLaunching, ""), launch(id, 1))
+	// -2h is recorded: the next is -1h.
+	f.step(at(3*sec), sm.Ended{Invocation: id, Attempt: 1, Succeeded: true},
+		record(backfilled(at(-3*hour)), 1, sm.StatusSucceeded, ""),
+		record(backfilled(at(-hour)), 1, sm.StatusQueued, ""),
+		start(sm.OccurrenceID(at(-hour)), 1, 3, at(3*sec)))
+	id = sm.OccurrenceID(at(-hour))
+	f.step(at(4*sec), sm.Starting{Invocation: id, Attempt: 1, Nonce: 3},
+		record(backfilled(at(-hour)), 1, sm.StatusLaunching, ""), launch(id, 1))
+	// The range is cut at the cursor, 0h: the schedule's first tick is
+	// for 1h, so the occurrence at 0h is the backfill's.
+	f.step(at(5*sec), sm.Ended{Invocation: id, Attempt: 1, Succeeded: true},
+		record(backfilled(at(-hour)), 1, sm.StatusSucceeded, ""),
+		record(backfilled(at(0)), 1, sm.StatusQueued, ""),
+		start(sm.OccurrenceID(at(0)), 1, 4, at(5*sec)))
+	id = sm.OccurrenceID(at(0))
+	f.step(at(6*sec), sm.Starting{Invocation: id, Attempt: 1, Nonce: 4},
+		record(backfilled(at(0)), 1, sm.StatusLaunching, ""), launch(id, 1))
+	f.step(at(7*sec), sm.Ended{Invocation: id, Attempt: 1, Succeeded: false},
+		record(backfilled(at(0)), 1, sm.StatusFailed, ""))
+	if f.job().Backfill != nil {
+		t.Fatalf("Backfill = %+v after its last occurrence, want nil", f.job().Backfill)
+	}
+}
+
+// TestBackfill_Refusals: an empty range, a range wholly after the cursor,
+// a second backfill while one is under way, an interval schedule, a
+// disabled job, and a cancel with nothing to cancel are refused and change
+// nothing.
+func TestBackfill_Refusals(t *testing.T) {
+	f := newFixture(t, "0 * * * *", sm.Policy{})
+	f.step(at(0), sm.Defined{}, tickLater(at(hour), 1))
+	f.refused(at(sec), sm.BackfillRequested{From: at(-hour), To: at(-hour)})
+	f.refused(at(sec), sm.BackfillRequested{From: at(sec), To: at(2 * hour)})
+	f.refused(at(sec), sm.BackfillCanceled{})
+	f.step(at(sec), sm.PauseRequested{})
+	f.step(at(2*sec), sm.BackfillRequested{From: at(-2 * hour), To: at(-hour)})
+	f.refused(at(3*sec), sm.BackfillRequested{From: at(-5 * hour), To: at(-4 * hour)})
+	f.step(at(4*sec), sm.Removed{Reason: removedFromConfig})
+	if f.job().Backfill != nil {
+		t.Fatal("a disabled job kept its backfill")
+	}
+	f.refused(at(5*sec), sm.BackfillRequested{From: at(-2 * hour), To: at(-hour)})
+
+	g := newFixture(t, "@every 90s", sm.Policy{})
+	g.step(at(0), sm.Defined{}, tickLater(at(90*sec), 1))
+	g.refused(at(sec), sm.BackfillRequested{From: at(-hour), To: at(0)})
+}
+
+// TestBackfill_WaitsForPauseAndLiveRun: a backfill asked for while the job
+// is paused starts nothing until the resume; asked for while a live
+// invocation runs, it starts nothing until that ends; a cancel leaves the
+// rest unstarted and unrecorded.
+func TestBackfill_WaitsForPauseAndLiveRun(t *testing.T) {
+	f := newFixture(t, "0 * * * *", sm.Policy{})
+	f.step(at(0), sm.Defined{}, tickLater(at(hour), 1))
+	f.step(at(hour), sm.Tick{Nonce: 1},
+		record(occ(at(hour)), 1, sm.StatusQueued, ""), start(sm.OccurrenceID(at(hour)), 1, 2, at(hour)),
+		tickLater(at(2*hour), 3))
+	f.step(at(hour+sec), sm.BackfillRequested{From: at(-3 * hour), To: at(-hour)})
+	live := sm.OccurrenceID(at(hour))
+	f.step(at(hour+2*sec), sm.Starting{Invocation: live, Attempt: 1, Nonce: 2},
+		record(occ(at(hour)), 1, sm.StatusLaunching, ""), launch(live, 1))
+	f.step(at(hour+3*sec), sm.PauseRequested{})
+	f.step(at(hour+4*sec), sm.Ended{Invocation: live, Attempt: 1, Succeeded: true},
+		record(occ(at(hour)), 1, sm.StatusSucceeded, ""))
+	f.step(at(hour+5*sec), sm.ResumeRequested{},
+		tickLater(at(2*hour), 4),
+		record(backfilled(at(-3*hour)), 1, sm.StatusQueued, ""),
+		start(sm.OccurrenceID(at(-3*hour)), 1, 5, at(hour+5*sec)))
+	f.step(at(hour+6*sec), sm.BackfillCanceled{})
+	if f.job().Backfill != nil {
+		t.Fatal("the backfill is still under way after its cancel")
+	}
+	id := sm.OccurrenceID(at(-3 * hour))
+	f.step(at(hour+7*sec), sm.Starting{Invocation: id, Attempt: 1, Nonce: 5},
+		record(backfilled(at(-3*hour)), 1, sm.StatusLaunching, ""), launch(id, 1))
+	f.step(at(hour+8*sec), sm.Ended{Invocation: id, Attempt: 1, Succeeded: true},
+		record(backfilled(at(-3*hour)), 1, sm.StatusSucceeded, ""))
+}
+
+// TestProperty_BackfillRunsNoOccurrenceTwice: under random interleavings
+// of ticks, triggers, backfills (a second one over the same or an
+// overlapping range, and cancels), pauses, task deliveries and target
+// outcomes, over every overlap policy, no occurrence id is queued twice:
+// the host refuses a second QUEUED record of an id, as the store does, and
+// the machine never asks for one.
+func TestProperty_BackfillRunsNoOccurrenceTwice(t *testing.T) {
+	cases, steps := 400, 150
+	if testing.Short() {
+		cases = 60
+	}
+	overlaps := []sm.Overlap{sm.OverlapSkip, sm.OverlapQueueOne, sm.OverlapAllow, sm.OverlapReplace}
+	for c := range cases {
+		rng := newRand(*propSeed + uint64(c))
+		expr := []string{"*/5 * * * *", "0 * * * *", "* * * * *"}[rng.IntN(3)]
+		p := sm.Policy{Overlap: overlaps[rng.IntN(len(overlaps))], MaxConcurrent: 1 + rng.IntN(2), MaxAttempts: 1 + rng.IntN(2), CatchupWindow: time.Duration(rng.IntN(2)) * hour}
+		var nonce int64
+		m := &sm.Machine{JobID: testJobID, Schedule: mustParse(t, expr), Policy: p, Config: cfg,
+			NewNonce: func() int64 { nonce++; return nonce }}
+		records := map[string]sm.Status{}
+		m.Recorded = func(id string) bool { _, ok := records[id]; return ok }
+		// Some occurrences before the job existed already have records
+		// (an earlier life of the job, or a backfill of another server).
+		for i := range 6 {
+			if rng.IntN(2) == 0 {
+				records[sm.OccurrenceID(at(-time.Duration(i+1)*hour))] = sm.StatusSucceeded
+			}
+		}
+		var tasks []sm.StartInvocation
+		var launches []sm.Launch
+		now := at(0)
+		var log []string
+		apply := func(e sm.Event) {
+			m.Now = now
+			m.Actions = nil
+			log = append(log, off(now)+" "+describe(e))
+			if err := m.Step(e); err != nil {
+				return
+			}
+			for _, a := range m.Actions {
+				switch a := a.(type) {
+				case sm.Record:
+					if _, ok := records[a.ID]; ok && a.Status == sm.StatusQueued {
+						t.Fatalf("case %d: occurrence %s queued twice\n%s", c, a.ID, tail(log))
+					}
+					records[a.ID] = a.Status
+				case sm.RecordSkipped:
+					if _, ok := records[a.ID]; ok {
+						t.Fatalf("case %d: occurrence %s recorded as skipped after its record\n%s", c, a.ID, tail(log))
+					}
+					records[a.ID] = sm.StatusSkipped
+				case sm.StartInvocation:
+					tasks = append(tasks, a)
+				case sm.Launch:
+					launches = append(launches, a)
+				}
+			}
+		}
+		apply(sm.Defined{})
+		for range steps {
+			switch r := rng.IntN(12); {
+			case r < 3:
+				now = now.Add(time.Duration(rng.IntN(90)) * minute)
+				apply(sm.Tick{Nonce: m.Job.TickNonce})
+			case r == 3:
+				apply(sm.Triggered{})
+			case r < 6:
+				from := at(-time.Duration(rng.IntN(8)) * hour)
+				apply(sm.BackfillRequested{From: from, To: now.Add(time.Duration(rng.IntN(3)-1) * hour)})
+			case r == 6:
+				apply(sm.BackfillCanceled{})
+			case r == 7:
+				if m.Job.State == sm.Paused {
+					apply(sm.ResumeRequested{})
+				} else {
+					apply(sm.PauseRequested{})
+				}
+			case r < 10 && len(tasks) > 0:
+				k := rng.IntN(len(tasks))
+				s := tasks[k]
+				tasks = append(tasks[:k], tasks[k+1:]...)
+				now = later(now, s.At)
+				apply(sm.Starting{Invocation: s.Invocation, Attempt: s.Attempt, Nonce: s.Nonce})
+			case len(launches) > 0:
+				k := rng.IntN(len(launches))
+				l := launches[k]
+				launches = append(launches[:k], launches[k+1:]...)
+				now = now.Add(time.Duration(rng.IntN(30)) * minute)
+				apply(sm.Ended{Invocation: l.Invocation, Attempt: l.Attempt, Succeeded: rng.IntN(3) > 0})
+			}
+		}
+	}
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func tail(log []string) string {
+	if len(log) > *propTail {
+		log = log[len(log)-*propTail:]
+	}
+	s := ""
+	for _, l := range log {
+		s += "  " + l + "\n"
+	}
+	return s
+}
