@@ -69,7 +69,7 @@ func (f jobsFilter) query(page int) string {
 
 type jobsPage struct {
 	Project    string
-	Config     configStatus
+	Config     engine.Project
 	Filter     jobsFilter
 	States     []string
 	Rows       []jobRow
@@ -81,13 +81,6 @@ type jobsPage struct {
 }
 
 func (jobsPage) refreshes() {}
-
-// configStatus is a project's config as the jobs and job pages head it.
-type configStatus struct {
-	Revision string
-	Error    string
-	File     string
-}
 
 // parseJobsFilter reads the jobs page's query; a value it cannot read is
 // refused, not ignored.
@@ -133,7 +126,7 @@ func (c *console) jobs(w http.ResponseWriter, r *http.Request, v viewer) error {
 		return err
 	}
 	may := c.readable(v, grants)
-	page := jobsPage{Project: project, Config: configStatus{Revision: p.Revision, Error: p.Error, File: p.File}, Filter: filter, Now: c.Now()}
+	page := jobsPage{Project: project, Config: p, Filter: filter, Now: c.Now()}
 	for _, st := range statemachine.States {
 		page.States = append(page.States, string(st))
 	}
