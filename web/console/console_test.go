@@ -458,3 +458,43 @@ func TestInvocationShowsTheRevisionItRanUnder(t *testing.T) {
 		t.Errorf("the newest invocation shows it ran under %q; want %s, the new commit", textOf(ran[0]), next[:12])
 	}
 }
+
+// The configs page shows what the project's last import changed: the
+// jobs added, changed and removed, each linked to its page.
+func TestConfigsPageShowsWhatTheLastImportChanged(t *testing.T) {
+	t.Parallel()
+	s := demoSite(t)
+	p, _, err := s.eng.Project(s.ctx, "search")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reindex := s.view(t, "search/reindex").Definition
+	changed := reindex
+	changed.Schedule = "0 4 * * *"
+	rev := engine.Revision{ID: "next", File: "search.yaml", Grants: p.Grants, Jobs: []engine.Job{
+		{ID: "search/reindex", Definition: changed}, {ID: "search/compact", Definition: reindex}}}
+	if err := s.eng.ApplyProject(s.ctx, "search", rev); err != nil {
+		t.Fatal(err)
+	}
+	card := s.get(t, admin, "/configs").find("section", "id", "search")
+	if len(card) != 1 {
+		t.Fatalf("the configs page has %d cards for search", len(card))
+	}
+	wants(t, "search's config card", textOf(card[0]), "What changed in the last import", "Added (1) compact", "Changed (1) reindex", "Removed (0) —")
+	var links []string
+	for _, a := range findIn(card[0], "a") {
+		links = append(links, attr(a, "href"))
+	}
+	for _, want := range []string{"/projects/search/jobs/compact", "/projects/search/jobs/reindex"} {
+		if !slices.Contains(links, want) {
+			t.Errorf("search's config card links %q; want %s among them", links, want)
+		}
+	}
+
+	rev.ID, rev.Jobs = "last", rev.Jobs[:1]
+	if err := s.eng.ApplyProject(s.ctx, "search", rev); err != nil {
+		t.Fatal(err)
+	}
+	card = s.get(t, admin, "/configs").find("section", "id", "search")
+	wants(t, "search's config card after compact is dropped", textOf(card[0]), "Added (0) — Changed (0) — Removed (1) compact")
+}

@@ -43,6 +43,7 @@ var funcs = template.FuncMap{
 	"list":       func(s ...string) []string { return s },
 	"splitClass": func(s string) []string { return strings.SplitN(s, ":", 2) },
 	"short":      shortSHA,
+	"sub":        func(a, b int) int { return a - b },
 }
 
 // parsePages parses each page's template with the frame around it.
