@@ -498,3 +498,53 @@ func TestConfigsPageShowsWhatTheLastImportChanged(t *testing.T) {
 	card = s.get(t, admin, "/configs").find("section", "id", "search")
 	wants(t, "search's config card after compact is dropped", textOf(card[0]), "Added (0) — Changed (0) — Removed (1) compact")
 }
+
+// An owner of a project pauses many of its jobs from the jobs page with
+// one reason, and resumes exactly those paused for it: a job paused for
+// another reason stays paused. Only a viewer who may steer every job of
+// the project sees the forms; anyone else's post is refused and changes
+// nothing.
+func TestBulkPauseAndResumeFromTheJobsPage(t *testing.T) {
+	t.Parallel()
+	s := demoSite(t)
+	const incident = "bank acme incident 42"
+	if forms := s.get(t, owner, "/projects/payments").actions(); !slices.Contains(forms, "/projects/payments/pause") || !slices.Contains(forms, "/projects/payments/resume") {
+		t.Errorf("the owner's payments page posts to %q; want the bulk pause and resume", forms)
+	}
+	for _, who := range []string{triggerer, reader} {
+		if forms := s.get(t, who, "/projects/payments").actions(); slices.Contains(forms, "/projects/payments/pause") {
+			t.Errorf("%s sees the bulk pause", who)
+		}
+		if p := s.do(t, who, "POST", "/projects/payments/pause", url.Values{"reason": {incident}}, nil); p.status != http.StatusForbidden {
+			t.Errorf("%s's bulk pause: %d, want 403", who, p.status)
+		}
+	}
+	if got := s.view(t, "payments/settle").State.State; got == statemachine.Paused {
+		t.Fatalf("a refused bulk pause paused settle")
+	}
+	if p := s.do(t, owner, "POST", "/projects/payments/pause", url.Values{"reason": {" "}}, nil); p.status != http.StatusBadRequest {
+		t.Errorf("a bulk pause with no reason: %d, want 400", p.status)
+	}
+
+	p := s.do(t, owner, "POST", "/projects/payments/pause", url.Values{"reason": {incident}}, nil)
+	if p.status != http.StatusSeeOther || p.header.Get("Location") != "/projects/payments?done=pause" {
+		t.Fatalf("the bulk pause: %d to %q: %s", p.status, p.header.Get("Location"), p.text())
+	}
+	for _, id := range []string{"payments/settle", "payments/nightly-report"} {
+		if st := s.view(t, id).State; st.State != statemachine.Paused || st.Reason.Note != incident {
+			t.Errorf("%s after the bulk pause: %s for %q; want PAUSED for %q", id, st.State, st.Reason.Note, incident)
+		}
+	}
+	wants(t, "the jobs page after the bulk pause", s.get(t, owner, "/projects/payments?done=pause").text(), "Done: paused the jobs picked")
+
+	p = s.do(t, owner, "POST", "/projects/payments/resume", url.Values{"paused_for": {incident}}, nil)
+	if p.status != http.StatusSeeOther {
+		t.Fatalf("the bulk resume: %d: %s", p.status, p.text())
+	}
+	if st := s.view(t, "payments/settle").State.State; st == statemachine.Paused {
+		t.Errorf("settle is still PAUSED after resuming the jobs paused for %q", incident)
+	}
+	if st := s.view(t, "payments/reconcile").State; st.State != statemachine.Paused || st.Reason.Note != hostileReason {
+		t.Errorf("reconcile, paused for another reason, is %s for %q after the bulk resume; want PAUSED as it was", st.State, st.Reason.Note)
+	}
+}
