@@ -170,7 +170,7 @@ const (
 
 var demoCommits = map[string]*engine.Commit{
 	paymentsSHA: {SHA: paymentsSHA, Author: "Olive Owner <olive@example.com>", Time: t0.Add(-3 * time.Hour),
-		Subject: "payments: settle every 10 minutes", Link: "https://git.example.com/config/blob/" + paymentsSHA + "/payments.yaml"},
+		Subject: "payments: the bank runs every 10 minutes", Link: "https://git.example.com/config/blob/" + paymentsSHA + "/payments.yaml"},
 	searchSHA: {SHA: searchSHA, Author: "Sam Search <sam@example.com>", Time: t0.Add(-26 * time.Hour),
 		Subject: `search: <b>reindex</b> at 03:00`, Link: "https://git.example.com/config/blob/" + searchSHA + "/search.yaml"},
 }
