@@ -150,7 +150,7 @@ func TestApplyProjectRecordsItsGrantsOnlyOnceAppliedWhole(t *testing.T) {
 	if err := h.eng.ApplyProject(h.ctx, "p", engine.Revision{ID: "r1", Jobs: []engine.Job{{ID: "p/a", Definition: def}}, Grants: grants}); err != nil {
 		t.Fatal(err)
 	}
-	want := engine.Project{ID: "p", Revision: "r1", AppliedAt: t0, Grants: grants, Jobs: 1}
+	want := engine.Project{ID: "p", Revision: "r1", AppliedAt: t0, Grants: grants, Jobs: 1, Changes: &engine.Changes{Added: []string{"a"}, AddedCount: 1}}
 	p, ok, err := h.eng.Project(h.ctx, "p")
 	p.AppliedAt = p.AppliedAt.UTC()
 	if err != nil || !ok || !reflect.DeepEqual(p, want) {
@@ -175,6 +175,69 @@ func TestApplyProjectRecordsItsGrantsOnlyOnceAppliedWhole(t *testing.T) {
 	}
 	if p, ok, _ := h.eng.Project(h.ctx, "p"); !ok || p.Revision != "" || p.Grants != nil {
 		t.Errorf("after the config is gone: %+v; want a record with no revision or grants", p)
+	}
+}
+
+// TestApplyProjectRecordsWhatItChanged: the record keeps the jobs the
+// revision applied last added, changed and removed (one listed as
+// disabled counts as removed), each list bounded with its whole count;
+// applying the revision running again keeps them, and a revision that
+// changes nothing records empty changes.
+func TestApplyProjectRecordsWhatItChanged(t *testing.T) {
+	h := newHarness(t, engine.Options{})
+	def := engine.Definition{Schedule: "@every 1h", Target: "rec"}
+	changes := func() *engine.Changes {
+		t.Helper()
+		p, _, err := h.eng.Project(h.ctx, "p")
+		if err != nil || p.Changes == nil {
+			t.Fatalf("the record: %+v, %v; want its changes", p, err)
+		}
+		return p.Changes
+	}
+	jobs := func(names ...string) []engine.Job {
+		var out []engine.Job
+		for _, n := range names {
+			out = append(out, engine.Job{ID: "p/" + n, Definition: def})
+		}
+		return out
+	}
+	many := make([]string, engine.MaxChanges+10)
+	for i := range many {
+		many[i] = fmt.Sprintf("j%03d", i)
+	}
+	r1 := append(jobs(many...), jobs("a", "b", "c")...)
+	if err := h.eng.ApplyProject(h.ctx, "p", engine.Revision{ID: "r1", Jobs: r1}); err != nil {
+		t.Fatal(err)
+	}
+	if c := changes(); len(c.Added) != engine.MaxChanges || c.AddedCount != len(r1) || c.Added[0] != "j000" || c.ChangedCount+c.RemovedCount != 0 {
+		t.Errorf("r1 adds %d jobs; its changes: %d listed of %d added, first %q, %d changed, %d removed", len(r1), len(c.Added), c.AddedCount, c.Added[0], c.ChangedCount, c.RemovedCount)
+	}
+
+	// r2 changes a, disables b, drops c and the many, adds d.
+	r2 := jobs("a", "b", "d")
+	r2[0].Definition.Schedule = "@every 2h"
+	r2[1].Disabled = true
+	if err := h.eng.ApplyProject(h.ctx, "p", engine.Revision{ID: "r2", Jobs: r2}); err != nil {
+		t.Fatal(err)
+	}
+	removed := append([]string{"b", "c"}, many[:engine.MaxChanges-2]...)
+	want := &engine.Changes{Added: []string{"d"}, AddedCount: 1, Changed: []string{"a"}, ChangedCount: 1, Removed: removed, RemovedCount: len(many) + 2}
+	if c := changes(); !reflect.DeepEqual(c, want) {
+		t.Errorf("r2's changes: %+v; want %+v", c, want)
+	}
+	// A refresh applies r2 again: what r2 changed stays.
+	if err := h.eng.ApplyProject(h.ctx, "p", engine.Revision{ID: "r2", Jobs: r2}); err != nil {
+		t.Fatal(err)
+	}
+	if c := changes(); !reflect.DeepEqual(c, want) {
+		t.Errorf("r2 applied again: changes %+v; want r2's, %+v", c, want)
+	}
+	// r3 is r2 under another name: it changes nothing.
+	if err := h.eng.ApplyProject(h.ctx, "p", engine.Revision{ID: "r3", Jobs: r2}); err != nil {
+		t.Fatal(err)
+	}
+	if c := changes(); !reflect.DeepEqual(c, &engine.Changes{}) {
+		t.Errorf("r3, which changes nothing: changes %+v; want none", c)
 	}
 }
 

@@ -170,6 +170,12 @@ func ProjectOf(jobID string) string {
 	return p
 }
 
+// jobName is the job's name within its project.
+func jobName(jobID string) string {
+	_, name, _ := strings.Cut(jobID, "/")
+	return name
+}
+
 // Repair delivers WatchdogExpired to the job: it re-issues what the job
 // waits for past its time and ends attempts past their hard timeout. It
 // reports whether anything was repaired. A job that a permanent error

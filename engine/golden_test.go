@@ -172,6 +172,10 @@ var projectGoldens = map[string]Project{
 		Commit: &Commit{SHA: "0123456789abcdef0123456789abcdef01234567", Author: "Ada Owner <ada@example.com>", Time: gmin(-1), Subject: "golden: hourly",
 			Link: "https://example.com/blob/0123456789abcdef0123456789abcdef01234567/projects/golden.yaml"},
 		ErrorCommit: "89abcdef0123456789abcdef0123456789abcdef"},
+	// The changes of the last applied revision, added within version 1.
+	"v1-changes.json": {ID: "golden", Revision: "4f2a9c", AppliedAt: gmin(0), File: "configs/golden.yaml", Jobs: 52,
+		Changes: &Changes{Added: []string{"hourly", "nightly"}, AddedCount: 2, Changed: []string{"report"}, ChangedCount: 1,
+			Removed: []string{"old-1", "old-2"}, RemovedCount: 70}},
 }
 
 // TestStoredProjectGoldens: every stored version of the project record

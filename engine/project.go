@@ -49,7 +49,9 @@ type Revision struct {
 // the revision, its grants and its status (file, when, how many jobs; any
 // earlier error cleared), so the grants in force are always those of
 // a revision applied whole: one that failed in part keeps the previous
-// revision's, and is applied again at the next refresh.
+// revision's, and is applied again at the next refresh. The record keeps
+// what the revision changed (Changes); applying the revision running
+// again keeps the changes it made when it was first applied.
 func (e *Engine) ApplyProject(ctx context.Context, project string, rev Revision) error {
 	jobs := rev.Jobs
 	if project == "" {
@@ -61,6 +63,7 @@ func (e *Engine) ApplyProject(ctx context.Context, project string, rev Revision)
 		return err
 	}
 	var errs []error
+	changes := &Changes{}
 	for _, j := range jobs {
 		if ctx.Err() != nil {
 			break // stopping: each job left would only fail the same way
@@ -73,13 +76,23 @@ func (e *Engine) ApplyProject(ctx context.Context, project string, rev Revision)
 		delete(stored, j.ID)
 		switch {
 		case j.Disabled && had:
-			err = e.Disable(ctx, j.ID, statemachine.Reason{Kind: statemachine.ReasonDisabledInConfig})
+			var disabled bool
+			if disabled, err = e.disable(ctx, j.ID, statemachine.Reason{Kind: statemachine.ReasonDisabledInConfig}); disabled {
+				note(&changes.Removed, &changes.RemovedCount, jobName(j.ID))
+			}
 		case j.Disabled:
 			err = nil
 		default:
 			def := j.Definition
 			def.Revision = rev.ID
-			err = e.Define(ctx, j.ID, def)
+			var changed bool
+			changed, err = e.define(ctx, j.ID, def)
+			switch {
+			case changed && !had:
+				note(&changes.Added, &changes.AddedCount, jobName(j.ID))
+			case changed:
+				note(&changes.Changed, &changes.ChangedCount, jobName(j.ID))
+			}
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("job %s: %w", j.ID, err))
@@ -91,8 +104,12 @@ func (e *Engine) ApplyProject(ctx context.Context, project string, rev Revision)
 			// revision lists.
 			break
 		}
-		if err := e.Disable(ctx, id, statemachine.Reason{Kind: statemachine.ReasonRemovedFromConfig}); err != nil {
+		disabled, err := e.disable(ctx, id, statemachine.Reason{Kind: statemachine.ReasonRemovedFromConfig})
+		if err != nil {
 			errs = append(errs, fmt.Errorf("job %s: %w", id, err))
+		}
+		if disabled {
+			note(&changes.Removed, &changes.RemovedCount, jobName(id))
 		}
 	}
 	if ctx.Err() != nil {
@@ -101,12 +118,25 @@ func (e *Engine) ApplyProject(ctx context.Context, project string, rev Revision)
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
-	encoded, err := encodeProject(Project{ID: project, Revision: rev.ID, AppliedAt: e.opts.Now().Round(0).UTC(), Grants: rev.Grants,
-		File: rev.File, Jobs: len(rev.Jobs), Commit: rev.Commit})
+	p := Project{ID: project, Revision: rev.ID, AppliedAt: e.opts.Now().Round(0).UTC(), Grants: rev.Grants,
+		File: rev.File, Jobs: len(rev.Jobs), Commit: rev.Commit, Changes: changes}
+	err = e.store.UpdateProject(ctx, project, func(old *store.ProjectRecord) (*store.ProjectRecord, error) {
+		p.Changes = changes
+		if old != nil {
+			// A refresh applies the revision running again, changing
+			// nothing: what the console shows is what it changed when
+			// it came. A record this release cannot read is replaced.
+			if was, derr := decodeProject(project, old.Encoded); derr == nil && was.Revision == rev.ID && rev.ID != "" && was.Changes != nil {
+				p.Changes = was.Changes
+			}
+		}
+		encoded, err := encodeProject(p)
+		if err != nil {
+			return nil, err
+		}
+		return &store.ProjectRecord{ID: project, Encoded: encoded}, nil
+	})
 	if err != nil {
-		return err
-	}
-	if err := e.store.PutProject(ctx, &store.ProjectRecord{ID: project, Encoded: encoded}); err != nil {
 		return fmt.Errorf("project %s: its jobs are applied, but recording its revision and roles failed: %w", project, err)
 	}
 	return nil
@@ -138,14 +168,21 @@ func (e *Engine) projectJobs(ctx context.Context, project string) (map[string]bo
 // reason (auto-disabled, an unreadable state) stays so until its
 // definition changes.
 func (e *Engine) Define(ctx context.Context, jobID string, def Definition) error {
+	_, err := e.define(ctx, jobID, def)
+	return err
+}
+
+// define is Define, reporting whether it created or redefined the job.
+func (e *Engine) define(ctx context.Context, jobID string, def Definition) (changed bool, err error) {
 	if err := e.check(jobID, &def); err != nil {
-		return err
+		return false, err
 	}
 	encoded, err := encodeDefinition(def)
 	if err != nil {
-		return err
+		return false, err
 	}
 	c, err := e.updateOrDisable(ctx, jobID, func(jt *jobTx) error {
+		changed = false // a transaction tried again starts over
 		switch {
 		case jt.job == nil:
 			jt.job = &store.JobRecord{ID: jobID, Project: ProjectOf(jobID)}
@@ -165,6 +202,7 @@ func (e *Engine) Define(ctx context.Context, jobID string, def Definition) error
 				return err
 			}
 		}
+		changed = true
 		if err := jt.setDefinition(encoded); err != nil {
 			return err
 		}
@@ -176,23 +214,31 @@ func (e *Engine) Define(ctx context.Context, jobID string, def Definition) error
 		return jt.step(statemachine.Defined{})
 	})
 	if err != nil {
-		return err
+		return false, err
 	}
-	return e.carryOut(ctx, jobID, c)
+	return changed, e.carryOut(ctx, jobID, c)
 }
 
 // Disable makes the job DISABLED for reason, keeping its history. Queued
 // invocations are aborted; running ones finish. A job already DISABLED
 // keeps the reason it has.
 func (e *Engine) Disable(ctx context.Context, jobID string, reason statemachine.Reason) error {
+	_, err := e.disable(ctx, jobID, reason)
+	return err
+}
+
+// disable is Disable, reporting whether the job was not DISABLED before.
+func (e *Engine) disable(ctx context.Context, jobID string, reason statemachine.Reason) (disabled bool, err error) {
 	c, err := e.updateOrDisable(ctx, jobID, func(jt *jobTx) error {
+		disabled = false
 		if jt.job != nil && jt.stateErr == nil && jt.m.State == statemachine.Disabled {
 			return nil
 		}
+		disabled = true
 		return jt.step(statemachine.Removed{Reason: reason})
 	})
 	if err != nil {
-		return err
+		return false, err
 	}
-	return e.carryOut(ctx, jobID, c)
+	return disabled, e.carryOut(ctx, jobID, c)
 }

@@ -34,6 +34,31 @@ type Project struct {
 	// ErrorCommit is the commit whose revision Error refused; "" for a
 	// directory's, or when the source itself failed.
 	ErrorCommit string
+	// Changes is what applying Revision did to the project's jobs; nil
+	// for a record written before changes were kept.
+	Changes *Changes
+}
+
+// Changes is what one applied revision did to a project's jobs: the ids
+// (the job names, in order) of the jobs it added, changed and removed,
+// each list the first MaxChanges with its full count beside it, so a
+// revision that touches thousands of jobs keeps the record small.
+// A job the revision lists as disabled counts as removed.
+type Changes struct {
+	Added, Changed, Removed                []string
+	AddedCount, ChangedCount, RemovedCount int
+}
+
+// MaxChanges bounds each list of Changes.
+const MaxChanges = 50
+
+// note adds a job to one list of the changes, keeping the count whole
+// and the list bounded.
+func note(list *[]string, count *int, name string) {
+	if *count < MaxChanges {
+		*list = append(*list, name)
+	}
+	*count++
 }
 
 // Commit is the git commit a revision was read at.
@@ -72,6 +97,18 @@ type storedProject struct {
 	// by a release before them.
 	Commit      *storedCommit `json:"commit,omitempty"`
 	ErrorCommit string        `json:"error_commit,omitempty"`
+	// The changes were added within version 1 too: a release before them
+	// drops them, and the next revision it applies has none.
+	Changes *storedChanges `json:"changes,omitempty"`
+}
+
+type storedChanges struct {
+	Added        []string `json:"added,omitempty"`
+	AddedCount   int      `json:"added_count,omitempty"`
+	Changed      []string `json:"changed,omitempty"`
+	ChangedCount int      `json:"changed_count,omitempty"`
+	Removed      []string `json:"removed,omitempty"`
+	RemovedCount int      `json:"removed_count,omitempty"`
 }
 
 type storedCommit struct {
@@ -93,6 +130,10 @@ func encodeProject(p Project) ([]byte, error) {
 		File: p.File, Jobs: p.Jobs, Error: p.Error, ErrorAt: p.ErrorAt, ErrorCommit: p.ErrorCommit}
 	if c := p.Commit; c != nil {
 		out.Commit = &storedCommit{SHA: c.SHA, Author: c.Author, Time: c.Time.Round(0).UTC(), Subject: c.Subject, Link: c.Link}
+	}
+	if c := p.Changes; c != nil {
+		out.Changes = &storedChanges{Added: c.Added, AddedCount: c.AddedCount, Changed: c.Changed, ChangedCount: c.ChangedCount,
+			Removed: c.Removed, RemovedCount: c.RemovedCount}
 	}
 	for _, g := range p.Grants {
 		sg := storedGrant{Role: string(g.Role), Members: make([]string, 0, len(g.Members)), Jobs: g.Jobs}
@@ -119,6 +160,10 @@ func decodeProject(id string, b []byte) (Project, error) {
 		File: in.File, Jobs: in.Jobs, Error: in.Error, ErrorAt: in.ErrorAt, ErrorCommit: in.ErrorCommit}
 	if c := in.Commit; c != nil {
 		p.Commit = &Commit{SHA: c.SHA, Author: c.Author, Time: c.Time, Subject: c.Subject, Link: c.Link}
+	}
+	if c := in.Changes; c != nil {
+		p.Changes = &Changes{Added: c.Added, AddedCount: c.AddedCount, Changed: c.Changed, ChangedCount: c.ChangedCount,
+			Removed: c.Removed, RemovedCount: c.RemovedCount}
 	}
 	for i, g := range in.Grants {
 		role, err := access.ParseRole(g.Role)

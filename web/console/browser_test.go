@@ -242,7 +242,7 @@ func TestBrowserOnCallRound(t *testing.T) {
 
 	b.open("/")
 	errPage := b.click(`a.refused`)
-	wants(t, "the configs page", errPage, "search.yaml:12", `"<script>window.__pwned=5</script>" is not a schedule`, "The newest revision is refused")
+	wants(t, "the configs page", errPage, "search.yaml:12", `"<script>window.__pwned=5</script>" is not a schedule`, "is refused", refusedSHA[:12])
 	b.shoot("configs")
 
 	play := b.open("/playground?expr=30+2+*+*+*&tz=America%2FNew_York")

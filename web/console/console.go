@@ -88,6 +88,8 @@ func New(opts Options) http.Handler {
 	mux.Handle("GET /configs", c.page(c.configs))
 	mux.Handle("GET /playground", c.page(c.playground))
 	mux.Handle("GET /projects/{project}", c.page(c.jobs))
+	mux.Handle("POST /projects/{project}/pause", c.page(c.bulk(true)))
+	mux.Handle("POST /projects/{project}/resume", c.page(c.bulk(false)))
 	mux.Handle("GET "+jobPath, c.page(c.job))
 	mux.Handle("GET "+jobPath+"/invocations/{invocation}", c.page(c.invocation))
 	mux.Handle("GET "+jobPath+"/invocations/{invocation}/log", c.page(c.logFile))

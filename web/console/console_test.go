@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sundial-cron/sundial/engine"
 	"github.com/sundial-cron/sundial/statemachine"
@@ -366,5 +367,184 @@ func TestStaticServesOnlyTheAssets(t *testing.T) {
 		if got := s.get(t, admin, path).status; got != want {
 			t.Errorf("%s: %d, want %d", path, got, want)
 		}
+	}
+}
+
+// A repo project's pages show the commit its revision was read at: the
+// short sha linked with the record's link, the author, the time and the
+// subject (as text, whatever it holds), and the configs page names the
+// refused commit beside its error.
+func TestPagesShowTheRevisionsCommit(t *testing.T) {
+	t.Parallel()
+	s := demoSite(t)
+	payments, search := demoCommits[paymentsSHA], demoCommits[searchSHA]
+
+	home := s.get(t, admin, "/")
+	for _, c := range []*engine.Commit{payments, search} {
+		links := home.find("a", "href", c.Link)
+		if len(links) != 1 || textOf(links[0]) != c.SHA[:12] {
+			t.Errorf("the projects page links %s %d times (%v); want once, as %s", c.Link, len(links), links, c.SHA[:12])
+		}
+		wants(t, "the projects page", home.text(), c.Author, c.Subject)
+	}
+	if strings.Contains(home.raw, "<b>reindex</b>") {
+		t.Errorf("the projects page renders search's subject as HTML")
+	}
+
+	configs := s.get(t, admin, "/configs")
+	card := configs.find("section", "id", "search")
+	if len(card) != 1 {
+		t.Fatalf("the configs page has %d cards for search", len(card))
+	}
+	refused := textOf(card[0])
+	wants(t, "search's config card", refused, refusedSHA[:12], "is refused", search.SHA[:12], search.Author, "search.yaml:12")
+	if len(configs.find("a", "href", payments.Link)) != 1 {
+		t.Errorf("the configs page does not link payments' commit")
+	}
+
+	job := s.get(t, reader, jobPath("settle"))
+	if len(job.find("a", "href", payments.Link)) != 1 {
+		t.Errorf("the settle page does not link the commit it runs: %s", job.text())
+	}
+	wants(t, "the settle page", job.text(), payments.Subject, payments.Author)
+	wants(t, "the reindex page", s.get(t, admin, "/projects/search/jobs/reindex").text(), refusedSHA[:12], "is refused")
+}
+
+// The invocation page names the revision the invocation ran under, not
+// the one its project runs now: after a new commit changes the job, an
+// older invocation still shows the commit it ran under.
+func TestInvocationShowsTheRevisionItRanUnder(t *testing.T) {
+	t.Parallel()
+	s := demoSite(t)
+	const next = "b5bb9d8014a0f9b1d61e21e796d78dccdf1352f2"
+	old := s.view(t, "payments/settle").Definition
+	def := old
+	def.Spec = []byte(`{"bank":"acme","retry":false}`)
+	p, _, err := s.eng.Project(s.ctx, "payments")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev := engine.Revision{ID: next, File: "payments.yaml", Grants: p.Grants,
+		Commit: &engine.Commit{SHA: next, Author: "Olive Owner <olive@example.com>", Time: s.clk.Now(), Subject: "payments: settle without retries"}}
+	jobs, _, err := s.st.Jobs(s.ctx, "payments", store.Page{Limit: store.MaxLimit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range jobs {
+		d := s.view(t, j.ID).Definition
+		if j.ID == "payments/settle" {
+			d = def
+		}
+		rev.Jobs = append(rev.Jobs, engine.Job{ID: j.ID, Definition: d})
+	}
+	if err := s.eng.ApplyProject(s.ctx, "payments", rev); err != nil {
+		t.Fatal(err)
+	}
+	applied := s.clk.Now()
+	s.runUntil(t, applied.Add(15*time.Minute))
+
+	before := s.get(t, admin, invPath("settle", "20260307T120000Z"))
+	ran := before.find("dd", "class", "revision")
+	if len(ran) != 1 || !strings.Contains(textOf(ran[0]), paymentsSHA) || strings.Contains(textOf(ran[0]), next[:12]) {
+		t.Errorf("an invocation under the first commit shows it ran under %q; want %s", textOf(ran[0]), paymentsSHA)
+	}
+	newest := s.newest(t, "payments/settle")
+	if newest.Status == "SKIPPED" || newest.Occurrence.Before(applied) {
+		t.Fatalf("the newest invocation of settle is %s, %s at %s; want one that ran after the new commit", newest.ID, newest.Status, newest.Occurrence)
+	}
+	after := s.get(t, admin, invPath("settle", newest.ID))
+	ran = after.find("dd", "class", "revision")
+	if len(ran) != 1 || !strings.Contains(textOf(ran[0]), next[:12]) || !strings.Contains(textOf(ran[0]), "settle without retries") {
+		t.Errorf("the newest invocation shows it ran under %q; want %s, the new commit", textOf(ran[0]), next[:12])
+	}
+}
+
+// The configs page shows what the project's last import changed: the
+// jobs added, changed and removed, each linked to its page.
+func TestConfigsPageShowsWhatTheLastImportChanged(t *testing.T) {
+	t.Parallel()
+	s := demoSite(t)
+	p, _, err := s.eng.Project(s.ctx, "search")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reindex := s.view(t, "search/reindex").Definition
+	changed := reindex
+	changed.Schedule = "0 4 * * *"
+	rev := engine.Revision{ID: "next", File: "search.yaml", Grants: p.Grants, Jobs: []engine.Job{
+		{ID: "search/reindex", Definition: changed}, {ID: "search/compact", Definition: reindex}}}
+	if err := s.eng.ApplyProject(s.ctx, "search", rev); err != nil {
+		t.Fatal(err)
+	}
+	card := s.get(t, admin, "/configs").find("section", "id", "search")
+	if len(card) != 1 {
+		t.Fatalf("the configs page has %d cards for search", len(card))
+	}
+	wants(t, "search's config card", textOf(card[0]), "What changed in the last import", "Added (1) compact", "Changed (1) reindex", "Removed (0) —")
+	var links []string
+	for _, a := range findIn(card[0], "a") {
+		links = append(links, attr(a, "href"))
+	}
+	for _, want := range []string{"/projects/search/jobs/compact", "/projects/search/jobs/reindex"} {
+		if !slices.Contains(links, want) {
+			t.Errorf("search's config card links %q; want %s among them", links, want)
+		}
+	}
+
+	rev.ID, rev.Jobs = "last", rev.Jobs[:1]
+	if err := s.eng.ApplyProject(s.ctx, "search", rev); err != nil {
+		t.Fatal(err)
+	}
+	card = s.get(t, admin, "/configs").find("section", "id", "search")
+	wants(t, "search's config card after compact is dropped", textOf(card[0]), "Added (0) — Changed (0) — Removed (1) compact")
+}
+
+// An owner of a project pauses many of its jobs from the jobs page with
+// one reason, and resumes exactly those paused for it: a job paused for
+// another reason stays paused. Only a viewer who may steer every job of
+// the project sees the forms; anyone else's post is refused and changes
+// nothing.
+func TestBulkPauseAndResumeFromTheJobsPage(t *testing.T) {
+	t.Parallel()
+	s := demoSite(t)
+	const incident = "bank acme incident 42"
+	if forms := s.get(t, owner, "/projects/payments").actions(); !slices.Contains(forms, "/projects/payments/pause") || !slices.Contains(forms, "/projects/payments/resume") {
+		t.Errorf("the owner's payments page posts to %q; want the bulk pause and resume", forms)
+	}
+	for _, who := range []string{triggerer, reader} {
+		if forms := s.get(t, who, "/projects/payments").actions(); slices.Contains(forms, "/projects/payments/pause") {
+			t.Errorf("%s sees the bulk pause", who)
+		}
+		if p := s.do(t, who, "POST", "/projects/payments/pause", url.Values{"reason": {incident}}, nil); p.status != http.StatusForbidden {
+			t.Errorf("%s's bulk pause: %d, want 403", who, p.status)
+		}
+	}
+	if got := s.view(t, "payments/settle").State.State; got == statemachine.Paused {
+		t.Fatalf("a refused bulk pause paused settle")
+	}
+	if p := s.do(t, owner, "POST", "/projects/payments/pause", url.Values{"reason": {" "}}, nil); p.status != http.StatusBadRequest {
+		t.Errorf("a bulk pause with no reason: %d, want 400", p.status)
+	}
+
+	p := s.do(t, owner, "POST", "/projects/payments/pause", url.Values{"reason": {incident}}, nil)
+	if p.status != http.StatusSeeOther || p.header.Get("Location") != "/projects/payments?done=pause" {
+		t.Fatalf("the bulk pause: %d to %q: %s", p.status, p.header.Get("Location"), p.text())
+	}
+	for _, id := range []string{"payments/settle", "payments/nightly-report"} {
+		if st := s.view(t, id).State; st.State != statemachine.Paused || st.Reason.Note != incident {
+			t.Errorf("%s after the bulk pause: %s for %q; want PAUSED for %q", id, st.State, st.Reason.Note, incident)
+		}
+	}
+	wants(t, "the jobs page after the bulk pause", s.get(t, owner, "/projects/payments?done=pause").text(), "Done: paused the jobs picked")
+
+	p = s.do(t, owner, "POST", "/projects/payments/resume", url.Values{"paused_for": {incident}}, nil)
+	if p.status != http.StatusSeeOther {
+		t.Fatalf("the bulk resume: %d: %s", p.status, p.text())
+	}
+	if st := s.view(t, "payments/settle").State.State; st == statemachine.Paused {
+		t.Errorf("settle is still PAUSED after resuming the jobs paused for %q", incident)
+	}
+	if st := s.view(t, "payments/reconcile").State; st.State != statemachine.Paused || st.Reason.Note != hostileReason {
+		t.Errorf("reconcile, paused for another reason, is %s for %q after the bulk resume; want PAUSED as it was", st.State, st.Reason.Note)
 	}
 }

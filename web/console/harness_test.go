@@ -118,7 +118,7 @@ func (s *site) demo(t testing.TB) {
 		return engine.Definition{Schedule: sched, TimeZone: zone, Target: kind, Spec: json.RawMessage(spec), Policy: p}
 	}
 	apply := func(project, rev, file string, grants []access.Grant, jobs map[string]engine.Definition) {
-		r := engine.Revision{ID: rev, File: file, Grants: grants}
+		r := engine.Revision{ID: rev, File: file, Grants: grants, Commit: demoCommits[rev]}
 		for name, d := range jobs {
 			r.Jobs = append(r.Jobs, engine.Job{ID: project + "/" + name, Definition: d})
 		}
@@ -139,24 +139,40 @@ func (s *site) demo(t testing.TB) {
 		{Role: access.Reader, Members: []access.Member{reader}},
 		{Role: access.Reader, Members: []access.Member{narrow}, Jobs: []string{"nightly-report"}},
 	}
-	apply("payments", "9f86d081884c", "payments.yaml", grants, map[string]engine.Definition{
+	apply("payments", paymentsSHA, "payments.yaml", grants, map[string]engine.Definition{
 		"nightly-report": def("30 2 * * *", "America/New_York", "logs", `{"report":"daily"}`, statemachine.Policy{Timeout: 10 * time.Minute}),
 		"settle":         def("*/10 * * * *", "", "flaky", `{"bank":"acme"}`, statemachine.Policy{}),
 		"reconcile":      def("5 * * * *", "Europe/Paris", "noop", `{"sleep":"40s"}`, statemachine.Policy{}),
 		"watch-deploys":  def("triggered", "", "async", `{}`, statemachine.Policy{Overlap: statemachine.OverlapAllow, MaxConcurrent: 3}),
 		hostileID:        def("0 * * * *", "", "noop", `{}`, statemachine.Policy{}),
 	})
-	apply("search", "2c26b46b68ff", "search.yaml", nil, map[string]engine.Definition{
+	apply("search", searchSHA, "search.yaml", nil, map[string]engine.Definition{
 		"reindex": def("0 3 * * *", "", "noop", `{"sleep":"3m"}`, statemachine.Policy{}),
 	})
 	s.runUntil(t, t0.Add(24*time.Hour))
 	if err := s.eng.Pause(s.ctx, "payments/reconcile", owner, hostileReason); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.eng.RecordConfigError(s.ctx, "search", "search.yaml", hostileConfig, s.clk.Now(), nil); err != nil {
+	if err := s.eng.RecordConfigError(s.ctx, "search", "search.yaml", hostileConfig, s.clk.Now(), &engine.Commit{SHA: refusedSHA}); err != nil {
 		t.Fatal(err)
 	}
 	s.runUntil(t, s.clk.Now().Add(2*time.Hour))
+}
+
+// The demo's repo projects: payments and search run commits of a config
+// repo, and search's newest commit is refused; demo is read from a
+// directory.
+const (
+	paymentsSHA = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b"
+	searchSHA   = "2c26b46b68ffc68ff99b453c1d30413413422d70"
+	refusedSHA  = "fcde2b2edba56bf408601fb721fe9b5c338d10ee"
+)
+
+var demoCommits = map[string]*engine.Commit{
+	paymentsSHA: {SHA: paymentsSHA, Author: "Olive Owner <olive@example.com>", Time: t0.Add(-3 * time.Hour),
+		Subject: "payments: the bank runs every 10 minutes", Link: "https://git.example.com/config/blob/" + paymentsSHA + "/payments.yaml"},
+	searchSHA: {SHA: searchSHA, Author: "Sam Search <sam@example.com>", Time: t0.Add(-26 * time.Hour),
+		Subject: `search: <b>reindex</b> at 03:00`, Link: "https://git.example.com/config/blob/" + searchSHA + "/search.yaml"},
 }
 
 func (s *site) runUntil(t testing.TB, until time.Time) {

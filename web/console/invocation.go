@@ -8,20 +8,25 @@ import (
 	"time"
 
 	"github.com/sundial-cron/sundial/access"
+	"github.com/sundial-cron/sundial/engine"
 	"github.com/sundial-cron/sundial/store"
 )
 
 type invocationPage struct {
-	Inv        *store.InvocationRecord
-	JobID      string
-	JobURL     string
-	URL        string
-	Class      string
-	Late       string
-	Duration   string
-	Target     string
-	Spec       string
+	Inv      *store.InvocationRecord
+	JobID    string
+	JobURL   string
+	URL      string
+	Class    string
+	Late     string
+	Duration string
+	Target   string
+	Spec     string
+	// Revision is the config revision the invocation ran under; Commit
+	// is its commit when that is the one the project runs now, the only
+	// commit whose author and subject the record keeps.
 	Revision   string
+	Commit     *engine.Commit
 	Log        string
 	Ended      bool
 	MayAbort   bool
@@ -48,7 +53,7 @@ func (c *console) invocation(w http.ResponseWriter, r *http.Request, v viewer) e
 		return err
 	}
 	page := invocationPage{Inv: inv, JobID: inv.JobID, JobURL: jobURL(inv.JobID), URL: invocationURL(inv.JobID, inv.ID),
-		Class: outcome(inv.Status), Log: string(inv.Log), Revision: p.Revision, Occurrence: at(inv.Occurrence, now), Now: now}
+		Class: outcome(inv.Status), Log: string(inv.Log), Occurrence: at(inv.Occurrence, now), Now: now}
 	h := history(inv.JobID, inv)
 	page.Late, page.Duration = h.Late, h.Duration
 	switch inv.Status {
@@ -58,7 +63,10 @@ func (c *console) invocation(w http.ResponseWriter, r *http.Request, v viewer) e
 	page.MayAbort = !page.Ended && c.Policy.May(v.ID, access.Steer, grants, jobName(inv.JobID))
 	if inv.Status != "SKIPPED" {
 		if def, err := c.Engine.InvocationDefinition(r.Context(), inv); err == nil {
-			page.Target, page.Spec = def.Target, prettyJSON(def.Spec)
+			page.Target, page.Spec, page.Revision = def.Target, prettyJSON(def.Spec), def.Revision
+			if p.Commit != nil && p.Commit.SHA == def.Revision {
+				page.Commit = p.Commit
+			}
 		}
 	}
 	c.renderTitled(w, r, v, http.StatusOK, "invocation", inv.JobID+" "+inv.ID, []crumb{

@@ -32,7 +32,7 @@ var spans = map[string]time.Duration{"24h": 24 * time.Hour, "7d": 7 * 24 * time.
 type jobPage struct {
 	jobRow
 	Project    string
-	Config     configStatus
+	Config     engine.Project
 	Definition []field
 	Spec       string
 	Fires      []fireTime
@@ -144,7 +144,7 @@ func (c *console) job(w http.ResponseWriter, r *http.Request, v viewer) error {
 	}
 	page := jobPage{
 		jobRow:  c.row(view, recent[:min(len(recent), stripLen)], now),
-		Project: project, Config: configStatus{Revision: p.Revision, Error: p.Error, File: p.File},
+		Project: project, Config: p,
 		Definition: definitionFields(view.Definition), Spec: prettyJSON(view.Definition.Spec),
 		Timeline:  drawTimeline(view.Job.ID, recent, now, span, spanName, truncated),
 		Durations: drawDurations(view.Job.ID, recent),

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sundial-cron/sundial/access"
 	"github.com/sundial-cron/sundial/engine"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store"
@@ -69,7 +70,7 @@ func (f jobsFilter) query(page int) string {
 
 type jobsPage struct {
 	Project    string
-	Config     configStatus
+	Config     engine.Project
 	Filter     jobsFilter
 	States     []string
 	Rows       []jobRow
@@ -77,22 +78,18 @@ type jobsPage struct {
 	Total      int // jobs the viewer may read
 	Page, Last int
 	Prev, Next string // links to the neighbouring pages; "" at either end
-	Now        time.Time
+	// MayBulk: the viewer may pause and resume every job of the project.
+	MayBulk bool
+	Done    string // what the viewer's last bulk action did
+	Now     time.Time
 }
 
 func (jobsPage) refreshes() {}
 
-// configStatus is a project's config as the jobs and job pages head it.
-type configStatus struct {
-	Revision string
-	Error    string
-	File     string
-}
-
 // parseJobsFilter reads the jobs page's query; a value it cannot read is
 // refused, not ignored.
 func parseJobsFilter(r *http.Request) (jobsFilter, error) {
-	if err := checkQuery(r, "state", "failing", "q", "page"); err != nil {
+	if err := checkQuery(r, "state", "failing", "q", "page", "done"); err != nil {
 		return jobsFilter{}, err
 	}
 	q := r.URL.Query()
@@ -133,7 +130,8 @@ func (c *console) jobs(w http.ResponseWriter, r *http.Request, v viewer) error {
 		return err
 	}
 	may := c.readable(v, grants)
-	page := jobsPage{Project: project, Config: configStatus{Revision: p.Revision, Error: p.Error, File: p.File}, Filter: filter, Now: c.Now()}
+	page := jobsPage{Project: project, Config: p, Filter: filter, Now: c.Now(),
+		MayBulk: c.Policy.May(v.ID, access.Steer, grants, ""), Done: bulkDoneText[r.URL.Query().Get("done")]}
 	for _, st := range statemachine.States {
 		page.States = append(page.States, string(st))
 	}

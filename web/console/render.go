@@ -42,6 +42,8 @@ var funcs = template.FuncMap{
 	"barWidth":   func(start, end float64) float64 { return end - start },
 	"list":       func(s ...string) []string { return s },
 	"splitClass": func(s string) []string { return strings.SplitN(s, ":", 2) },
+	"short":      shortSHA,
+	"sub":        func(a, b int) int { return a - b },
 }
 
 // parsePages parses each page's template with the frame around it.
@@ -139,3 +141,7 @@ func at(t, now time.Time) *moment {
 	}
 	return &moment{T: t, Relative: relative(t, now)}
 }
+
+// shortSHA is a commit's id as git abbreviates it; a revision that is not
+// a commit (a file's hash) is shortened alike.
+func shortSHA(sha string) string { return sha[:min(len(sha), 12)] }
