@@ -13,6 +13,7 @@
 //	sundial pause|resume PROJECT --all|--prefix P
 //	                                steer a job through a server's API
 //	sundial whoami                  who a server takes the caller for
+//	sundial config status           each project's config revision and its last error
 //	sundial token new               make a static token for a machine
 //
 // Bad input exits with status 2 and the error on stderr.
@@ -47,6 +48,7 @@ const usage = `usage:
   sundial resume PROJECT --all|--prefix P [--paused-for REASON] [API flags]
   sundial abort PROJECT/JOB [API flags]
   sundial whoami [API flags]
+  sundial config status [--json] [API flags]
       API flags: --server URL (default http://127.0.0.1:8080) --token-file FILE (default: $SUNDIAL_TOKEN) --timeout D
   sundial token new --identity serviceAccount:EMAIL|user:EMAIL
 `
@@ -77,7 +79,7 @@ func run(args []string, stdout, stderr io.Writer, now func() time.Time) int {
 		return runSetupGCP(args[1:], stdout, stderr)
 	case "backup":
 		return runBackup(args[1:], stdout, stderr, now)
-	case "jobs", "trigger", "pause", "resume", "abort", "whoami":
+	case "jobs", "trigger", "pause", "resume", "abort", "whoami", "config":
 		return runAPIVerb(args[0], args[1:], stdout, stderr)
 	case "token":
 		return runToken(args[1:], stdout, stderr)

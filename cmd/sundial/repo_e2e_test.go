@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -139,6 +140,24 @@ func TestServeFollowsAConfigRepo(t *testing.T) {
 	}
 	if status.Revision != second {
 		t.Errorf("after an invalid commit project p runs %q; want %s still", status.Revision, second)
+	}
+	// sundial config status prints the same: each project's commit, its
+	// author and subject, and p's error with the commit it refused.
+	code, out, errOut := cli("config", "status", "--server", "http://"+s.addr)
+	if code != 0 {
+		t.Fatalf("sundial config status: %d %s", code, errOut)
+	}
+	for _, re := range []string{
+		`(?m)^p\s+1\s+` + second[:12] + `\s+\d{4}-\d\d-\d\dT\S+\s+Ada <ada@example.com>\s+p: a moves$`,
+		`(?m)^q\s+1\s+` + first[:12] + `\s+\S+\s+Ada <ada@example.com>\s+p: a$`,
+		`(?m)^p: newest revision commit ` + bad[:12] + ` refused at \S+; revision ` + second[:12] + ` keeps running:\n  projects/p.yaml:7: .*schedule`,
+	} {
+		if !regexp.MustCompile(re).MatchString(out) {
+			t.Errorf("sundial config status:\n%s\nwant a match of %s", out, re)
+		}
+	}
+	if code, out, _ := cli("config", "status", "--json", "--server", "http://"+s.addr); code != 0 || !strings.Contains(out, `"error_commit": "`+bad+`"`) {
+		t.Errorf("sundial config status --json: %d %s; want the API's JSON with error_commit", code, out)
 	}
 
 	repo.commit("everything away", map[string]string{"p": "", "q": ""})
