@@ -36,6 +36,7 @@ import (
 // hundred times a file's size in memory.
 type Refresher struct {
 	sources []Source
+	list    *ProjectList // when not nil, the sources come from it at each pass
 	engine  *engine.Engine
 	store   store.Store // where the projects that have jobs are listed
 	opts    RefresherOptions
@@ -82,6 +83,16 @@ func NewSourceRefresher(sources []Source, eng *engine.Engine, st store.Store, op
 		opts.ParseBudget = MaxFileSize
 	}
 	return &Refresher{sources: sources, engine: eng, store: st, opts: opts, parsing: semaphore.NewWeighted(opts.ParseBudget)}
+}
+
+// NewListRefresher returns a refresher of the projects list names, read
+// again at each pass: a project dropped from the list is removed as when
+// its file goes, and a refused revision of the list leaves the last good
+// one running. It panics without opts.Now.
+func NewListRefresher(list *ProjectList, eng *engine.Engine, st store.Store, opts RefresherOptions) *Refresher {
+	r := NewSourceRefresher(nil, eng, st, opts)
+	r.list = list
+	return r
 }
 
 // projectState is what the refresher remembers of a project between passes.
@@ -158,6 +169,18 @@ func (r *Refresher) Refresh(ctx context.Context) error {
 func (r *Refresher) pass(ctx context.Context, applies *sync.WaitGroup) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	var errs []error
+	if r.list != nil {
+		sources, err := r.list.Sources(ctx)
+		if sources == nil {
+			return err
+		}
+		if err != nil {
+			r.opts.Logger.Error("projects list refused; the last good one keeps running", "err", err)
+			errs = append(errs, err)
+		}
+		r.sources = sources
+	}
 	snaps := make([]Snapshot, len(r.sources))
 	readErrs := make([]error, len(r.sources))
 	// Side by side: a repo that hangs until its timeout holds the
@@ -170,7 +193,6 @@ func (r *Refresher) pass(ctx context.Context, applies *sync.WaitGroup) error {
 	if err := r.listProjects(ctx); err != nil {
 		return err
 	}
-	var errs []error
 	failed := map[Source]bool{}
 	byProject := map[string][]found{}
 	for i, src := range r.sources {
