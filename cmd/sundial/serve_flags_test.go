@@ -79,6 +79,14 @@ func TestServeFlags(t *testing.T) {
 		}},
 		{name: "a config repo and a directory", args: []string{"--config-repo", "https://example.com/c.git", "--config-dir", "x"}, wantErr: "--config-dir: not with --config-repo"},
 		{name: "a config repo and a projects file", args: []string{"--config-repo", "https://example.com/c.git", "--projects-file", "p.yaml"}, wantErr: "give one"},
+		{name: "a projects repo without the list's path", args: []string{"--projects-repo", "https://example.com/list.git"}, wantErr: "--projects-repo: needs --projects-file"},
+		{name: "a projects ref without its repo", args: []string{"--projects-file", "p.yaml", "--projects-ref", "stable"}, wantErr: "--projects-ref: only with --projects-repo"},
+		{name: "a projects list outside its repo", args: []string{"--projects-repo", "https://example.com/list.git", "--projects-file", "../p.yaml"}, wantErr: `--projects-repo, --projects-file: file "../p.yaml"`},
+		{name: "a projects list in a repo is read at refreshes, not at start", args: []string{"--projects-repo", "https://example.com/list.git", "--projects-file", "sundial/projects.yaml"}, check: func(t *testing.T, f serveFlags) {
+			if !f.repo.enabled() || f.repo.projects != nil {
+				t.Errorf("projects list in a repo: %+v", f.repo)
+			}
+		}},
 		{name: "a config ref without a repo", args: []string{"--config-ref", "stable"}, wantErr: "--config-ref: only with --config-repo"},
 		{name: "a config repo of an unknown protocol", args: []string{"--config-repo", "ftp://example.com/c"}, wantErr: "--config-repo: config repo"},
 		{name: "a config link without {commit}", args: []string{"--config-repo", "https://example.com/c.git", "--config-link", "https://example.com/x"}, wantErr: "{commit}"},
