@@ -12,8 +12,8 @@ import (
 // refresh reads it with its own GitSource (ls-remote first, so an unchanged
 // list costs one small request) and yields a source for each project it
 // lists. A revision of the list that is invalid, or that lists none of the
-// projects the last good one did, is refused whole: the last good list
-// keeps running, and the error names the file, line and commit.
+// projects running, is refused whole: the last good list keeps running, and
+// the error names the file, line and commit.
 type ProjectList struct {
 	list *GitSource
 	// each is the template of a listed project's source: its URL, ref and
@@ -23,6 +23,7 @@ type ProjectList struct {
 	mu      sync.Mutex // one Sources at a time; guards what follows
 	sources map[ProjectEntry]*GitSource
 	good    []ProjectEntry // the last good list
+	goodSHA string         // the commit good was read at
 }
 
 // NewProjectList returns the list that list's File holds; each gives what
@@ -47,11 +48,13 @@ func (l *ProjectList) String() string {
 // a project's source is the same from one call to the next while its
 // entry is unchanged, so it fetches only new commits. When the list cannot
 // be read or is refused, Sources returns the last good list's sources
-// with the error, and nil sources when there was none yet.
-func (l *ProjectList) Sources(ctx context.Context) ([]Source, error) {
+// with the error, and nil sources when there was none yet. running lists
+// the projects that run a config now (the store's records): a new revision
+// of the list that keeps none of them is refused.
+func (l *ProjectList) Sources(ctx context.Context, running func(context.Context) ([]string, error)) ([]Source, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	entries, err := l.read(ctx)
+	entries, err := l.read(ctx, running)
 	if err != nil {
 		return l.refused(err)
 	}
@@ -92,11 +95,16 @@ func (l *ProjectList) refused(err error) ([]Source, error) {
 	return out, fmt.Errorf("%w; the last good list (%d projects) keeps running", err, len(l.good))
 }
 
-// read reads and checks the list at the ref's commit.
-func (l *ProjectList) read(ctx context.Context) ([]ProjectEntry, error) {
+// read reads and checks the list at the ref's commit; running says which
+// projects run a config now, as the store says, and is asked only of a
+// commit not read before.
+func (l *ProjectList) read(ctx context.Context, running func(context.Context) ([]string, error)) ([]ProjectEntry, error) {
 	snap, err := l.list.Read(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if l.good != nil && snap.Commit.SHA == l.goodSHA {
+		return l.good, nil
 	}
 	at := fmt.Sprintf("at commit %s: %q", snap.Commit.SHA[:12], snap.Commit.Subject)
 	entries, err := ParseProjectsFile(snap.Files[0].Path, snap.Files[0].Data)
@@ -104,17 +112,19 @@ func (l *ProjectList) read(ctx context.Context) ([]ProjectEntry, error) {
 		return nil, fmt.Errorf("%w (%s): refused", err, at)
 	}
 	// The safety valve of a repo of configs, for the list: a revision
-	// keeping none of the projects listed (a wrong file, an emptied
-	// list) must not disable them all.
-	if l.good != nil && !slices.ContainsFunc(entries, func(e ProjectEntry) bool {
-		return slices.ContainsFunc(l.good, func(g ProjectEntry) bool { return g.ID == e.ID })
-	}) {
-		ids := make([]string, len(l.good))
-		for i, g := range l.good {
-			ids[i] = g.ID
-		}
-		return nil, fmt.Errorf("%s (%s) lists none of the projects listed before (%s), and would disable them all: refused; remove projects in a revision that keeps at least one",
-			snap.Files[0].Path, at, strings.Join(ids, ", "))
+	// keeping none of the projects that run (a wrong file, an emptied
+	// list) must not disable them all. What runs is the store's answer,
+	// not this process's last list, so that an instance just started
+	// refuses it too.
+	had, err := running(ctx)
+	if err != nil {
+		return nil, err
 	}
+	if len(had) > 0 && !slices.ContainsFunc(entries, func(e ProjectEntry) bool { return slices.Contains(had, e.ID) }) {
+		slices.Sort(had)
+		return nil, fmt.Errorf("%s (%s) lists none of the projects running (%s), and would disable them all: refused; remove projects in a revision that keeps at least one",
+			snap.Files[0].Path, at, strings.Join(had, ", "))
+	}
+	l.goodSHA = snap.Commit.SHA
 	return entries, nil
 }

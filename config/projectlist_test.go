@@ -35,7 +35,7 @@ func listing(repos map[string]*gitRepo, extra string) string {
 // a project dropped from it is disabled; a revision of it that is invalid,
 // or that lists none of the projects it listed, is refused whole with an
 // error naming the file, line and commit, and the last good list keeps
-// running.
+// running (or, in an instance that has none, nothing changes).
 func TestProjectListInARepoIsFollowedAndRefusedWhole(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -83,8 +83,13 @@ func TestProjectListInARepoIsFollowedAndRefusedWhole(t *testing.T) {
 
 	emptied := lists.commit("ads only", map[string]string{"sundial/projects.yaml": listing(map[string]*gitRepo{"ads": ads}, "")})
 	err = fresh.Refresh(e.ctx)
-	if err == nil || !strings.Contains(err.Error(), "lists none of the projects listed before (billing)") || !strings.Contains(err.Error(), emptied[:12]) {
+	if err == nil || !strings.Contains(err.Error(), "lists none of the projects running (billing)") || !strings.Contains(err.Error(), emptied[:12]) {
 		t.Errorf("Refresh of a list dropping every project: %v; want it refused, naming the commit", err)
+	}
+	// An instance just started, with no last good list of its own, goes
+	// by what runs in the store and refuses it too.
+	if err := e.listRefresher(srv).Refresh(e.ctx); err == nil || !strings.Contains(err.Error(), "lists none of the projects running (billing)") {
+		t.Errorf("a fresh refresher's Refresh of a list dropping every project: %v; want it refused", err)
 	}
 	e.wantState("billing/report", scheduled, "")
 	if p := e.record("ads"); p.Revision != "" {

@@ -171,7 +171,7 @@ func (r *Refresher) pass(ctx context.Context, applies *sync.WaitGroup) error {
 	defer r.mu.Unlock()
 	var errs []error
 	if r.list != nil {
-		sources, err := r.list.Sources(ctx)
+		sources, err := r.list.Sources(ctx, r.running)
 		if sources == nil {
 			return err
 		}
@@ -250,6 +250,22 @@ func (r *Refresher) pass(ctx context.Context, applies *sync.WaitGroup) error {
 		applies.Go(func() { r.remove(ctx, id, ps) })
 	}
 	return errors.Join(errs...)
+}
+
+// running lists the projects whose records in the store hold a config
+// revision.
+func (r *Refresher) running(ctx context.Context) ([]string, error) {
+	records, err := r.engine.Projects(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing the projects in the store: %w", err)
+	}
+	var out []string
+	for id, p := range records {
+		if p.Revision != "" {
+			out = append(out, id)
+		}
+	}
+	return out, nil
 }
 
 // checkNotEmptied refuses a commit that holds none of the projects the
