@@ -116,3 +116,40 @@ func TestProjectListNeverReadChangesNothing(t *testing.T) {
 		t.Errorf("Refresh of a list not in its repo: %v; want an error naming the file and commit", err)
 	}
 }
+
+// TestProjectListMovesAProjectToAnotherRepo: a project whose entry moves
+// to another repo runs that repo's commit, though it is older than the one
+// it ran (commits of two repos say nothing of which is newer), and the
+// new repo's next commit follows.
+func TestProjectListMovesAProjectToAnotherRepo(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	old, moved := newGitRepo(t), newGitRepo(t)
+	moved.commit("billing, moved", map[string]string{"billing.yaml": noopJob("@hourly")})
+	old.commit("billing", map[string]string{"billing.yaml": noopJob("@hourly")})
+	running := old.commit("billing daily", map[string]string{"billing.yaml": noopJob("@hourly")})
+	lists := newGitRepo(t)
+	lists.commit("billing", map[string]string{"sundial/projects.yaml": listing(map[string]*gitRepo{"billing": old}, "")})
+	fresh := e.listRefresher(serveGit(t, lists))
+	if err := fresh.Refresh(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if p := e.record("billing"); p.Revision != running {
+		t.Fatalf("billing runs %s; want %s", p.Revision, running)
+	}
+
+	lists.commit("billing moves", map[string]string{"sundial/projects.yaml": listing(map[string]*gitRepo{"billing": moved}, "")})
+	if err := fresh.Refresh(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if p := e.record("billing"); p.Revision != moved.git("rev-parse", "HEAD") || p.Error != "" {
+		t.Fatalf("after the move billing runs %s (error %q); want the new repo's commit", p.Revision, p.Error)
+	}
+	next := moved.commit("billing weekly", map[string]string{"billing.yaml": noopJob("@weekly")})
+	if err := fresh.Refresh(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if p := e.record("billing"); p.Revision != next || e.definition("billing/report").Schedule != "@weekly" {
+		t.Errorf("billing runs %s, schedule %q; want %s, @weekly", p.Revision, e.definition("billing/report").Schedule, next)
+	}
+}

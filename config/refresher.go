@@ -229,6 +229,13 @@ func (r *Refresher) pass(ctx context.Context, applies *sync.WaitGroup) error {
 				break
 			}
 		}
+		// A project moved to another source (its entry in a projects list
+		// changed) takes that source's commit, older or not, even with the
+		// same bytes: commits of two repos say nothing of which is newer.
+		moved := ps.source != nil && ps.source != f.source
+		if moved {
+			ps.seen = ""
+		}
 		ps.source, ps.sourceErr = f.source, ""
 		if f.Err != nil {
 			ps.seen = "" // whatever the file holds once it can be read is news
@@ -237,7 +244,7 @@ func (r *Refresher) pass(ctx context.Context, applies *sync.WaitGroup) error {
 		}
 		if rev := revision(f.Data); rev != ps.seen {
 			ps.busy = true
-			applies.Go(func() { r.apply(ctx, f, rev, ps) })
+			applies.Go(func() { r.apply(ctx, f, rev, ps, moved) })
 		}
 	}
 	for id, ps := range r.projects {
@@ -345,16 +352,17 @@ func (r *Refresher) listProjects(ctx context.Context) error {
 	return nil
 }
 
-// apply parses a project's file and has the engine run it. It runs beside
-// the other projects' applies, without the refresher's lock.
-func (r *Refresher) apply(ctx context.Context, f found, rev string, ps *projectState) {
+// apply parses a project's file and has the engine run it; moved: the file
+// comes from another source than the revision running. It runs beside the
+// other projects' applies, without the refresher's lock.
+func (r *Refresher) apply(ctx context.Context, f found, rev string, ps *projectState, moved bool) {
 	seen := ""
 	defer func() {
 		r.mu.Lock()
 		ps.seen, ps.busy = seen, false
 		r.mu.Unlock()
 	}()
-	if err := r.checkForward(ctx, f); err != nil {
+	if err := r.checkForward(ctx, f); err != nil && !moved {
 		seen = rev
 		r.failed(ctx, f.Project, f.Path, f.commit, err)
 		return
