@@ -41,7 +41,11 @@ type GitOptions struct {
 	// Projects, if not empty, are the only projects read from the repo
 	// (a --projects-file entry); any other file is left out.
 	Projects []string
-	Auth     transport.AuthMethod // nil for none
+	// File, if set, is the one file Read returns, whatever its name, with
+	// no project (a --projects-file kept in a repo); a commit without it
+	// is an error. Path and Projects are then unused.
+	File string
+	Auth transport.AuthMethod // nil for none
 	// MaxBytes bounds a fetch's packed bytes, and again the objects they
 	// inflate to; 0 means DefaultMaxRepoBytes.
 	MaxBytes int64
@@ -88,6 +92,11 @@ func NewGitSource(opts GitOptions) (*GitSource, error) {
 		return nil, fmt.Errorf("config path %q: want a directory inside the repo, such as projects/", opts.Path)
 	}
 	opts.Path = clean
+	if opts.File != "" {
+		if f := path.Clean("/" + opts.File)[1:]; strings.Contains(opts.File, "..") || strings.HasPrefix(opts.File, "/") || f == "" {
+			return nil, fmt.Errorf("file %q: want a file inside the repo, such as sundial/projects.yaml", opts.File)
+		}
+	}
 	for _, p := range opts.Projects {
 		if !ValidProjectID(p) {
 			return nil, fmt.Errorf("project %q: not a project id", p)
@@ -244,6 +253,26 @@ func (g *GitSource) read(commit *object.Commit) (Snapshot, error) {
 	if err != nil {
 		return Snapshot{}, err
 	}
+	if g.opts.File != "" {
+		e, err := tree.FindEntry(g.opts.File)
+		if err != nil {
+			return Snapshot{}, fmt.Errorf("%s at commit %s: %w", g.opts.File, s.Commit.SHA[:12], err)
+		}
+		dir, err := tree.Tree(path.Dir(g.opts.File))
+		if path.Dir(g.opts.File) == "." {
+			dir, err = tree, nil
+		}
+		if err != nil {
+			return Snapshot{}, err
+		}
+		f := File{Path: g.opts.File, Link: g.link(s.Commit.SHA, g.opts.File)}
+		f.Data, f.Err = blob(path.Dir(g.opts.File), dir, *e)
+		if f.Err != nil {
+			return Snapshot{}, f.Err
+		}
+		s.Files = []File{f}
+		return s, nil
+	}
 	if g.opts.Path != "" {
 		tree, err = tree.Tree(g.opts.Path)
 		if errors.Is(err, object.ErrDirectoryNotFound) {
@@ -264,7 +293,7 @@ func (g *GitSource) read(commit *object.Commit) (Snapshot, error) {
 			continue
 		}
 		f := File{Path: path.Join(g.opts.Path, e.Name), Project: project, Link: g.link(s.Commit.SHA, path.Join(g.opts.Path, e.Name))}
-		f.Data, f.Err = g.blob(tree, e)
+		f.Data, f.Err = blob(g.opts.Path, tree, e)
 		byProject[project] = append(byProject[project], f)
 	}
 	for _, fs := range byProject {
@@ -279,9 +308,10 @@ func (g *GitSource) read(commit *object.Commit) (Snapshot, error) {
 	return s, nil
 }
 
-// blob reads one file of the tree, as ReadFile reads one of a directory.
-func (g *GitSource) blob(tree *object.Tree, e object.TreeEntry) ([]byte, error) {
-	name := path.Join(g.opts.Path, e.Name)
+// blob reads one file of the tree at dir, as ReadFile reads one of a
+// directory.
+func blob(dir string, tree *object.Tree, e object.TreeEntry) ([]byte, error) {
+	name := path.Join(dir, e.Name)
 	if e.Mode != filemode.Regular && e.Mode != filemode.Executable {
 		return nil, fmt.Errorf("%s: not a regular file (mode %v); Sundial reads only regular files", name, e.Mode)
 	}

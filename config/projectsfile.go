@@ -33,6 +33,12 @@ func ReadProjectsFile(path string) ([]ProjectEntry, error) {
 	if err != nil {
 		return nil, err
 	}
+	return ParseProjectsFile(path, data)
+}
+
+// ParseProjectsFile parses a service config read elsewhere (from a repo),
+// as ReadProjectsFile does; path names it in errors.
+func ParseProjectsFile(path string, data []byte) ([]ProjectEntry, error) {
 	var doc struct {
 		Projects []yaml.Node `yaml:"projects"`
 	}

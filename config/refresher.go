@@ -36,6 +36,7 @@ import (
 // hundred times a file's size in memory.
 type Refresher struct {
 	sources []Source
+	list    *ProjectList // when not nil, the sources come from it at each pass
 	engine  *engine.Engine
 	store   store.Store // where the projects that have jobs are listed
 	opts    RefresherOptions
@@ -82,6 +83,16 @@ func NewSourceRefresher(sources []Source, eng *engine.Engine, st store.Store, op
 		opts.ParseBudget = MaxFileSize
 	}
 	return &Refresher{sources: sources, engine: eng, store: st, opts: opts, parsing: semaphore.NewWeighted(opts.ParseBudget)}
+}
+
+// NewListRefresher returns a refresher of the projects list names, read
+// again at each pass: a project dropped from the list is removed as when
+// its file goes, and a refused revision of the list leaves the last good
+// one running. It panics without opts.Now.
+func NewListRefresher(list *ProjectList, eng *engine.Engine, st store.Store, opts RefresherOptions) *Refresher {
+	r := NewSourceRefresher(nil, eng, st, opts)
+	r.list = list
+	return r
 }
 
 // projectState is what the refresher remembers of a project between passes.
@@ -158,6 +169,18 @@ func (r *Refresher) Refresh(ctx context.Context) error {
 func (r *Refresher) pass(ctx context.Context, applies *sync.WaitGroup) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	var errs []error
+	if r.list != nil {
+		sources, err := r.list.Sources(ctx, r.running)
+		if sources == nil {
+			return err
+		}
+		if err != nil {
+			r.opts.Logger.Error("projects list refused; the last good one keeps running", "err", err)
+			errs = append(errs, err)
+		}
+		r.sources = sources
+	}
 	snaps := make([]Snapshot, len(r.sources))
 	readErrs := make([]error, len(r.sources))
 	// Side by side: a repo that hangs until its timeout holds the
@@ -170,7 +193,6 @@ func (r *Refresher) pass(ctx context.Context, applies *sync.WaitGroup) error {
 	if err := r.listProjects(ctx); err != nil {
 		return err
 	}
-	var errs []error
 	failed := map[Source]bool{}
 	byProject := map[string][]found{}
 	for i, src := range r.sources {
@@ -207,6 +229,13 @@ func (r *Refresher) pass(ctx context.Context, applies *sync.WaitGroup) error {
 				break
 			}
 		}
+		// A project moved to another source (its entry in a projects list
+		// changed) takes that source's commit, older or not, even with the
+		// same bytes: commits of two repos say nothing of which is newer.
+		moved := ps.source != nil && ps.source != f.source
+		if moved {
+			ps.seen = ""
+		}
 		ps.source, ps.sourceErr = f.source, ""
 		if f.Err != nil {
 			ps.seen = "" // whatever the file holds once it can be read is news
@@ -215,7 +244,7 @@ func (r *Refresher) pass(ctx context.Context, applies *sync.WaitGroup) error {
 		}
 		if rev := revision(f.Data); rev != ps.seen {
 			ps.busy = true
-			applies.Go(func() { r.apply(ctx, f, rev, ps) })
+			applies.Go(func() { r.apply(ctx, f, rev, ps, moved) })
 		}
 	}
 	for id, ps := range r.projects {
@@ -228,6 +257,22 @@ func (r *Refresher) pass(ctx context.Context, applies *sync.WaitGroup) error {
 		applies.Go(func() { r.remove(ctx, id, ps) })
 	}
 	return errors.Join(errs...)
+}
+
+// running lists the projects whose records in the store hold a config
+// revision.
+func (r *Refresher) running(ctx context.Context) ([]string, error) {
+	records, err := r.engine.Projects(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing the projects in the store: %w", err)
+	}
+	var out []string
+	for id, p := range records {
+		if p.Revision != "" {
+			out = append(out, id)
+		}
+	}
+	return out, nil
 }
 
 // checkNotEmptied refuses a commit that holds none of the projects the
@@ -307,16 +352,17 @@ func (r *Refresher) listProjects(ctx context.Context) error {
 	return nil
 }
 
-// apply parses a project's file and has the engine run it. It runs beside
-// the other projects' applies, without the refresher's lock.
-func (r *Refresher) apply(ctx context.Context, f found, rev string, ps *projectState) {
+// apply parses a project's file and has the engine run it; moved: the file
+// comes from another source than the revision running. It runs beside the
+// other projects' applies, without the refresher's lock.
+func (r *Refresher) apply(ctx context.Context, f found, rev string, ps *projectState, moved bool) {
 	seen := ""
 	defer func() {
 		r.mu.Lock()
 		ps.seen, ps.busy = seen, false
 		r.mu.Unlock()
 	}()
-	if err := r.checkForward(ctx, f); err != nil {
+	if err := r.checkForward(ctx, f); err != nil && !moved {
 		seen = rev
 		r.failed(ctx, f.Project, f.Path, f.commit, err)
 		return

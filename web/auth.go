@@ -188,20 +188,21 @@ func bearer(r *http.Request) (string, bool) {
 // minTokenLen keeps a guessable token out of service.
 const minTokenLen = 16
 
-// ReadTokenFile reads the admin token from a file (--admin-token-file):
-// its content without surrounding white space. A missing file, an empty
-// one or a token shorter than 16 bytes is an error.
+// ReadTokenFile reads a token or secret from a file (--admin-token-file,
+// --config-webhook-secret-file, ...): its content without surrounding white
+// space. A missing file, an empty one or a token shorter than 16 bytes is
+// an error naming the file; callers prefix the flag it came from.
 func ReadTokenFile(path string) (string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return "", fmt.Errorf("admin token file: %w", err)
+		return "", err
 	}
 	token := strings.TrimSpace(string(b))
 	if len(token) < minTokenLen {
-		return "", fmt.Errorf("admin token file %s: the token has %d bytes; want at least %d", path, len(token), minTokenLen)
+		return "", fmt.Errorf("%s: the token has %d bytes; want at least %d", path, len(token), minTokenLen)
 	}
 	if strings.ContainsAny(token, " \t\r\n") {
-		return "", fmt.Errorf("admin token file %s: the token holds white space; want one line with one token", path)
+		return "", fmt.Errorf("%s: the token holds white space; want one line with one token", path)
 	}
 	return token, nil
 }

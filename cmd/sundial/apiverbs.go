@@ -44,7 +44,7 @@ func (e *apiError) Error() string {
 	return fmt.Sprintf("%d %s: %s", e.status, http.StatusText(e.status), e.msg)
 }
 
-// runAPIVerb runs "sundial jobs|trigger|pause|resume|abort|backfill|whoami": it
+// runAPIVerb runs "sundial jobs|trigger|pause|resume|abort|backfill|whoami|config status": it
 // calls the server's API and prints the answer readably; the API's error
 // goes to stderr with exit status 1.
 func runAPIVerb(verb string, args []string, stdout, stderr io.Writer) int {
@@ -83,6 +83,10 @@ func runAPIVerb(verb string, args []string, stdout, stderr io.Writer) int {
 		fs.StringVar(&backfill.to, "to", "", "the end of the range (not included), RFC 3339")
 		fs.BoolVar(&backfill.cancel, "cancel", false, "stop the job's backfill instead: what it has not started is not started")
 	}
+	raw := false
+	if verb == "config" {
+		fs.BoolVar(&raw, "json", false, "print the API's JSON as it comes")
+	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -100,6 +104,11 @@ func runAPIVerb(verb string, args []string, stdout, stderr io.Writer) int {
 	}
 	var project, job string
 	switch verb {
+	case "config":
+		if pos[0] != "status" {
+			fmt.Fprintf(stderr, "sundial config %s: unknown; want: sundial config status\n", pos[0])
+			return exitUsage
+		}
 	case "jobs":
 		project = pos[0]
 		if project == "" || strings.Contains(project, "/") {
@@ -170,6 +179,8 @@ func runAPIVerb(verb string, args []string, stdout, stderr io.Writer) int {
 		}
 	case verb == "jobs":
 		err = c.jobs(ctx, project, stdout)
+	case verb == "config":
+		err = c.configStatus(ctx, raw, stdout)
 	case verb == "trigger":
 		var v struct {
 			Invocation string
@@ -380,6 +391,95 @@ func (c *apiClient) jobs(ctx context.Context, project string, stdout io.Writer) 
 		}
 		cursor = page.NextCursor
 	}
+}
+
+// cliProject is a project as GET /api/v1/projects gives it, as far as
+// "sundial config status" prints it.
+type cliProject struct {
+	Project string
+	Total   int
+	Config  *struct {
+		Revision string
+		LoadedAt *time.Time `json:"loaded_at"`
+		Commit   *struct {
+			SHA, Author, Subject, Link string
+		}
+		Error       string
+		ErrorAt     *time.Time `json:"error_at"`
+		ErrorCommit string     `json:"error_commit"`
+	}
+}
+
+// configStatus prints each project's running revision, one a line, and
+// under a project whose newest revision is refused, its error and the
+// refused commit; raw prints the API's JSON instead.
+func (c *apiClient) configStatus(ctx context.Context, raw bool, stdout io.Writer) error {
+	if raw {
+		var v json.RawMessage
+		if err := c.call(ctx, "GET", "/api/v1/projects", nil, &v); err != nil {
+			return err
+		}
+		_, err := fmt.Fprintf(stdout, "%s\n", v)
+		return err
+	}
+	var v struct{ Projects []cliProject }
+	if err := c.call(ctx, "GET", "/api/v1/projects", nil, &v); err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PROJECT\tJOBS\tREVISION\tLOADED AT\tAUTHOR\tSUBJECT")
+	var refused []cliProject
+	for _, p := range v.Projects {
+		rev, loaded, author, subject := "-", "-", "-", "-"
+		if cf := p.Config; cf != nil {
+			if cf.Revision != "" {
+				rev = short(cf.Revision)
+			}
+			if cf.LoadedAt != nil {
+				loaded = cf.LoadedAt.UTC().Format(time.RFC3339)
+			}
+			if cf.Commit != nil {
+				author, subject = cf.Commit.Author, cf.Commit.Subject
+			}
+			if cf.Error != "" {
+				refused = append(refused, p)
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", p.Project, p.Total, rev, loaded, author, subject)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	// Errors are long (file:line: field: what was expected, and the
+	// commit): each gets lines of its own rather than a column.
+	for _, p := range refused {
+		cf, at := p.Config, ""
+		if cf.ErrorAt != nil {
+			at = " at " + cf.ErrorAt.UTC().Format(time.RFC3339)
+		}
+		refusedCommit := ""
+		if cf.ErrorCommit != "" {
+			refusedCommit = " commit " + short(cf.ErrorCommit)
+		}
+		fmt.Fprintf(stdout, "\n%s: newest revision%s refused%s; %s keeps running:\n  %s\n", p.Project, refusedCommit, at, orNone(cf.Revision), cf.Error)
+	}
+	return nil
+}
+
+// short is a revision as people quote it: a commit's (or hash's) first 12
+// characters.
+func short(rev string) string {
+	if len(rev) > 12 {
+		return rev[:12]
+	}
+	return rev
+}
+
+func orNone(rev string) string {
+	if rev == "" {
+		return "no revision"
+	}
+	return "revision " + short(rev)
 }
 
 // runToken runs "sundial token new --identity ID": it prints a fresh

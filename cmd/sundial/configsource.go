@@ -18,6 +18,8 @@ import (
 	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
 
 	"github.com/sundial-cron/sundial/config"
+	"github.com/sundial-cron/sundial/engine"
+	"github.com/sundial-cron/sundial/store"
 	"github.com/sundial-cron/sundial/web"
 )
 
@@ -27,6 +29,8 @@ import (
 type repoFlags struct {
 	repo, ref, path   string
 	projectsFile      string
+	projectsRepo      string // when set, projectsFile is a path in it
+	projectsRef       string
 	tokenFile, user   string
 	sshKeyFile        string
 	googleAuth        bool
@@ -44,7 +48,9 @@ func (f *repoFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.ref, "config-ref", envOr("SUNDIAL_CONFIG_REF", "main"), "the branch (or refs/tags/...) of --config-repo and of --projects-file entries without a ref (default $SUNDIAL_CONFIG_REF, else main)")
 	fs.StringVar(&f.path, "config-path", envOr("SUNDIAL_CONFIG_PATH", "projects/"), "the directory in --config-repo holding <project>.yaml files (default $SUNDIAL_CONFIG_PATH, else projects/)")
 	fs.BoolVar(&f.googleAuth, "config-google-auth", os.Getenv("SUNDIAL_CONFIG_GOOGLE_AUTH") == "true", "read the config repos with the server's Google credentials (Cloud Source Repositories, or Secure Source Manager over https); default $SUNDIAL_CONFIG_GOOGLE_AUTH=true")
-	fs.StringVar(&f.projectsFile, "projects-file", "", "a service config listing each project with its own repo, ref and path (docs/config.md); replaces --config-dir and --config-repo")
+	fs.StringVar(&f.projectsFile, "projects-file", "", "a service config listing each project with its own repo, ref and path (docs/config.md); replaces --config-dir and --config-repo; with --projects-repo, its path in that repo")
+	fs.StringVar(&f.projectsRepo, "projects-repo", "", "the repo (https://, ssh:// or file:// URL) holding --projects-file, read again at every refresh")
+	fs.StringVar(&f.projectsRef, "projects-ref", "main", "the branch (or refs/tags/...) of --projects-repo")
 	fs.StringVar(&f.tokenFile, "config-token-file", "", "a file holding the token (or password) that reads the config repos over https")
 	fs.StringVar(&f.user, "config-user", "git", "the user name sent with --config-token-file")
 	fs.StringVar(&f.sshKeyFile, "config-ssh-key-file", "", "a file holding the private key that reads the config repos over ssh (host keys from ~/.ssh/known_hosts)")
@@ -64,6 +70,12 @@ func (f *repoFlags) resolve(set map[string]bool) error {
 	}
 	if f.enabled() && set["config-dir"] {
 		return errors.New("--config-dir: not with --config-repo or --projects-file; the configs come from one place")
+	}
+	if f.projectsRepo == "" && set["projects-ref"] {
+		return errors.New("--projects-ref: only with --projects-repo")
+	}
+	if f.projectsRepo != "" && f.projectsFile == "" {
+		return errors.New("--projects-repo: needs --projects-file, the path of the projects list in the repo")
 	}
 	if !f.enabled() {
 		for _, name := range []string{"config-ref", "config-path", "config-token-file", "config-ssh-key-file", "config-google-auth", "config-link", "config-webhook-secret-file"} {
@@ -107,6 +119,10 @@ func (f *repoFlags) resolve(set map[string]bool) error {
 		}
 		f.webhookSecret = []byte(secret)
 	}
+	if f.projectsRepo != "" {
+		_, err := f.list()
+		return err
+	}
 	if f.projectsFile != "" {
 		var err error
 		if f.projects, err = config.ReadProjectsFile(f.projectsFile); err != nil {
@@ -115,6 +131,37 @@ func (f *repoFlags) resolve(set map[string]bool) error {
 	}
 	_, err := f.sources("")
 	return err
+}
+
+// refresher is the refresher of what the flags name: dir when no repo is,
+// and the list in --projects-repo, read again at every pass, when that is
+// given.
+func (f *repoFlags) refresher(dir string, eng *engine.Engine, st store.Store, opts config.RefresherOptions) (*config.Refresher, error) {
+	if f.projectsRepo != "" {
+		list, err := f.list()
+		if err != nil {
+			return nil, err
+		}
+		return config.NewListRefresher(list, eng, st, opts), nil
+	}
+	sources, err := f.sources(dir)
+	if err != nil {
+		return nil, err
+	}
+	return config.NewSourceRefresher(sources, eng, st, opts), nil
+}
+
+// list is the projects list in --projects-repo; it is read with the
+// config repos' credentials and bounds.
+func (f *repoFlags) list() (*config.ProjectList, error) {
+	each := config.GitOptions{Ref: f.ref, Auth: f.auth, MaxBytes: f.maxBytes, Timeout: f.timeout, Link: f.link}
+	in := each
+	in.URL, in.Ref, in.File, in.Link = f.projectsRepo, f.projectsRef, f.projectsFile, ""
+	l, err := config.NewProjectList(in, each)
+	if err != nil {
+		return nil, fmt.Errorf("--projects-repo, --projects-file: %w", err)
+	}
+	return l, nil
 }
 
 // sources are the config sources the flags name: dir when no repo is.

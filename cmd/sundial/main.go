@@ -14,6 +14,7 @@
 //	sundial backfill PROJECT/JOB --from T --to T | --cancel
 //	                                steer a job through a server's API
 //	sundial whoami                  who a server takes the caller for
+//	sundial config status           each project's config revision and its last error
 //	sundial token new               make a static token for a machine
 //
 // Bad input exits with status 2 and the error on stderr.
@@ -50,6 +51,7 @@ const usage = `usage:
   sundial backfill PROJECT/JOB --from T --to T [API flags]   (T in RFC 3339: 2026-11-01T00:00:00Z)
   sundial backfill PROJECT/JOB --cancel [API flags]
   sundial whoami [API flags]
+  sundial config status [--json] [API flags]
       API flags: --server URL (default http://127.0.0.1:8080) --token-file FILE (default: $SUNDIAL_TOKEN) --timeout D
   sundial token new --identity serviceAccount:EMAIL|user:EMAIL
 `
@@ -80,7 +82,7 @@ func run(args []string, stdout, stderr io.Writer, now func() time.Time) int {
 		return runSetupGCP(args[1:], stdout, stderr)
 	case "backup":
 		return runBackup(args[1:], stdout, stderr, now)
-	case "jobs", "trigger", "pause", "resume", "abort", "backfill", "whoami":
+	case "jobs", "trigger", "pause", "resume", "abort", "backfill", "whoami", "config":
 		return runAPIVerb(args[0], args[1:], stdout, stderr)
 	case "token":
 		return runToken(args[1:], stdout, stderr)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -140,6 +141,24 @@ func TestServeFollowsAConfigRepo(t *testing.T) {
 	if status.Revision != second {
 		t.Errorf("after an invalid commit project p runs %q; want %s still", status.Revision, second)
 	}
+	// sundial config status prints the same: each project's commit, its
+	// author and subject, and p's error with the commit it refused.
+	code, out, errOut := cli("config", "status", "--server", "http://"+s.addr)
+	if code != 0 {
+		t.Fatalf("sundial config status: %d %s", code, errOut)
+	}
+	for _, re := range []string{
+		`(?m)^p\s+1\s+` + second[:12] + `\s+\d{4}-\d\d-\d\dT\S+\s+Ada <ada@example.com>\s+p: a moves$`,
+		`(?m)^q\s+1\s+` + first[:12] + `\s+\S+\s+Ada <ada@example.com>\s+p: a$`,
+		`(?m)^p: newest revision commit ` + bad[:12] + ` refused at \S+; revision ` + second[:12] + ` keeps running:\n  projects/p.yaml:7: .*schedule`,
+	} {
+		if !regexp.MustCompile(re).MatchString(out) {
+			t.Errorf("sundial config status:\n%s\nwant a match of %s", out, re)
+		}
+	}
+	if code, out, _ := cli("config", "status", "--json", "--server", "http://"+s.addr); code != 0 || !strings.Contains(out, `"error_commit": "`+bad+`"`) {
+		t.Errorf("sundial config status --json: %d %s; want the API's JSON with error_commit", code, out)
+	}
 
 	repo.commit("everything away", map[string]string{"p": "", "q": ""})
 	if code, body := s.reimport(t, secret); code != http.StatusBadGateway || !strings.Contains(body, "holds no project config") {
@@ -153,4 +172,67 @@ func TestServeFollowsAConfigRepo(t *testing.T) {
 		t.Error("job a was disabled by a commit that emptied the repo")
 	}
 	s.stop(t)
+}
+
+// A server whose projects list is itself in a repo (--projects-repo) reads
+// the list again at each refresh: a project dropped from it is disabled,
+// and an invalid revision of the list is refused whole, naming the file,
+// line and commit, while the last good list keeps running.
+func TestServeFollowsAProjectsListInARepo(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	configs, lists := newConfigRepo(t), newConfigRepo(t)
+	configs.commit("p and q", map[string]string{"p": "jobs:\n  - id: a\n    schedule: \"@daily\"\n    noop: {}\n", "q": "jobs:\n  - id: c\n    schedule: \"@daily\"\n    noop: {}\n"})
+	list := func(subject, content string) string {
+		t.Helper()
+		mkdir(t, filepath.Join(lists.dir, "sundial"))
+		if err := os.WriteFile(filepath.Join(lists.dir, "sundial", "projects.yaml"), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		lists.git("add", "-A")
+		lists.git("commit", "-q", "-m", subject)
+		return lists.git("rev-parse", "HEAD")
+	}
+	entry := func(id string) string {
+		return fmt.Sprintf("  - id: %s\n    repo: file://%s\n    path: projects/\n", id, configs.dir)
+	}
+	list("p and q", "projects:\n"+entry("p")+entry("q"))
+	s := serve(t, "--db", filepath.Join(dir, "sundial.db"), "--projects-repo", "file://"+lists.dir, "--projects-file", "sundial/projects.yaml", "--config-refresh", "1h")
+	waitUntil(t, time.Minute, "p and q scheduled", func() bool {
+		return s.jobState(t, "p", "a") == "SCHEDULED" && s.jobState(t, "q", "c") == "SCHEDULED"
+	})
+
+	list("q leaves", "projects:\n"+entry("p"))
+	if code, body := s.reimport(t, nil); code != http.StatusOK {
+		t.Fatalf("reimport: %d %s", code, body)
+	}
+	if c := getJob(t, s, "q", "c"); c.State != "DISABLED" {
+		t.Errorf("job q/c is %s after q left the list; want DISABLED", c.State)
+	}
+
+	bad := list("typo", "projects:\n"+entry("p")+"  - id: q\n    repo: file://"+configs.dir+"\n    pth: projects/\n")
+	code, body := s.reimport(t, nil)
+	for _, part := range []string{"sundial/projects.yaml:", "projects[1].pth", "commit " + bad[:12]} {
+		if code != http.StatusBadGateway || !strings.Contains(body, part) {
+			t.Errorf("reimport of an invalid list: %d %s; want it refused, saying %q", code, body, part)
+		}
+	}
+	if a, c := getJob(t, s, "p", "a"), getJob(t, s, "q", "c"); a.State != "SCHEDULED" || c.State != "DISABLED" {
+		t.Errorf("after an invalid list p/a is %s and q/c %s; want the last good list running (SCHEDULED, DISABLED)", a.State, c.State)
+	}
+	s.stop(t)
+}
+
+// jobState is a job's state, or "" while the server has no such job.
+func (s *server) jobState(t *testing.T, project, job string) string {
+	t.Helper()
+	resp, err := http.Get("http://" + s.addr + "/api/v1/projects/" + project + "/jobs/" + job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode == http.StatusNotFound {
+		return ""
+	}
+	return getJob(t, s, project, job).State
 }

@@ -464,16 +464,15 @@ func assemble(f serveFlags, st store.Store, q task.Queue, tgts map[string]target
 		Retention:          f.retention,
 	})
 	metrics.Read(web.Sources{Store: st, Engine: eng, Now: now, Names: f.metricsNames})
-	sources, err := f.repo.sources(f.configDir)
-	if err != nil {
-		panic(err) // parseServeFlags made them once already
-	}
-	configs := config.NewSourceRefresher(sources, eng, st, config.RefresherOptions{
+	configs, err := f.repo.refresher(f.configDir, eng, st, config.RefresherOptions{
 		Targets: tgts,
 		Now:     now,
 		Logger:  logger,
 		Ticks:   t.refresh,
 	})
+	if err != nil {
+		panic(err) // parseServeFlags made them once already
+	}
 	return parts{
 		eng:      eng,
 		wd:       watchdog.New(st, eng, watchdog.Options{Now: now, Logger: logger, Ticks: t.watchdog}),

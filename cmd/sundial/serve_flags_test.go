@@ -2,6 +2,8 @@ package main
 
 import (
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -14,6 +16,10 @@ import (
 // is about; the cloud shape takes its settings from the environment the
 // platform gives it.
 func TestServeFlags(t *testing.T) {
+	shortSecretFile := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(shortSecretFile, []byte("short\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cloud := []string{"--backend", "cloud", "--project", "p", "--tasks-location", "us-central1", "--platform", "appengine"}
 	for _, tc := range []struct {
 		name    string
@@ -32,6 +38,7 @@ func TestServeFlags(t *testing.T) {
 		{name: "a stray argument", args: []string{"now"}, wantErr: `unexpected argument "now"`},
 		{name: "a negative stop grace", args: []string{"--stop-grace", "-1s"}, wantErr: "--stop-grace"},
 		{name: "no connections", args: []string{"--max-connections", "0"}, wantErr: "--max-connections"},
+		{name: "a short webhook secret names its own flag", args: []string{"--config-repo", "file:///nowhere", "--config-webhook-secret-file", shortSecretFile}, wantErr: "--config-webhook-secret-file: " + shortSecretFile + ": the token has 5 bytes"},
 		{name: "a zero retention count", args: []string{"--retention-count", "0"}, wantErr: "--retention-count"},
 		{name: "a negative retention age of failures", args: []string{"--retention-failure-age", "-1h"}, wantErr: "--retention-failure-age"},
 		{name: "retention flags set the defaults", args: []string{"--retention-age", "2h", "--retention-count", "50"}, check: func(t *testing.T, f serveFlags) {
@@ -72,6 +79,14 @@ func TestServeFlags(t *testing.T) {
 		}},
 		{name: "a config repo and a directory", args: []string{"--config-repo", "https://example.com/c.git", "--config-dir", "x"}, wantErr: "--config-dir: not with --config-repo"},
 		{name: "a config repo and a projects file", args: []string{"--config-repo", "https://example.com/c.git", "--projects-file", "p.yaml"}, wantErr: "give one"},
+		{name: "a projects repo without the list's path", args: []string{"--projects-repo", "https://example.com/list.git"}, wantErr: "--projects-repo: needs --projects-file"},
+		{name: "a projects ref without its repo", args: []string{"--projects-file", "p.yaml", "--projects-ref", "stable"}, wantErr: "--projects-ref: only with --projects-repo"},
+		{name: "a projects list outside its repo", args: []string{"--projects-repo", "https://example.com/list.git", "--projects-file", "../p.yaml"}, wantErr: `--projects-repo, --projects-file: file "../p.yaml"`},
+		{name: "a projects list in a repo is read at refreshes, not at start", args: []string{"--projects-repo", "https://example.com/list.git", "--projects-file", "sundial/projects.yaml"}, check: func(t *testing.T, f serveFlags) {
+			if !f.repo.enabled() || f.repo.projects != nil {
+				t.Errorf("projects list in a repo: %+v", f.repo)
+			}
+		}},
 		{name: "a config ref without a repo", args: []string{"--config-ref", "stable"}, wantErr: "--config-ref: only with --config-repo"},
 		{name: "a config repo of an unknown protocol", args: []string{"--config-repo", "ftp://example.com/c"}, wantErr: "--config-repo: config repo"},
 		{name: "a config link without {commit}", args: []string{"--config-repo", "https://example.com/c.git", "--config-link", "https://example.com/x"}, wantErr: "{commit}"},
