@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,24 +14,9 @@ import (
 	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
-)
 
-// chromium returns the path of Debian's chromium, skipping the test when
-// it is absent, unless SUNDIAL_REQUIRE_BROWSER is set (as in CI), where
-// its absence fails the test.
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("SUNDIAL_REQUIRE_BROWSER") != "" {
-		t.Fatal("chromium is not installed and SUNDIAL_REQUIRE_BROWSER is set: apt-get install -y chromium")
-	}
-	t.Skip("chromium is not installed (apt-get install -y chromium); set SUNDIAL_REQUIRE_BROWSER=1 to fail instead")
-	return ""
-}
+	"github.com/sundial-cron/sundial/internal/browsertest"
+)
 
 // browser is a headless chromium tab signed in as who, over the site.
 type browser struct {
@@ -46,40 +30,14 @@ type browser struct {
 
 func newBrowser(t *testing.T, s *site, who string) *browser {
 	t.Helper()
-	exe := chromium(t)
 	srv := httptest.NewServer(s.handler)
 	t.Cleanup(srv.Close)
-	// Not t.TempDir: chromium's helpers may still write to its profile
-	// for a moment after the browser is gone.
-	profile, err := os.MkdirTemp("", "sundial-chromium-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		for range 50 {
-			if os.RemoveAll(profile) == nil {
-				return
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	})
-	opts := append(chromedp.DefaultExecAllocatorOptions[:0:0],
-		chromedp.ExecPath(exe), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
+	ctx := browsertest.Tab(t, 3*time.Minute,
 		chromedp.Flag("hide-scrollbars", true),
-		chromedp.UserDataDir(profile),
 		// The viewer is in Paris: the pages' UTC times show in its zone.
 		chromedp.Env("TZ=Europe/Paris"),
 		chromedp.WindowSize(1280, 900),
 	)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	t.Cleanup(cancel)
-	ctx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	t.Cleanup(cancelAlloc)
-	ctx, cancelTab := chromedp.NewContext(ctx)
-	t.Cleanup(cancelTab)
 	// Every confirmation is answered yes, as the person clicking would.
 	chromedp.ListenTarget(ctx, func(ev any) {
 		if _, ok := ev.(*cdppage.EventJavascriptDialogOpening); ok {

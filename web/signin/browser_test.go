@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,25 +14,9 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/sundial-cron/sundial/access"
+	"github.com/sundial-cron/sundial/internal/browsertest"
 	"github.com/sundial-cron/sundial/web/signin"
 )
-
-// chromium returns the path of Debian's chromium, skipping the test when
-// it is absent, unless SUNDIAL_REQUIRE_BROWSER is set (as in CI), where
-// its absence fails the test.
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("SUNDIAL_REQUIRE_BROWSER") != "" {
-		t.Fatal("chromium is not installed and SUNDIAL_REQUIRE_BROWSER is set: apt-get install -y chromium")
-	}
-	t.Skip("chromium is not installed (apt-get install -y chromium); set SUNDIAL_REQUIRE_BROWSER=1 to fail instead")
-	return ""
-}
 
 // A person signs in through a real browser: the sign-in URL sends it to
 // the issuer, which sends it back; whoami then names the person. Signing
@@ -41,42 +24,8 @@ func chromium(t *testing.T) string {
 // into the browser, is refused.
 func TestBrowserSignInAndSignOut(t *testing.T) {
 	t.Parallel()
-	exe := chromium(t)
 	s := newSite(t, siteOptions{})
-	// Not t.TempDir: chromium's helpers may still write to its profile
-	// for a moment after the browser is gone, which would fail the test
-	// in TempDir's cleanup.
-	profile, err := os.MkdirTemp("", "sundial-chromium-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		for range 50 {
-			if os.RemoveAll(profile) == nil {
-				return
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		t.Logf("chromium's profile %s left behind", profile)
-	})
-
-	opts := append(chromedp.DefaultExecAllocatorOptions[:0:0],
-		chromedp.ExecPath(exe),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.UserDataDir(profile),
-	)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	ctx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	defer cancelAlloc()
-	ctx, cancelTab := chromedp.NewContext(ctx)
-	defer cancelTab()
+	ctx := browsertest.Tab(t, 2*time.Minute)
 
 	whoami := func() (identity, errMsg string) {
 		t.Helper()
