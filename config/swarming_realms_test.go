@@ -22,7 +22,7 @@ func TestParseRefusesSwarmingRealmsNotGranted(t *testing.T) {
 		}
 		grants = append(grants, g)
 	}
-	tgt, err := swarming.New(swarming.Options{Grants: grants})
+	tgt, err := swarming.New(swarming.Options{Servers: []string{"https://swarming.example.com"}, Grants: grants})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -81,6 +81,9 @@ type serveFlags struct {
 	// Swarming posts task ends (--swarming-pubsub-topic).
 	swarmingGrants []swarming.Grant
 	swarmingTopic  string
+	// swarmingServers are the Swarming servers jobs may name, read from
+	// --swarming-servers.
+	swarmingServers []string
 	// pushSecretFile holds the secret of the push tokens; pushSecret is
 	// read from it at start. Without one, no push endpoint is served.
 	pushSecretFile string
@@ -134,6 +137,7 @@ func parseServeFlags(args []string, stderr io.Writer) (serveFlags, error) {
 	fs.Func("pubsub-topics", "comma-separated PROJECT=TOPIC grants: the topics (projects/P/topics/T, or a prefix ending in *) a project's pubsub jobs may publish to (default: none, so no project publishes)", listFlag(&pubsubTopics))
 	var swarmingRealms []string
 	fs.Func("swarming-realms", "comma-separated PROJECT=REALM grants: the Swarming realms (luci-project:realm, or luci-project:* for all of one LUCI project) a project's swarming jobs may run tasks in (default: none)", listFlag(&swarmingRealms))
+	fs.Func("swarming-servers", "comma-separated Swarming servers (https://host, or http:// to a loopback address) swarming jobs may name; the service's credentials go to them (default: none, so no swarming job runs)", listFlag(&f.swarmingServers))
 	fs.StringVar(&f.swarmingTopic, "swarming-pubsub-topic", "", "projects/P/topics/T: the topic Swarming posts task ends to, whose push subscription calls "+pushPath+" (needs --push-secret-file; default: ends are found by polls alone)")
 	fs.StringVar(&f.pushSecretFile, "push-secret-file", "", "a file holding the secret (at least 32 bytes) that signs and checks the tokens of pushes to "+pushPath+" (default: no push endpoint)")
 	fs.StringVar(&f.pushOIDCAccount, "push-oidc-account", "", "the service account (email) whose OIDC token a push must also carry, for the audience --public-url + "+pushPath+": the push subscription's (default: the attempt's token alone admits a push)")
@@ -316,6 +320,7 @@ func serveEmbedded(ctx context.Context, f serveFlags, logger *slog.Logger, now f
 		pubsubGrants:    f.pubsubGrants,
 		swarmingGrants:  f.swarmingGrants,
 		swarmingTopic:   f.swarmingTopic,
+		swarmingServers: f.swarmingServers,
 		pushSecret:      f.pushSecret,
 		logger:          logger,
 		policy:          urlfetch.Policy{Allow: f.urlAllow, Deny: f.urlDeny},

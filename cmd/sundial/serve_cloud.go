@@ -207,7 +207,7 @@ func serveCloud(ctx context.Context, f serveFlags, logger *slog.Logger, now func
 	self := &urlfetch.Listeners{}
 	tgts, err := targets(targetOptions{
 		policy: urlfetch.Policy{Allow: f.urlAllow, Deny: c.ownHosts(f.urlDeny)}, server: self, pubsubGrants: f.pubsubGrants,
-		swarmingGrants: f.swarmingGrants, swarmingTopic: f.swarmingTopic, pushSecret: f.pushSecret,
+		swarmingGrants: f.swarmingGrants, swarmingTopic: f.swarmingTopic, swarmingServers: f.swarmingServers, pushSecret: f.pushSecret,
 	})
 	if err != nil {
 		return err

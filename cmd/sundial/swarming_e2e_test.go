@@ -58,7 +58,7 @@ func startSwarmingWith(t *testing.T, pool string, pollMin, pollMax time.Duration
 	}
 	st := &swarmingSetup{swarm: swarm, args: []string{
 		"--db", filepath.Join(dir, "sundial.db"), "--config-dir", configs,
-		"--swarming-realms", "p=acme:*",
+		"--swarming-realms", "p=acme:*", "--swarming-servers", "http://127.0.0.1",
 		"--swarming-pubsub-topic", "projects/acme/topics/swarming",
 		"--push-secret-file", secret,
 		"--poll-min", pollMin.String(), "--poll-max", pollMax.String(),
@@ -254,7 +254,7 @@ func TestSwarmingCloudShapeEndsByPollTask(t *testing.T) {
 		"--project", "sundial-e2e", "--namespace", fmt.Sprintf("e2e-swarming-%d", time.Now().UnixNano()),
 		"--tasks-location", "us-central1", "--tasks-queue", "sundial-tasks", "--tasks-endpoint", ts.Addr(),
 		"--listen", strings.TrimPrefix(appURL, "http://"), "--config-dir", configs,
-		"--swarming-realms", "cloud=acme:*", "--poll-min", "1s", "--poll-max", "2s")
+		"--swarming-realms", "cloud=acme:*", "--swarming-servers", "http://127.0.0.1", "--poll-min", "1s", "--poll-max", "2s")
 	cronCall(t, appURL+refreshPath, nil)
 
 	waitUntil(t, time.Minute, "the first task", func() bool { return len(swarm.Tasks()) > 0 })

@@ -33,6 +33,9 @@ type targetOptions struct {
 	// swarmingGrants are the realms each project's swarming jobs may run
 	// tasks in (--swarming-realms).
 	swarmingGrants []swarming.Grant
+	// swarmingServers are the Swarming servers jobs may name
+	// (--swarming-servers).
+	swarmingServers []string
 	// swarmingTopic is the topic Swarming posts task ends to, whose push
 	// subscription calls pushPath (--swarming-pubsub-topic); pushSecret
 	// makes and checks the pushes' tokens (--push-secret-file).
@@ -62,6 +65,7 @@ func targets(o targetOptions) (map[string]target.Target, error) {
 	}
 	swarm, err := swarming.New(swarming.Options{
 		Grants:      o.swarmingGrants,
+		Servers:     o.swarmingServers,
 		AnyRealm:    o.anyProject,
 		PubSubTopic: o.swarmingTopic,
 		PushToken:   func(ref target.PushRef) string { return target.PushToken(o.pushSecret, ref) },

@@ -96,6 +96,7 @@ func newTarget(t *testing.T) *swarming.Target {
 	t.Helper()
 	tgt, err := swarming.New(swarming.Options{
 		Client:      http.DefaultClient,
+		Servers:     []string{"http://127.0.0.1"},
 		Grants:      []swarming.Grant{{Project: "p", Realm: "acme", Any: true}},
 		PubSubTopic: topic,
 		PushToken:   func(ref target.PushRef) string { return target.PushToken(secret, ref) },

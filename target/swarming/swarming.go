@@ -29,6 +29,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -48,8 +49,14 @@ type Options struct {
 	// Grants are the realms each project's jobs may run tasks in. None
 	// means none.
 	Grants []Grant
-	// AnyRealm lets every project's jobs use any realm: for checking
-	// configs (sundial validate), never for a server.
+	// Servers are the Swarming servers jobs may name ("https://host", or
+	// "https://host:port" for that port only), the only ones the target
+	// calls: it sends them the service's credentials, which a server a
+	// config chose could use as Sundial's. None means none; a loopback
+	// http one only if listed.
+	Servers []string
+	// AnyRealm lets every project's jobs use any realm and any server: for
+	// checking configs (sundial validate), never for a server.
 	AnyRealm bool
 	// PubSubTopic is the topic Swarming posts a task's updates to,
 	// "projects/<project>/topics/<topic>", whose push subscription calls
@@ -75,6 +82,12 @@ func New(opts Options) (*Target, error) {
 		return nil, errors.New("swarming: a Pub/Sub topic needs push tokens")
 	}
 	opts.Grants = slices.Clone(opts.Grants)
+	for _, s := range opts.Servers {
+		if err := checkServer(s); err != nil {
+			return nil, err
+		}
+	}
+	opts.Servers = slices.Clone(opts.Servers)
 	return &Target{opts: opts, c: opts.Client}, nil
 }
 
@@ -91,10 +104,30 @@ func (t *Target) CheckFor(project string, spec json.RawMessage) (string, error) 
 	if err != nil {
 		return "", err
 	}
+	if err := t.mayCall(s.Server); err != nil {
+		return "server", err
+	}
 	if err := t.mayUse(project, s.Realm); err != nil {
 		return "realm", err
 	}
 	return "", nil
+}
+
+// mayCall returns nil if the operator listed server (Options.Servers).
+func (t *Target) mayCall(server string) error {
+	if t.opts.AnyRealm || slices.ContainsFunc(t.opts.Servers, func(listed string) bool { return sameServer(listed, server) }) {
+		return nil
+	}
+	return fmt.Errorf("the Swarming server %s is not one the operator lists in --swarming-servers", server)
+}
+
+// sameServer reports whether server is the listed one: the same scheme and
+// host, and the same port if the listed one names one.
+func sameServer(listed, server string) bool {
+	l, err1 := url.Parse(listed)
+	s, err2 := url.Parse(server)
+	return err1 == nil && err2 == nil && l.Scheme == s.Scheme &&
+		strings.EqualFold(l.Hostname(), s.Hostname()) && (l.Port() == "" || l.Port() == s.Port())
 }
 
 func (t *Target) mayUse(project, realm string) error {
@@ -113,6 +146,11 @@ func (t *Target) mayUse(project, realm string) error {
 // allows no other http one) gets no credentials: a token must not travel
 // in the clear, and a stand-in or a local proxy needs none.
 func (t *Target) client(ctx context.Context, server string) (*http.Client, error) {
+	// Every call comes through here: a server not listed gets no call,
+	// and no credentials.
+	if err := t.mayCall(server); err != nil {
+		return nil, err
+	}
 	if strings.HasPrefix(server, "http://") && t.opts.Client == nil {
 		return http.DefaultClient, nil
 	}

@@ -2,8 +2,12 @@ package swarming_test
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -140,7 +144,7 @@ func TestAbortKillsARunningTask(t *testing.T) {
 
 func TestARealmIsUsedOnlyByTheProjectsGrantedIt(t *testing.T) {
 	t.Parallel()
-	tgt, err := swarming.New(swarming.Options{Grants: []swarming.Grant{
+	tgt, err := swarming.New(swarming.Options{Servers: []string{"https://s.example.com"}, Grants: []swarming.Grant{
 		{Project: "billing", Realm: "acme:billing"}, {Project: "infra", Realm: "chrome", Any: true},
 	}})
 	if err != nil {
@@ -171,5 +175,52 @@ func TestARealmIsUsedOnlyByTheProjectsGrantedIt(t *testing.T) {
 	}
 	if g, err := swarming.ParseGrant("infra=chrome:*"); err != nil || g != (swarming.Grant{Project: "infra", Realm: "chrome", Any: true}) {
 		t.Errorf("ParseGrant(infra=chrome:*) = %+v, %v", g, err)
+	}
+}
+
+// The target sends the service's credentials to the servers it calls, so
+// it calls only those the operator listed: a config naming another is
+// refused at load, naming the server field, and a launch under it makes
+// no request at all.
+func TestOnlyListedServersAreCalled(t *testing.T) {
+	t.Parallel()
+	var requests atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		http.Error(w, "not a Swarming server", http.StatusNotFound)
+	}))
+	defer srv.Close()
+	u, err := url.Parse(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grants := []swarming.Grant{{Project: "p", Realm: "acme", Any: true}}
+	for _, servers := range [][]string{nil, {"https://swarming.example.com"}, {"http://127.0.0.1:1"}, {"https://" + u.Host}} {
+		tgt, err := swarming.New(swarming.Options{Servers: servers, Grants: grants})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if field, err := tgt.CheckFor("p", spec(srv.URL, "ci")); err == nil || field != "server" {
+			t.Errorf("servers %q: CheckFor of %s = %q, %v; want an error naming the server field", servers, srv.URL, field, err)
+		}
+		res := tgt.Launch(t.Context(), target.Request{Key: "p/j/1", JobID: "p/j", Invocation: "1", Attempt: 1, Spec: spec(srv.URL, "ci")})
+		if res.Status != target.Failed || !strings.Contains(res.Message, "--swarming-servers") {
+			t.Errorf("servers %q: Launch = %+v; want failed, naming --swarming-servers", servers, res)
+		}
+	}
+	if n := requests.Load(); n != 0 {
+		t.Errorf("the server no one listed got %d requests; want none", n)
+	}
+	for _, listed := range []string{"http://127.0.0.1", "http://127.0.0.1:" + u.Port()} {
+		tgt, err := swarming.New(swarming.Options{Servers: []string{listed}, Grants: grants})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if field, err := tgt.CheckFor("p", spec(srv.URL, "ci")); err != nil {
+			t.Errorf("listed %s: CheckFor of %s = %q, %v; want nil", listed, srv.URL, field, err)
+		}
+	}
+	if _, err := swarming.New(swarming.Options{Servers: []string{"http://swarming.example.com"}}); err == nil {
+		t.Error("New listing a plain-http server that is not loopback succeeded; want an error")
 	}
 }
