@@ -239,7 +239,17 @@ func (e *Engine) HandleTask(ctx context.Context, t task.Task) error {
 	var ev statemachine.Event
 	switch t.Kind {
 	case task.TickLater:
-		ev = statemachine.Tick{Nonce: t.Nonce}
+		// The tick launches the occurrence it makes due itself when the
+		// project has a call to spare: one commit less before every
+		// launch, and no StartInvocation to write, claim and delete. Its
+		// task stands for that start (statemachine.Tick), so it takes the
+		// slot a start would.
+		project := ProjectOf(t.JobID)
+		start := e.acquire(project)
+		if start {
+			defer e.release(project)
+		}
+		ev = statemachine.Tick{Nonce: t.Nonce, Start: start}
 	case task.StartInvocation:
 		ev = statemachine.Starting{Invocation: t.Invocation, Attempt: t.Attempt, Nonce: t.Nonce}
 		// Take the project's slot before LAUNCHING is written: a task handed

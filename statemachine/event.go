@@ -29,8 +29,15 @@ type Removed struct{ Reason Reason }
 // of the job, and every one fails until the definition changes.
 type Broken struct{ Reason Reason }
 
-// Tick: a TickLater task was delivered.
-type Tick struct{ Nonce int64 }
+// Tick: a TickLater task was delivered. Start says the host may call a
+// target now: the tick then launches the first occurrence it makes due at
+// once itself, in the same step, instead of emitting its StartInvocation,
+// and the tick's task stands for that StartInvocation: delivered again, it
+// is handled as that task's redelivery would be (see Machine.startHere).
+type Tick struct {
+	Nonce int64
+	Start bool
+}
 
 // Triggered: an admin asked for a run now.
 type Triggered struct{}

@@ -113,7 +113,7 @@ func (f *fixture) refused(now time.Time, e sm.Event) {
 // inProgress delivers a StartInvocation again within LaunchGrace of its
 // launch and fails unless the machine answers ErrLaunchInProgress and
 // changes nothing.
-func (f *fixture) inProgress(now time.Time, e sm.Starting) {
+func (f *fixture) inProgress(now time.Time, e sm.Event) {
 	f.t.Helper()
 	f.m.Now = now
 	before, nonce := f.m.Job.Clone(), f.nonce

@@ -90,6 +90,30 @@ func TestInvariant1_AtMostOneLaunchPerOccurrence(t *testing.T) {
 		// A watchdog pass with nothing overdue re-issues nothing.
 		f.stale(at(1*minute+52*sec), sm.WatchdogExpired{})
 	})
+	t.Run("a tick that launches its occurrence itself is its start, delivered again or not", func(t *testing.T) {
+		t.Parallel()
+		f := newFixture(t, "* * * * *", sm.Policy{MaxAttempts: 2, Overlap: sm.OverlapAllow, MaxConcurrent: 3})
+		f.step(t0, sm.Defined{}, tickLater(at(1*minute), 1))
+		// No StartInvocation: the attempt takes the tick's nonce, and its
+		// LAUNCHING is written in the tick's step, before the Launch.
+		f.step(at(1*minute), sm.Tick{Nonce: 1, Start: true},
+			record(o1m, 1, sm.StatusQueued, ""), tickLater(at(2*minute), 3),
+			record(o1m, 1, sm.StatusLaunching, ""), launch(o1m.ID, 1))
+		// The tick's task delivered again is the start delivered again:
+		// turned away while the launch may be under way, then a question
+		// to the target, never a second Launch.
+		f.inProgress(at(1*minute+1*sec), sm.Tick{Nonce: 1, Start: true})
+		f.step(at(1*minute+11*sec), sm.Tick{Nonce: 1, Start: true}, resolve(o1m.ID, 1))
+		f.step(at(1*minute+12*sec), sm.Launched{Invocation: o1m.ID, Attempt: 1}, record(o1m, 1, sm.StatusRunning, ""))
+		f.stale(at(1*minute+13*sec), sm.Tick{Nonce: 1, Start: true})
+		// The next tick, with another attempt still running, launches its
+		// own occurrence the same way; one without Start enqueues it.
+		f.step(at(2*minute), sm.Tick{Nonce: 3, Start: true},
+			record(o2m, 1, sm.StatusQueued, ""), tickLater(at(3*minute), 5),
+			record(o2m, 1, sm.StatusLaunching, ""), launch(o2m.ID, 1))
+		f.step(at(3*minute), sm.Tick{Nonce: 5},
+			record(o3m, 1, sm.StatusQueued, ""), start(o3m.ID, 1, 6, at(3*minute)), tickLater(at(4*minute), 7))
+	})
 	t.Run("random sequences: one Launch per attempt unless the target never saw it", func(t *testing.T) {
 		t.Parallel()
 		runSims(t, 300, 0x1a)

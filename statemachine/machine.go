@@ -99,8 +99,14 @@ func (m *Machine) step(e Event) error {
 		j.Cursor = later(j.Cursor, m.Now)
 
 	case Tick:
+		if i := m.startedBy(e.Nonce); i >= 0 {
+			return m.step(Starting{Invocation: j.Active[i].ID, Attempt: j.Active[i].Attempt, Nonce: e.Nonce})
+		}
 		if e.Nonce == 0 || e.Nonce != j.TickNonce || !m.ticking() {
 			return nil
+		}
+		if e.Start {
+			defer m.startHere(len(m.Actions), e.Nonce)
 		}
 		if m.Now.Before(j.TickAt) { // early: the queue's clock runs ahead of ours
 			m.tickAt(j.TickAt)
@@ -474,6 +480,40 @@ func (m *Machine) startAt(i int, at time.Time) {
 	// watchdog timer at a poll that nothing expects any more.
 	inv.PollNonce, inv.PollAt = 0, time.Time{}
 	m.emit(StartInvocation{Invocation: inv.ID, Attempt: inv.Attempt, Nonce: inv.Nonce, At: at})
+}
+
+// startHere launches, in the tick's own step, the first attempt the tick
+// (whose actions begin at from) made due at once: it takes the place of its
+// StartInvocation, which is not emitted, and the attempt takes the tick's
+// nonce as its own, so that the tick's task, until it is acknowledged,
+// is that StartInvocation. The attempt is then started exactly as the
+// task's delivery would have started it. One attempt at most: the host
+// calls the target once per delivered task.
+func (m *Machine) startHere(from int, nonce int64) {
+	for k := from; k < len(m.Actions); k++ {
+		a, ok := m.Actions[k].(StartInvocation)
+		if !ok || a.At.After(m.Now) {
+			continue
+		}
+		i := m.find(a.Invocation, a.Attempt)
+		if i < 0 || m.Job.Active[i].Nonce != a.Nonce {
+			continue
+		}
+		m.Actions = slices.Delete(m.Actions, k, k+1)
+		m.Job.Active[i].Nonce = nonce
+		// A Starting for an attempt this step queued cannot be refused.
+		_ = m.step(Starting{Invocation: a.Invocation, Attempt: a.Attempt, Nonce: nonce})
+		return
+	}
+}
+
+// startedBy returns the index in Active of the attempt the tick with this
+// nonce launched itself (startHere), or -1.
+func (m *Machine) startedBy(nonce int64) int {
+	if nonce == 0 {
+		return -1
+	}
+	return slices.IndexFunc(m.Job.Active, func(inv Invocation) bool { return inv.Nonce == nonce })
 }
 
 // launch records LAUNCHING for Active[i] and asks the host to call the

@@ -366,13 +366,15 @@ func (s *sim) randomStep() {
 		if rng.IntN(3) == 0 {
 			s.advance(smallDelay())
 		}
-		s.step(sm.Tick{Nonce: j.TickNonce}, false)
+		s.step(sm.Tick{Nonce: j.TickNonce, Start: rng.IntN(2) == 0}, false)
 	case r < 31: // an old tick is delivered again
 		if len(s.ticks) == 0 {
 			return
 		}
 		tl := s.ticks[rng.IntN(len(s.ticks))]
-		s.step(sm.Tick{Nonce: tl.Nonce}, tl.Nonce != j.TickNonce)
+		// A tick that started its attempt itself is that attempt's start.
+		started := slices.ContainsFunc(j.Active, func(inv sm.Invocation) bool { return inv.Nonce == tl.Nonce })
+		s.step(sm.Tick{Nonce: tl.Nonce, Start: rng.IntN(2) == 0}, tl.Nonce != j.TickNonce && !started)
 	case r < 47: // an unfinished invocation's StartInvocation comes
 		if len(j.Active) == 0 {
 			return

@@ -90,13 +90,15 @@ func variants(j sm.JobState) []variant {
 		{"OutcomeUnknown/unknown", sm.OutcomeUnknown{Invocation: "no-such", Attempt: 1}, true},
 	}
 	if j.TickNonce != 0 {
-		vs = append(vs, variant{"Tick/matching", sm.Tick{Nonce: j.TickNonce}, false})
+		vs = append(vs, variant{"Tick/matching", sm.Tick{Nonce: j.TickNonce}, false},
+			variant{"Tick/matching, starting", sm.Tick{Nonce: j.TickNonce, Start: true}, false})
 	}
 	for _, inv := range j.Active {
 		id, a := inv.ID, inv.Attempt
 		vs = append(vs,
 			variant{"AbortRequested/matching", sm.AbortRequested{Invocation: id}, false},
 			variant{"Starting/matching", sm.Starting{Invocation: id, Attempt: a, Nonce: inv.Nonce}, false},
+			variant{"Tick/the attempt's start nonce", sm.Tick{Nonce: inv.Nonce}, false},
 			variant{"Starting/stale nonce", sm.Starting{Invocation: id, Attempt: a, Nonce: inv.Nonce + 1000}, true},
 			variant{"Starting/stale attempt", sm.Starting{Invocation: id, Attempt: a + 1, Nonce: inv.Nonce}, true},
 			variant{"Launched/matching", sm.Launched{Invocation: id, Attempt: a}, false},
@@ -135,6 +137,15 @@ func wantErr(m *sm.Machine, e sm.Event) error {
 	case sm.Starting:
 		for _, inv := range j.Active {
 			if inv.ID == e.Invocation && inv.Attempt == e.Attempt && inv.Nonce == e.Nonce &&
+				inv.Status == sm.StatusLaunching && m.Now.Before(inv.Since.Add(m.Config.LaunchGrace)) {
+				return sm.ErrLaunchInProgress
+			}
+		}
+	case sm.Tick:
+		// The tick that launched an attempt itself is that attempt's
+		// StartInvocation.
+		for _, inv := range j.Active {
+			if e.Nonce != 0 && inv.Nonce == e.Nonce &&
 				inv.Status == sm.StatusLaunching && m.Now.Before(inv.Since.Add(m.Config.LaunchGrace)) {
 				return sm.ErrLaunchInProgress
 			}

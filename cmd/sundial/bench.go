@@ -32,6 +32,7 @@ func runBench(args []string, stdout, stderr io.Writer, now func() time.Time) int
 	fs.DurationVar(&opts.Warmup, "warmup", time.Minute, "unmeasured run before the measured minutes")
 	fs.IntVar(&opts.Workers, "workers", 0, "dispatcher workers (default: the dispatcher's)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	memProfile := fs.String("memprofile", "", "write a heap profile taken at the end of the measured minutes to this file")
 	verbose := fs.Bool("v", false, "log the engine's and dispatcher's warnings to stderr")
 	serve := fs.Bool("serve", false, "measure the whole of sundial serve: url_fetch jobs from config files calling a receiver in this process")
 	soak := fs.Duration("soak", 0, "instead, run --jobs every-second jobs for this long with a short retention, printing the database's size and the memory as CSV every --soak-sample")
@@ -74,6 +75,15 @@ func runBench(args []string, stdout, stderr io.Writer, now func() time.Time) int
 			return 1
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if *memProfile != "" {
+		f, err := os.Create(*memProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "sundial bench: %v\n", err)
+			return 1
+		}
+		defer f.Close()
+		opts.HeapProfile = f
 	}
 	if *serve {
 		return benchServe(context.Background(), opts, stdout, stderr)

@@ -12,10 +12,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -60,6 +62,9 @@ type Options struct {
 	Now func() time.Time
 	// Logger gets the engine's and dispatcher's warnings; nil discards.
 	Logger *slog.Logger
+	// HeapProfile, if set, gets a heap profile taken at the end of the
+	// measured minutes, with every job in its steady state.
+	HeapProfile io.Writer
 }
 
 // ErrBadOptions wraps the errors of options Run cannot measure.
@@ -208,6 +213,12 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 		return rep, err
 	}
 	after := st.Stats()
+	if opts.HeapProfile != nil {
+		runtime.GC()
+		if err := pprof.Lookup("heap").WriteTo(opts.HeapProfile, 0); err != nil {
+			return rep, err
+		}
+	}
 	rep.Expected = opts.Jobs * opts.Minutes
 	// Let the last occurrences of the window launch, without waiting
 	// longer than needed.
