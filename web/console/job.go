@@ -55,8 +55,8 @@ func (jobPage) refreshes() {}
 // mayDo says which buttons the viewer sees.
 type mayDo struct {
 	Trigger, Pause, Resume, Abort bool
-	// Backfill is the backfill form, CancelBackfill the button that
-	// stops the one under way.
+	// Backfill is the backfill form (disabled while one is under way),
+	// CancelBackfill the button that stops the one under way.
 	Backfill, CancelBackfill bool
 }
 
@@ -191,7 +191,7 @@ func (c *console) may(v viewer, grants []access.Grant, job string, view engine.V
 		Pause:          steer && st != statemachine.Paused && st != statemachine.Disabled,
 		Resume:         steer && st == statemachine.Paused,
 		Abort:          steer && len(view.State.Active) > 0,
-		Backfill:       trigger && st != statemachine.Disabled && s != nil && s.Kind() == schedule.Cron && view.State.Backfill == nil,
+		Backfill:       trigger && st != statemachine.Disabled && s != nil && s.Kind() == schedule.Cron,
 		CancelBackfill: trigger && view.State.Backfill != nil,
 	}
 }
