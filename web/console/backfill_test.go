@@ -112,6 +112,19 @@ func TestBackfillFromTheJobPage(t *testing.T) {
 	if !slices.Equal(marked, backfilled) {
 		t.Errorf("the history marks %q backfill; want %q", marked, backfilled)
 	}
+	// The strip's cells say "triggered" of a manual run on hover; a
+	// backfilled one says backfill.
+	tips := 0
+	for _, svg := range after.find("svg", "class", "strip") {
+		for _, title := range findIn(svg, "title") {
+			if strings.Contains(textOf(title), " UTC: SUCCEEDED, backfill, ran ") {
+				tips++
+			}
+		}
+	}
+	if tips != len(backfilled) {
+		t.Errorf("%d of the strip's cells say backfill on hover; want %d", tips, len(backfilled))
+	}
 	invs, _, err := s.st.Invocations(s.ctx, "payments/nightly-report", store.Page{Limit: store.MaxLimit})
 	if err != nil {
 		t.Fatal(err)
