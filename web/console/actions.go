@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sundial-cron/sundial/access"
+	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store"
 )
 
@@ -18,6 +19,9 @@ var doneText = map[string]string{
 	"pause":   "paused",
 	"resume":  "resumed",
 	"abort":   "aborted",
+	"backfill": "backfill started; its occurrences that have no record run one at a time, oldest first, " +
+		"marked backfill in the history below",
+	"cancel-backfill": "backfill canceled; what it had not started will not start, and an invocation it started runs to its end",
 }
 
 // maxReason bounds a pause reason, as the API bounds it.
@@ -65,6 +69,10 @@ var actions = []action{
 		}
 		return "aborted every unfinished invocation", c.Engine.Abort(r.Context(), jobID, "", v.ID)
 	}},
+	// Backfill is a trigger of each occurrence it runs: the API's route
+	// asks the same permission.
+	{name: "backfill", perm: access.Trigger, do: backfill},
+	{name: "cancel-backfill", perm: access.Trigger, do: cancelBackfill},
 }
 
 // act runs a button's action for a viewer who may, then sends the
@@ -87,6 +95,11 @@ func (c *console) act(a action) handler {
 		done, err := a.do(c, r, v, view.Job.ID)
 		if errors.Is(err, store.ErrNotFound) {
 			return notFound("job %s not found", view.Job.ID)
+		}
+		if errors.Is(err, statemachine.ErrRefused) {
+			// The job's state refuses it (a backfill already under way,
+			// none to cancel): the viewer reads the engine's reason.
+			return &pageError{status: http.StatusConflict, msg: err.Error()}
 		}
 		if err != nil {
 			return err

@@ -137,7 +137,8 @@ func wants(t *testing.T, where, got string, want ...string) {
 
 // An on-call engineer's round in a real browser: the projects page, a
 // project, a job; pause it with a reason and see the reason, resume it,
-// trigger it and see the new invocation, abort a running one, open a log;
+// trigger it and see the new invocation, backfill an hour and cancel it,
+// abort a running one, open a log;
 // a refused config shows its error. Screenshots of each page go to the
 // test's artifacts (and to docs/console with SUNDIAL_CONSOLE_SCREENSHOTS).
 func TestBrowserOnCallRound(t *testing.T) {
@@ -176,6 +177,20 @@ func TestBrowserOnCallRound(t *testing.T) {
 	// settle is between a run and the next, so the trigger may run or be
 	// recorded as skipped (overrun): either way it is in the history.
 	wants(t, "the page after triggering", triggered, "Done: triggered", "manual-1", "triggered by "+admin)
+
+	// Backfill the hour before the demo began, typed in UTC: the range
+	// shows at once, with a Cancel; then cancel it.
+	b.run(chromedp.SetValue(`input[name=from]`, "2026-03-06T19:00", chromedp.ByQuery),
+		chromedp.SetValue(`input[name=to]`, "2026-03-06T20:00", chromedp.ByQuery))
+	backfill := b.click(`form[action$="/backfill"] button`)
+	wants(t, "the page after a backfill", backfill, "Done: backfill started", "Backfill under way",
+		"from 2026-03-06 19:00:00 UTC to 2026-03-06 20:00:00 UTC, not included", "Cancel the backfill")
+	if bf := s.view(t, "payments/settle").State.Backfill; bf == nil || !bf.From.Equal(time.Date(2026, 3, 6, 19, 0, 0, 0, time.UTC)) {
+		t.Errorf("the job's backfill after the form is %+v; want one from 19:00 UTC, whatever the browser's zone", bf)
+	}
+	b.shoot("job-backfill")
+	canceled := b.click(`form[action$="/cancel-backfill"] button`)
+	wants(t, "the page after canceling the backfill", canceled, "Done: backfill canceled")
 
 	// A job whose invocations run on their own: trigger one, let it
 	// start, abort it from its page.

@@ -88,8 +88,8 @@ func TestProjectsPageListsFailingJobsFirst(t *testing.T) {
 }
 
 // Each viewer gets only the buttons it may use: a reader none, a
-// triggerer Trigger, an owner Trigger and Pause on a running job and
-// Resume on a paused one.
+// triggerer Trigger and Backfill, an owner those and Pause on a running
+// job and Resume on a paused one.
 func TestButtonsOnlyForWhatTheViewerMayDo(t *testing.T) {
 	t.Parallel()
 	s := demoSite(t)
@@ -98,9 +98,9 @@ func TestButtonsOnlyForWhatTheViewerMayDo(t *testing.T) {
 		want     []string
 	}{
 		{reader, "settle", nil},
-		{triggerer, "settle", []string{"/trigger"}},
-		{owner, "settle", []string{"/trigger", "/pause"}},
-		{owner, "reconcile", []string{"/trigger", "/resume"}},
+		{triggerer, "settle", []string{"/trigger", "/backfill"}},
+		{owner, "settle", []string{"/trigger", "/pause", "/backfill"}},
+		{owner, "reconcile", []string{"/trigger", "/resume", "/backfill"}},
 	} {
 		p := s.get(t, tc.who, jobPath(tc.job))
 		var got []string

@@ -40,6 +40,7 @@ type jobPage struct {
 	Timeline   timeline
 	Durations  durations
 	Active     []active
+	Backfill   *backfillView // the backfill under way, if any
 	Audit      []engine.AuditEntry
 	History    []historyRow
 	NextPage   string // the link to older invocations; "" at the end
@@ -54,6 +55,9 @@ func (jobPage) refreshes() {}
 // mayDo says which buttons the viewer sees.
 type mayDo struct {
 	Trigger, Pause, Resume, Abort bool
+	// Backfill is the backfill form (disabled while one is under way),
+	// CancelBackfill the button that stops the one under way.
+	Backfill, CancelBackfill bool
 }
 
 // field is one line of a definition.
@@ -65,6 +69,7 @@ type active struct {
 	Occurrence     time.Time
 	Attempt        int
 	Since          *moment
+	Backfill       bool
 }
 
 // historyRow is one invocation in the history table.
@@ -153,34 +158,41 @@ func (c *console) job(w http.ResponseWriter, r *http.Request, v viewer) error {
 	if next != "" {
 		page.NextPage = "?before=" + base64.RawURLEncoding.EncodeToString([]byte(next))
 	}
-	if s, err := view.Definition.Parse(view.Job.ID); err != nil {
+	s, err := view.Definition.Parse(view.Job.ID)
+	if err != nil {
 		page.FireErr = err.Error()
+		s = nil
 	} else {
 		page.Fires = nextFires(s, now, fireTimes)
 	}
+	page.Backfill = showBackfill(view.State.Backfill, s)
 	for _, a := range view.State.Active {
 		page.Active = append(page.Active, active{ID: a.ID, URL: invocationURL(view.Job.ID, a.ID), Phase: string(a.Status),
-			Occurrence: a.At, Attempt: a.Attempt, Since: at(a.Since, now)})
+			Occurrence: a.At, Attempt: a.Attempt, Since: at(a.Since, now), Backfill: a.Backfill})
 	}
 	for _, inv := range hist {
 		page.History = append(page.History, history(view.Job.ID, inv))
 	}
-	page.May = c.may(v, grants, name, view)
+	page.May = c.may(v, grants, name, view, s)
 	c.renderTitled(w, r, v, http.StatusOK, "job", view.Job.ID,
 		[]crumb{{Name: project, URL: "/projects/" + url.PathEscape(project)}, {Name: name}}, page)
 	return nil
 }
 
 // may decides the buttons: each only where the viewer holds the right and
-// the job's state lets it do something.
-func (c *console) may(v viewer, grants []access.Grant, job string, view engine.View) mayDo {
+// the job's state lets it do something. A backfill needs a schedule with
+// fixed occurrences (s; nil when the definition does not parse).
+func (c *console) may(v viewer, grants []access.Grant, job string, view engine.View, s *schedule.Schedule) mayDo {
 	steer := c.Policy.May(v.ID, access.Steer, grants, job)
+	trigger := c.Policy.May(v.ID, access.Trigger, grants, job)
 	st := view.State.State
 	return mayDo{
-		Trigger: c.Policy.May(v.ID, access.Trigger, grants, job) && st != statemachine.Disabled,
-		Pause:   steer && st != statemachine.Paused && st != statemachine.Disabled,
-		Resume:  steer && st == statemachine.Paused,
-		Abort:   steer && len(view.State.Active) > 0,
+		Trigger:        trigger && st != statemachine.Disabled,
+		Pause:          steer && st != statemachine.Paused && st != statemachine.Disabled,
+		Resume:         steer && st == statemachine.Paused,
+		Abort:          steer && len(view.State.Active) > 0,
+		Backfill:       trigger && st != statemachine.Disabled && s != nil && s.Kind() == schedule.Cron,
+		CancelBackfill: trigger && view.State.Backfill != nil,
 	}
 }
 
@@ -190,7 +202,8 @@ func history(jobID string, inv *store.InvocationRecord) historyRow {
 		if !inv.Ended.IsZero() {
 			h.Duration = roundDuration(inv.Ended.Sub(inv.Started))
 		}
-		if !inv.Manual {
+		// A manual or backfilled occurrence runs when asked: it is not late.
+		if !inv.Manual && !inv.Backfill {
 			h.Late = roundDuration(inv.Started.Sub(inv.Occurrence))
 		}
 	}

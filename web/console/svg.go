@@ -89,6 +89,9 @@ func describe(inv *store.InvocationRecord) string {
 	if inv.Manual {
 		s += ", triggered"
 	}
+	if inv.Backfill {
+		s += ", backfill"
+	}
 	if !inv.Started.IsZero() && !inv.Ended.IsZero() {
 		s += ", ran " + roundDuration(inv.Ended.Sub(inv.Started))
 	}
@@ -159,7 +162,9 @@ func drawTimeline(jobID string, invs []*store.InvocationRecord, now time.Time, s
 		m := mark{X: x(inv.Occurrence), Class: outcome(inv.Status), Title: describe(inv), URL: invocationURL(jobID, inv.ID), Y: laneRun}
 		if inv.Status == "SKIPPED" {
 			m.Skip, m.Y = true, laneSkip
-		} else if !inv.Started.IsZero() {
+		} else if !inv.Started.IsZero() && !inv.Backfill {
+			// A backfilled occurrence launched when the backfill reached
+			// it, long after its time: a line to it would read as lateness.
 			m.Late = x(inv.Started)
 			end := inv.Ended
 			if end.IsZero() {
