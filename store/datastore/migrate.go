@@ -184,6 +184,9 @@ func (s *Store) addExpiry(ctx context.Context, keys []*datastore.Key) (int, erro
 	if err != nil && !errors.As(err, &missing) {
 		return 0, fmt.Errorf("datastore: expiry migration: reading invocations: %w", err)
 	}
+	if s.afterExpiryRead != nil {
+		s.afterExpiryRead()
+	}
 	var put []*datastore.Key
 	var props []datastore.PropertyList
 	for i, k := range keys {

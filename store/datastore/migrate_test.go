@@ -2,6 +2,7 @@ package datastore
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -333,5 +334,51 @@ func TestExpiryMigrationCost(t *testing.T) {
 	wantWrites := int64(jobs*old + calls)
 	if cost.Reads > wantReads || cost.Lookups > wantLookups || cost.Writes > wantWrites {
 		t.Errorf("migration cost %v, want at most %d reads of which %d lookups, and %d writes", cost, wantReads, wantLookups, wantWrites)
+	}
+}
+
+// TestExpiryMigrationYieldsToConcurrentChanges: records deleted or
+// rewritten between the migration's read and its write are not written
+// from what it read: its transaction loses, reads again, and leaves the
+// deleted one deleted and the rewritten one as it now is.
+func TestExpiryMigrationYieldsToConcurrentChanges(t *testing.T) {
+	t.Parallel()
+	s := openStore(t, Options{}, nil)
+	const jobID = "proj/racing"
+	oldHistory(t, s, jobID, []string{"SUCCEEDED", "FAILED", "SUCCEEDED"})
+	changed := false
+	s.afterExpiryRead = func() {
+		if changed {
+			return
+		}
+		changed = true
+		// Retention deletes r00; someone rewrites r02 in the shape
+		// Save gives, with a message of its own.
+		if _, err := s.Update(t.Context(), jobID, func(tx store.Tx) error {
+			inv, err := tx.Invocation("r02")
+			if err != nil {
+				return err
+			}
+			inv.Message = "rewritten"
+			if err := tx.PutInvocation(inv); err != nil {
+				return err
+			}
+			return tx.DeleteInvocation("r00")
+		}); err != nil {
+			t.Errorf("the concurrent change: %v", err)
+		}
+	}
+	mig := migrateAll(t, s, 100, 2)
+	if !changed {
+		t.Fatal("the migration never reached its write")
+	}
+	if mig.Migrated != 1 {
+		t.Errorf("migration = %+v, want only r01 migrated", mig)
+	}
+	if _, err := s.Invocation(t.Context(), jobID, "r00"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("r00, deleted during the migration: %v, want not found", err)
+	}
+	if inv, err := s.Invocation(t.Context(), jobID, "r02"); err != nil || inv.Message != "rewritten" {
+		t.Errorf("r02, rewritten during the migration: %+v, %v; want the rewrite", inv, err)
 	}
 }
