@@ -27,8 +27,9 @@ type migrationEntity struct {
 	// After is the last invocation key looked at; the next step starts
 	// after it. Nil before the first step.
 	After *datastore.Key `datastore:",noindex"`
-	// Done is set by the step that found no key after After; from then on
-	// a call reads this entity and nothing else.
+	// Done is set by the step that reached the last key (it found fewer
+	// than it asked for); from then on a call reads this entity and
+	// nothing else.
 	Done     bool  `datastore:",noindex"`
 	Scanned  int64 `datastore:",noindex"`
 	Migrated int64 `datastore:",noindex"`
