@@ -89,15 +89,25 @@ func TestCloudShapeSurvivesLostAndRepeatedTasks(t *testing.T) {
 
 	// App Engine cron, every second instead of every minute.
 	var repaired int
-	cron := func() {
+	cron := func() (migrated bool) {
 		cronCall(t, appURL+refreshPath, nil)
-		var res watchdog.Result
+		var res struct {
+			watchdog.Result
+			ExpiryMigration struct {
+				Done bool `json:"done"`
+			} `json:"expiry_migration"`
+		}
 		cronCall(t, appURL+watchdogPath, &res)
 		mu.Lock()
 		repaired += res.Repaired
 		mu.Unlock()
+		return res.ExpiryMigration.Done
 	}
-	cron()
+	// The expiry migration runs in the watchdog's cron: in a new
+	// database it has nothing to do, and its first call says so.
+	if !cron() {
+		t.Error("the first watchdog cron did not report the expiry migration done in a new database")
+	}
 	go func() {
 		tick := time.NewTicker(time.Second)
 		defer tick.Stop()

@@ -251,11 +251,14 @@ func serveCloud(ctx context.Context, f serveFlags, logger *slog.Logger, now func
 	for path, pass := range map[string]func(context.Context) (any, error){
 		// Retention runs after the repairs, in the same minute cron: a
 		// pass is bounded, and what it leaves the next minute's takes.
+		// The expiry migration goes first, so that records it gives
+		// their Expiry are ones retention can find.
 		watchdogPath: func(ctx context.Context) (any, error) {
 			repairs, err := p.wd.Pass(ctx)
 			if err != nil {
 				return nil, err
 			}
+			migration := migrateExpiry(ctx, st, logger)
 			deleted, err := p.retainer.Pass(ctx)
 			if err != nil {
 				return nil, err
@@ -263,8 +266,9 @@ func serveCloud(ctx context.Context, f serveFlags, logger *slog.Logger, now func
 			// The watchdog's fields stay at the top, as callers read them.
 			return struct {
 				watchdog.Result
-				Retention retention.Result `json:"retention"`
-			}{repairs, deleted}, nil
+				Retention       retention.Result          `json:"retention"`
+				ExpiryMigration datastore.ExpiryMigration `json:"expiry_migration"`
+			}{repairs, deleted, migration}, nil
 		},
 		refreshPath: func(ctx context.Context) (any, error) {
 			if err := p.configs.Refresh(ctx); err != nil {
@@ -301,4 +305,27 @@ func serveCloud(ctx context.Context, f serveFlags, logger *slog.Logger, now func
 	// Requests under way are tasks running their launches: they get the
 	// stop grace, and what they cannot finish Cloud Tasks delivers again.
 	return runServer(ctx, logger, ln, srv, f.stopGrace)
+}
+
+// expiryMigrationBudget bounds the invocation keys one minute cron's expiry
+// migration looks at: at most this many index entries, and as many lookups
+// and writes, in a call that stays well within a cron request's deadline.
+// 2,000 a minute migrate nearly three million records a day.
+const expiryMigrationBudget = 2000
+
+// migrateExpiry runs a step of the migration that lets retention find
+// records written before it existed (datastore.Store.MigrateExpiry) and logs
+// its progress. A failed step is logged and retried by the next cron: it
+// must not keep retention from deleting the records it can find.
+func migrateExpiry(ctx context.Context, st *datastore.Store, logger *slog.Logger) datastore.ExpiryMigration {
+	res, err := st.MigrateExpiry(ctx, expiryMigrationBudget)
+	switch {
+	case err != nil:
+		logger.Warn("retention: expiry migration", "err", err, "migrated", res.Migrated, "total", res.Total)
+	case res.Finished:
+		logger.Info("retention: expiry migration finished: every record written before retention can be deleted", "total", res.Total)
+	case res.Migrated > 0:
+		logger.Info("retention: expiry migration", "scanned", res.Scanned, "migrated", res.Migrated, "total", res.Total)
+	}
+	return res
 }

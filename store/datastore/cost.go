@@ -14,7 +14,7 @@ import (
 // commits, entity reads and entity writes. Install it with ClientOption
 // when creating the client.
 type Counter struct {
-	calls, commits, reads, writes atomic.Int64
+	calls, commits, reads, lookups, writes atomic.Int64
 }
 
 // Cost is what a Counter counted.
@@ -24,22 +24,26 @@ type Cost struct {
 	// Reads counts entities looked up (found or missing: a lookup of a
 	// missing entity is billed too) and query results (a keys-only
 	// result is an index entry, counted as one).
-	Reads  int64
-	Writes int64 // mutations in successful commits
+	Reads int64
+	// Lookups are the Reads that are entities looked up by key, not
+	// query results: a keys-only result is far cheaper than a lookup
+	// under Datastore's pricing, so a cost is told by both.
+	Lookups int64
+	Writes  int64 // mutations in successful commits
 }
 
 func (c Cost) String() string {
-	return fmt.Sprintf("commits=%d reads=%d writes=%d calls=%d", c.Commits, c.Reads, c.Writes, c.Calls)
+	return fmt.Sprintf("commits=%d reads=%d (lookups=%d) writes=%d calls=%d", c.Commits, c.Reads, c.Lookups, c.Writes, c.Calls)
 }
 
 // Sub returns what was counted between an earlier reading and c.
 func (c Cost) Sub(earlier Cost) Cost {
-	return Cost{c.Calls - earlier.Calls, c.Commits - earlier.Commits, c.Reads - earlier.Reads, c.Writes - earlier.Writes}
+	return Cost{c.Calls - earlier.Calls, c.Commits - earlier.Commits, c.Reads - earlier.Reads, c.Lookups - earlier.Lookups, c.Writes - earlier.Writes}
 }
 
 // Cost returns what was counted so far.
 func (c *Counter) Cost() Cost {
-	return Cost{Calls: c.calls.Load(), Commits: c.commits.Load(), Reads: c.reads.Load(), Writes: c.writes.Load()}
+	return Cost{Calls: c.calls.Load(), Commits: c.commits.Load(), Reads: c.reads.Load(), Lookups: c.lookups.Load(), Writes: c.writes.Load()}
 }
 
 // ClientOption installs the counter as a gRPC interceptor of the client.
@@ -60,7 +64,9 @@ func (c *Counter) intercept(ctx context.Context, method string, req, reply any, 
 			c.writes.Add(int64(len(q.GetMutations())))
 		}
 	case *pb.LookupResponse:
-		c.reads.Add(int64(len(r.GetFound()) + len(r.GetMissing())))
+		n := int64(len(r.GetFound()) + len(r.GetMissing()))
+		c.reads.Add(n)
+		c.lookups.Add(n)
 	case *pb.RunQueryResponse:
 		c.reads.Add(int64(len(r.GetBatch().GetEntityResults())))
 	}
