@@ -87,7 +87,7 @@ type Report struct {
 	PeakRSSMiB  float64 `json:"peak_rss_mib"`
 	PeakHeapMiB float64 `json:"peak_heap_mib"`
 	// PostgresPeakRSSMiB and PostgresPeakPSSMiB are the largest sums,
-	// sampled every second, of the PostgreSQL processes' VmRSS and Pss.
+	// sampled every two seconds, of the PostgreSQL processes' VmRSS and Pss.
 	PostgresPeakRSSMiB float64 `json:"postgres_peak_rss_mib"`
 	PostgresPeakPSSMiB float64 `json:"postgres_peak_pss_mib"`
 	WallSeconds        float64 `json:"wall_time_s"`
@@ -434,8 +434,9 @@ func sleepUntil(ctx context.Context, now func() time.Time, t time.Time) error {
 	}
 }
 
-// memSampler keeps, every second, the largest Go heap of the harness and
-// the largest summed RSS and PSS of the PostgreSQL processes.
+// memSampler keeps, every two seconds (as sundial bench's), the largest Go
+// heap of the harness and the largest summed RSS and PSS of the PostgreSQL
+// processes.
 type memSampler struct {
 	root int
 	quit chan struct{}
@@ -450,7 +451,7 @@ func startMemSampler(root int) *memSampler {
 	m := &memSampler{root: root, quit: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(m.done)
-		t := time.NewTicker(time.Second)
+		t := time.NewTicker(2 * time.Second)
 		defer t.Stop()
 		for {
 			m.sample()

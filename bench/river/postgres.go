@@ -202,6 +202,16 @@ func (pg *postgres) pid() int { return pg.cmd.Process.Pid }
 // background workers), whose CPU and memory are PostgreSQL's.
 func procTree(root int) []int {
 	pids := []int{root}
+	// The postmaster is single-threaded, so its one task's children file
+	// names them all, without reading every process's stat.
+	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", root, root)); err == nil {
+		for _, f := range strings.Fields(string(b)) {
+			if pid, err := strconv.Atoi(f); err == nil {
+				pids = append(pids, pid)
+			}
+		}
+		return pids
+	}
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return pids
