@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"os/signal"
 	"runtime"
@@ -275,11 +276,13 @@ func run(ctx context.Context, opts Options) (rep Report, err error) {
 	rep.Repeated = repeated
 	rep.LaunchesPerSecond = float64(rep.Launches) / end.Sub(start).Seconds()
 	rep.Lateness = latenessOf(late)
-	rep.CPUSeconds, rep.PostgresCPUSeconds = cpu1-cpu0, pgCPU1-pgCPU0
+	// /proc counts CPU in hundredths of a second: round off the float
+	// subtraction's noise.
+	rep.CPUSeconds, rep.PostgresCPUSeconds = ticks(cpu1-cpu0), ticks(pgCPU1-pgCPU0)
 	if rep.Launches > 0 {
 		rep.CPUPer1000Launches = (rep.CPUSeconds + rep.PostgresCPUSeconds) / float64(rep.Launches) * 1000
 	}
-	rep.CPURunSeconds, rep.PostgresCPURunSeconds = selfCPU(), treeCPU(pg.pid())
+	rep.CPURunSeconds, rep.PostgresCPURunSeconds = ticks(selfCPU()), ticks(treeCPU(pg.pid()))
 	peaks := mem.peaks()
 	rep.PeakRSSMiB = mib(procField(0, "status", "VmHWM:"))
 	rep.PeakHeapMiB = mib(peaks.heap)
@@ -289,6 +292,9 @@ func run(ctx context.Context, opts Options) (rep Report, err error) {
 }
 
 func mib(b uint64) float64 { return float64(b) / (1 << 20) }
+
+// ticks rounds CPU seconds to /proc's hundredths.
+func ticks(s float64) float64 { return math.Round(s*clockTick) / clockTick }
 
 // selfCPU is the harness's CPU seconds so far.
 func selfCPU() float64 {
