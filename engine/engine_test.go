@@ -7,12 +7,15 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/sundial-cron/sundial/engine"
+	"github.com/sundial-cron/sundial/engine/enginetest"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store"
+	"github.com/sundial-cron/sundial/target"
 	"github.com/sundial-cron/sundial/task"
 )
 
@@ -506,3 +509,56 @@ func (cancelOnDisable) Skipped(string, statemachine.SkipReason, int) {}
 func (cancelOnDisable) Repaired(string)                              {}
 func (c cancelOnDisable) Disabled(string, statemachine.Reason)       { c.cancel() }
 func (cancelOnDisable) TaskFailed(string, task.Kind, bool)           {}
+
+// A revision's jobs are applied side by side, so that their transactions
+// share commits: applied one after another, a project of 100,000 jobs
+// waits for 100,000 commits. The store here holds every Update until a
+// second one is under way; one at a time, the apply would never end.
+func TestApplyProjectDefinesJobsSideBySide(t *testing.T) {
+	h := newHarness(t, engine.Options{})
+	st := &meetingStore{Store: h.st, met: make(chan struct{})}
+	eng := engine.New(st, &enginetest.LateQueue{Queue: h.disp}, map[string]target.Target{"rec": h.tgt}, engine.Options{Now: h.clock})
+	def := engine.Definition{Schedule: "*/5 * * * *", Target: "rec"}
+	var jobs []engine.Job
+	for i := range 8 {
+		jobs = append(jobs, engine.Job{ID: fmt.Sprintf("p/j%d", i), Definition: def})
+	}
+	ctx, cancel := context.WithTimeout(h.ctx, 30*time.Second)
+	defer cancel()
+	if err := eng.ApplyProject(ctx, "p", engine.Revision{ID: "r1", Jobs: jobs}); err != nil {
+		t.Fatalf("ApplyProject: %v (its jobs were applied one at a time)", err)
+	}
+	for _, j := range jobs {
+		if got := h.job(j.ID).State; got != string(statemachine.Scheduled) {
+			t.Errorf("%s is %s; want SCHEDULED", j.ID, got)
+		}
+	}
+}
+
+// meetingStore holds each Update until two are under way at once (or its
+// context ends).
+type meetingStore struct {
+	store.Store
+	mu      sync.Mutex
+	running int
+	met     chan struct{}
+}
+
+func (s *meetingStore) Update(ctx context.Context, jobID string, fn func(store.Tx) error) ([]task.Task, error) {
+	s.mu.Lock()
+	if s.running++; s.running == 2 {
+		close(s.met)
+	}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.running--
+		s.mu.Unlock()
+	}()
+	select {
+	case <-s.met:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return s.Store.Update(ctx, jobID, fn)
+}

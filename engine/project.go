@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/sundial-cron/sundial/access"
 	"github.com/sundial-cron/sundial/statemachine"
@@ -62,53 +64,63 @@ func (e *Engine) ApplyProject(ctx context.Context, project string, rev Revision)
 	if err != nil {
 		return err
 	}
-	var errs []error
-	changes := &Changes{}
-	for _, j := range jobs {
-		if ctx.Err() != nil {
-			break // stopping: each job left would only fail the same way
-		}
-		if ProjectOf(j.ID) != project {
-			errs = append(errs, fmt.Errorf("job %s: not a job of project %s", j.ID, project))
-			continue
-		}
-		_, had := stored[j.ID]
+	// Each job is its own transaction: run them side by side, so that
+	// they share commits, and read the outcomes in the config's order.
+	type outcome struct {
+		changed, had bool
+		err          error
+	}
+	listed := make([]outcome, len(jobs))
+	for i, j := range jobs {
+		_, listed[i].had = stored[j.ID]
 		delete(stored, j.ID)
+	}
+	parallel(ctx, len(jobs), func(i int) {
+		j, o := jobs[i], &listed[i]
 		switch {
-		case j.Disabled && had:
-			var disabled bool
-			if disabled, err = e.disable(ctx, j.ID, statemachine.Reason{Kind: statemachine.ReasonDisabledInConfig}); disabled {
-				note(&changes.Removed, &changes.RemovedCount, jobName(j.ID))
-			}
+		case ProjectOf(j.ID) != project:
+			o.err = fmt.Errorf("not a job of project %s", project)
+		case j.Disabled && o.had:
+			o.changed, o.err = e.disable(ctx, j.ID, statemachine.Reason{Kind: statemachine.ReasonDisabledInConfig})
 		case j.Disabled:
-			err = nil
 		default:
 			def := j.Definition
 			def.Revision = rev.ID
-			var changed bool
-			changed, err = e.define(ctx, j.ID, def)
-			switch {
-			case changed && !had:
-				note(&changes.Added, &changes.AddedCount, jobName(j.ID))
-			case changed:
-				note(&changes.Changed, &changes.ChangedCount, jobName(j.ID))
-			}
+			o.changed, o.err = e.define(ctx, j.ID, def)
 		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("job %s: %w", j.ID, err))
+	})
+	var errs []error
+	changes := &Changes{}
+	for i, j := range jobs {
+		o := listed[i]
+		switch {
+		case o.err != nil && ctx.Err() != nil && errors.Is(o.err, ctx.Err()):
+			// In flight when the apply stopped: said once, below.
+		case o.err != nil:
+			errs = append(errs, fmt.Errorf("job %s: %w", j.ID, o.err))
+		case !o.changed:
+		case j.Disabled:
+			note(&changes.Removed, &changes.RemovedCount, jobName(j.ID))
+		case !o.had:
+			note(&changes.Added, &changes.AddedCount, jobName(j.ID))
+		default:
+			note(&changes.Changed, &changes.ChangedCount, jobName(j.ID))
 		}
 	}
-	for _, id := range slices.Sorted(maps.Keys(stored)) {
-		if ctx.Err() != nil {
-			// Before all of jobs were seen, stored still holds jobs the
-			// revision lists.
-			break
-		}
-		disabled, err := e.disable(ctx, id, statemachine.Reason{Kind: statemachine.ReasonRemovedFromConfig})
-		if err != nil {
+	// The jobs the revision no longer lists: a revision that does list
+	// them but was stopped before it saw them never gets here.
+	gone := slices.Sorted(maps.Keys(stored))
+	removed := make([]outcome, len(gone))
+	if ctx.Err() == nil {
+		parallel(ctx, len(gone), func(i int) {
+			removed[i].changed, removed[i].err = e.disable(ctx, gone[i], statemachine.Reason{Kind: statemachine.ReasonRemovedFromConfig})
+		})
+	}
+	for i, id := range gone {
+		if err := removed[i].err; err != nil {
 			errs = append(errs, fmt.Errorf("job %s: %w", id, err))
 		}
-		if disabled {
+		if removed[i].changed {
 			note(&changes.Removed, &changes.RemovedCount, jobName(id))
 		}
 	}
@@ -140,6 +152,24 @@ func (e *Engine) ApplyProject(ctx context.Context, project string, rev Revision)
 		return fmt.Errorf("project %s: its jobs are applied, but recording its revision and roles failed: %w", project, err)
 	}
 	return nil
+}
+
+// applyWorkers is how many of a revision's jobs are applied at once.
+const applyWorkers = 64
+
+// parallel calls fn(i) for every i in [0, n), applyWorkers at a time, and
+// for none once ctx is done.
+func parallel(ctx context.Context, n int, fn func(i int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(n, applyWorkers) {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < n && ctx.Err() == nil; i = int(next.Add(1)) - 1 {
+				fn(i)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // projectJobs returns the ids of a project's jobs in the store.
