@@ -84,8 +84,8 @@ func (d *Definition) Parse(jobID string) (*schedule.Schedule, error) {
 type schedules struct{ m sync.Map } // job id -> cachedSchedule
 
 type cachedSchedule struct {
-	encoded string
-	hash    string      // store.DefinitionHash of encoded
+	encoded digest
+	hash    string      // store.DefinitionHash of the encoded definition
 	def     *Definition // shared: never modified
 	sched   *schedule.Schedule
 }
@@ -101,7 +101,7 @@ func (c *schedules) named(jobID, hash string) (*Definition, bool) {
 
 // get decodes and parses an encoded definition of a job.
 func (c *schedules) get(jobID string, encoded []byte) (*Definition, *schedule.Schedule, error) {
-	if v, ok := c.m.Load(jobID); ok && v.(cachedSchedule).encoded == string(encoded) {
+	if v, ok := c.m.Load(jobID); ok && v.(cachedSchedule).encoded == digestOf(encoded) {
 		return v.(cachedSchedule).def, v.(cachedSchedule).sched, nil
 	}
 	d, err := decodeDefinition(encoded)
@@ -117,7 +117,7 @@ func (c *schedules) get(jobID string, encoded []byte) (*Definition, *schedule.Sc
 	if err != nil {
 		return nil, nil, permanent(statemachine.ReasonScheduleInvalid, err, fmt.Errorf("job %s: %w", jobID, err))
 	}
-	c.m.Store(jobID, cachedSchedule{encoded: string(encoded), hash: store.DefinitionHash(encoded), def: def, sched: s})
+	c.m.Store(jobID, cachedSchedule{encoded: digestOf(encoded), hash: store.DefinitionHash(encoded), def: def, sched: s})
 	return def, s, nil
 }
 

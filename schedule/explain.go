@@ -19,6 +19,15 @@ func (s *Schedule) Explain() string {
 	case Interval:
 		return fmt.Sprintf("Every %s, measured from the end of the previous invocation", shortDuration(s.interval))
 	}
+	if s.fields == nil {
+		// Parse dropped them; the same expression and options give them
+		// back, and cannot fail where they parsed before.
+		full, err := parse(s.expr, Options{JobID: s.jobID, Location: s.loc, Gap: s.gap, Repeat: s.repeat})
+		if err != nil {
+			return s.expr
+		}
+		s = full
+	}
 	var b strings.Builder
 	b.WriteString(s.explainTime())
 	for _, p := range []string{s.explainDays(), s.explainIn(fMonth), s.explainIn(fYear)} {

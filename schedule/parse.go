@@ -99,6 +99,18 @@ var macros = map[string]string{
 // optionally prefixed by "CRON_TZ=Zone " or "TZ=Zone ". An expression that
 // can never fire is an error.
 func Parse(expr string, opts Options) (*Schedule, error) {
+	s, err := parse(expr, opts)
+	if err != nil {
+		return nil, err
+	}
+	// A server holds a parsed schedule per job, and the fields were most
+	// of its size; only Explain reads them, and it parses again.
+	s.fields = nil
+	return s, nil
+}
+
+// parse is Parse, keeping the cron fields.
+func parse(expr string, opts Options) (*Schedule, error) {
 	s := &Schedule{expr: expr, loc: time.UTC, jobID: opts.JobID}
 	if opts.Location != nil {
 		if opts.Location.String() == "Local" {

@@ -63,7 +63,7 @@ type Schedule struct {
 	repeat   Repeat
 	jobID    string
 	cron     cronSpec
-	fields   []field // the parsed cron fields, for Explain
+	fields   []field // the parsed cron fields, while parsing and in Explain
 }
 
 // String returns the expression the schedule was parsed from.
