@@ -117,7 +117,9 @@ func TestBackfill_WaitsForPauseAndLiveRun(t *testing.T) {
 // overlapping range, and cancels), pauses, task deliveries and target
 // outcomes, over every overlap policy, no occurrence id is queued twice:
 // the host refuses a second QUEUED record of an id, as the store does, and
-// the machine never asks for one.
+// the machine never asks for one. The cases bound a step's looks to 1-4
+// occurrences, so backfills go on by the ticks due now that the bound
+// brings, and no step looks at more.
 func TestProperty_BackfillRunsNoOccurrenceTwice(t *testing.T) {
 	cases, steps := 400, 150
 	if testing.Short() {
@@ -131,8 +133,10 @@ func TestProperty_BackfillRunsNoOccurrenceTwice(t *testing.T) {
 		var nonce int64
 		m := &sm.Machine{JobID: testJobID, Schedule: mustParse(t, expr), Policy: p, Config: cfg,
 			NewNonce: func() int64 { nonce++; return nonce }}
+		m.Config.BackfillScan = 1 + c%4
 		records := map[string]sm.Status{}
-		m.Recorded = func(id string) bool { _, ok := records[id]; return ok }
+		looked := 0
+		m.Recorded = func(id string) bool { looked++; _, ok := records[id]; return ok }
 		// Some occurrences before the job existed already have records
 		// (an earlier life of the job, or a backfill of another server).
 		for i := range 6 {
@@ -148,7 +152,12 @@ func TestProperty_BackfillRunsNoOccurrenceTwice(t *testing.T) {
 			m.Now = now
 			m.Actions = nil
 			log = append(log, off(now)+" "+describe(e))
-			if err := m.Step(e); err != nil {
+			looked = 0
+			err := m.Step(e)
+			if looked > m.Config.BackfillScan {
+				t.Fatalf("case %d: a step looked at %d occurrences, more than %d\n%s", c, looked, m.Config.BackfillScan, tail(log))
+			}
+			if err != nil {
 				return
 			}
 			for _, a := range m.Actions {
@@ -222,4 +231,91 @@ func tail(log []string) string {
 		s += "  " + l + "\n"
 	}
 	return s
+}
+
+// TestBackfill_ARecordedYearIsWalkedByBoundedSteps: a backfill over a year
+// of an every-minute job whose occurrences all have records but one looks
+// at no more than BackfillScan of them per step; a step that finds none
+// to run plans a tick due now in place of the job's next one (not a stale
+// second tick beside it), and that tick's step goes on where the last
+// stopped. With the clock held before the job's next occurrence, the
+// backfill walks the year to its end, runs the one occurrence without a
+// record once, looks at each occurrence once, and leaves the job's tick
+// where the schedule has it.
+func TestBackfill_ARecordedYearIsWalkedByBoundedSteps(t *testing.T) {
+	f := newFixture(t, "* * * * *", sm.Policy{})
+	scan := f.m.Config.BackfillScan
+	from, hole := at(-365*day), at(-100*day+37*minute)
+	looked, lookedInStep := map[string]int{}, 0
+	f.m.Recorded = func(id string) bool {
+		looked[id]++
+		lookedInStep++
+		return id != sm.OccurrenceID(hole)
+	}
+	f.step(at(0), sm.Defined{}, tickLater(at(minute), 1))
+	f.step(at(sec), sm.BackfillRequested{From: from, To: at(0)}, tickLater(at(sec), 2))
+	if n := len(looked); n != scan {
+		t.Fatalf("the first step looked at %d occurrences, want %d", n, scan)
+	}
+	if got, want := f.job().Backfill.Next, from.Add(time.Duration(scan-1)*minute+time.Nanosecond); !got.Equal(want) {
+		t.Fatalf("Backfill.Next = %s, want %s: just past the last occurrence looked at", off(got), off(want))
+	}
+	// The tick's step hops back toward at(minute) and would post that
+	// tick (nonce 3); finding nothing again, it posts one due now instead.
+	lookedInStep = 0
+	f.step(at(sec), sm.Tick{Nonce: 2}, tickLater(at(sec), 4))
+
+	now, steps, queued := at(2*sec), 2, 0
+	for f.job().Backfill != nil {
+		if steps++; steps > 1000 {
+			t.Fatalf("the backfill is still under way after %d steps at Next %s", steps, off(f.job().Backfill.Next))
+		}
+		j := f.job()
+		var e sm.Event
+		switch {
+		case len(j.Active) == 1 && j.Active[0].Status == sm.StatusQueued:
+			e = sm.Starting{Invocation: j.Active[0].ID, Attempt: 1, Nonce: j.Active[0].Nonce}
+		case len(j.Active) == 1:
+			e = sm.Ended{Invocation: j.Active[0].ID, Attempt: 1, Succeeded: true}
+		case j.TickAt.After(now):
+			t.Fatalf("the backfill stopped at Next %s: the next tick is at %s", off(j.Backfill.Next), off(j.TickAt))
+		default:
+			e = sm.Tick{Nonce: j.TickNonce}
+		}
+		f.m.Now, lookedInStep = now, 0
+		if err := f.m.Step(e); err != nil {
+			t.Fatal(err)
+		}
+		if lookedInStep > scan {
+			t.Fatalf("at %s, %s: looked at %d occurrences, more than %d", off(now), describe(e), lookedInStep, scan)
+		}
+		checkWatchdog(t, f.m)
+		for _, a := range f.m.Actions {
+			if r, ok := a.(sm.Record); ok && r.Status == sm.StatusQueued {
+				if r.At != hole || !r.Backfill {
+					t.Fatalf("at %s: queued %+v, want only the backfilled occurrence %s", off(now), r, off(hole))
+				}
+				queued++
+			}
+		}
+		f.m.Actions = nil
+	}
+	if queued != 1 {
+		t.Errorf("the occurrence without a record was queued %d times, want 1", queued)
+	}
+	want := 0
+	for range f.m.Schedule.Between(from, at(0)) {
+		want++
+	}
+	if len(looked) != want {
+		t.Errorf("looked at %d occurrences, want the range's %d", len(looked), want)
+	}
+	for id, n := range looked {
+		if n != 1 {
+			t.Errorf("occurrence %s looked at %d times, want once", id, n)
+		}
+	}
+	if j := f.job(); !j.NextAt.Equal(at(minute)) || j.TickAt.Before(now) {
+		t.Errorf("the job's tick is at %s for %s, want one for %s", off(j.TickAt), off(j.NextAt), off(at(minute)))
+	}
 }

@@ -42,6 +42,9 @@ type Machine struct {
 
 	Job     JobState
 	Actions []Action
+
+	// from is where this step's actions start in Actions.
+	from int
 }
 
 // Step applies an event. It returns an error wrapping ErrRefused, and leaves
@@ -51,6 +54,7 @@ type Machine struct {
 // attempt) is not an error: the step does nothing.
 func (m *Machine) Step(e Event) error {
 	before, n := m.Job.Clone(), len(m.Actions)
+	m.from = n
 	if err := m.step(e); err != nil {
 		m.Job, m.Actions = before, m.Actions[:n]
 		return err
@@ -106,8 +110,11 @@ func (m *Machine) step(e Event) error {
 			m.tickAt(j.TickAt)
 			return nil
 		}
-		if m.Now.Before(j.NextAt) { // a hop toward a far occurrence
-			m.tickAt(j.NextAt.Add(m.jitter(j.NextAt)))
+		// A hop toward a far occurrence, or a tick that let a backfill
+		// go on (advanceBackfill): either may come before the occurrence's
+		// jitter has passed, and the occurrence waits for it.
+		if due := j.NextAt.Add(m.jitter(j.NextAt)); m.Now.Before(due) {
+			m.tickAt(due)
 			return nil
 		}
 		if m.Schedule.Interval() > 0 {
@@ -302,14 +309,27 @@ func (m *Machine) requestBackfill(e BackfillRequested) error {
 
 // advanceBackfill starts the backfill's next occurrence that has no
 // record, when the job is ticking and has no invocation that has not ended
-// and nothing pending; the backfill ends when none is left.
+// and nothing pending; the backfill ends when none is left. It looks at
+// Config.BackfillScan occurrences at most; when all of them have records,
+// a tick due now brings the next step, which goes on from Next: the job's
+// own next tick may be a day away.
 func (m *Machine) advanceBackfill() {
 	j := &m.Job
 	b := j.Backfill
 	if b == nil || !m.ticking() || len(j.Active) > 0 || j.Pending != nil {
 		return
 	}
+	limit := m.Config.BackfillScan
+	if limit <= 0 {
+		limit = DefaultConfig.BackfillScan
+	}
+	looked := 0
 	for at := range m.Schedule.Between(b.Next, b.To) {
+		if looked == limit {
+			m.tickNow()
+			return
+		}
+		looked++
 		b.Next = at.Add(time.Nanosecond)
 		if id := OccurrenceID(at); !m.known(id) {
 			m.queue(Occurrence{ID: id, At: at, Backfill: true})
@@ -317,6 +337,24 @@ func (m *Machine) advanceBackfill() {
 		}
 	}
 	j.Backfill = nil
+}
+
+// tickNow makes sure a tick is due now. Its step finds the occurrence it
+// is not for yet and hops back to it (Tick), so the schedule keeps its
+// place. A tick this step planned would be stale before it came: it is
+// left out rather than posted for nothing.
+func (m *Machine) tickNow() {
+	j := &m.Job
+	if j.TickNonce != 0 && !j.TickAt.After(m.Now) {
+		return
+	}
+	if i := slices.IndexFunc(m.Actions[m.from:], func(a Action) bool {
+		t, ok := a.(TickLater)
+		return ok && t.Nonce == j.TickNonce
+	}); i >= 0 {
+		m.Actions = slices.Delete(m.Actions, m.from+i, m.from+i+1)
+	}
+	m.tickAt(m.Now)
 }
 
 // known reports whether an occurrence id has a record, or gets one in
