@@ -14,6 +14,17 @@ func backfilled(t time.Time) sm.Occurrence {
 	return o
 }
 
+// eachRecorded answers Machine.Recorded one id at a time with has.
+func eachRecorded(has func(id string) bool) func(ids []string) []bool {
+	return func(ids []string) []bool {
+		out := make([]bool, len(ids))
+		for i, id := range ids {
+			out[i] = has(id)
+		}
+		return out
+	}
+}
+
 // TestBackfill_RunsUnrecordedOneAtATime: a backfill of three hourly
 // occurrences before the job existed starts them oldest first, the next
 // only once the last has ended, skips the one that has a record, and ends
@@ -21,7 +32,7 @@ func backfilled(t time.Time) sm.Occurrence {
 func TestBackfill_RunsUnrecordedOneAtATime(t *testing.T) {
 	f := newFixture(t, "0 * * * *", sm.Policy{})
 	recorded := map[string]bool{sm.OccurrenceID(at(-2 * hour)): true}
-	f.m.Recorded = func(id string) bool { return recorded[id] }
+	f.m.Recorded = eachRecorded(func(id string) bool { return recorded[id] })
 	f.step(at(0), sm.Defined{}, tickLater(at(hour), 1))
 	f.step(at(sec), sm.BackfillRequested{From: at(-3 * hour), To: at(hour)},
 		record(backfilled(at(-3*hour)), 1, sm.StatusQueued, ""),
@@ -136,7 +147,7 @@ func TestProperty_BackfillRunsNoOccurrenceTwice(t *testing.T) {
 		m.Config.BackfillScan = 1 + c%4
 		records := map[string]sm.Status{}
 		looked := 0
-		m.Recorded = func(id string) bool { looked++; _, ok := records[id]; return ok }
+		m.Recorded = eachRecorded(func(id string) bool { looked++; _, ok := records[id]; return ok })
 		// Some occurrences before the job existed already have records
 		// (an earlier life of the job, or a backfill of another server).
 		for i := range 6 {
@@ -238,24 +249,33 @@ func tail(log []string) string {
 // at no more than BackfillScan of them per step; a step that finds none
 // to run plans a tick due now in place of the job's next one (not a stale
 // second tick beside it), and that tick's step goes on where the last
-// stopped. With the clock held before the job's next occurrence, the
+// stopped. A step asks for its occurrences' records in batches doubling
+// from one. With the clock held before the job's next occurrence, the
 // backfill walks the year to its end, runs the one occurrence without a
-// record once, looks at each occurrence once, and leaves the job's tick
-// where the schedule has it.
+// record once, looks at each occurrence once (but for part of the batch
+// that found it), and leaves the job's tick where the schedule has it.
 func TestBackfill_ARecordedYearIsWalkedByBoundedSteps(t *testing.T) {
 	f := newFixture(t, "* * * * *", sm.Policy{})
 	scan := f.m.Config.BackfillScan
 	from, hole := at(-365*day), at(-100*day+37*minute)
-	looked, lookedInStep := map[string]int{}, 0
-	f.m.Recorded = func(id string) bool {
-		looked[id]++
-		lookedInStep++
-		return id != sm.OccurrenceID(hole)
+	looked, lookedInStep, asked := map[string]int{}, 0, 0
+	f.m.Recorded = func(ids []string) []bool {
+		asked++
+		return eachRecorded(func(id string) bool {
+			looked[id]++
+			lookedInStep++
+			return id != sm.OccurrenceID(hole)
+		})(ids)
 	}
 	f.step(at(0), sm.Defined{}, tickLater(at(minute), 1))
 	f.step(at(sec), sm.BackfillRequested{From: from, To: at(0)}, tickLater(at(sec), 2))
 	if n := len(looked); n != scan {
 		t.Fatalf("the first step looked at %d occurrences, want %d", n, scan)
+	}
+	// In batches of 1, 2, 4, ... 256 and the 489 left: a host reads its
+	// store ten times, not a thousand.
+	if asked != 10 {
+		t.Fatalf("the first step asked Recorded %d times, want 10", asked)
 	}
 	if got, want := f.job().Backfill.Next, from.Add(time.Duration(scan-1)*minute+time.Nanosecond); !got.Equal(want) {
 		t.Fatalf("Backfill.Next = %s, want %s: just past the last occurrence looked at", off(got), off(want))
@@ -310,10 +330,19 @@ func TestBackfill_ARecordedYearIsWalkedByBoundedSteps(t *testing.T) {
 	if len(looked) != want {
 		t.Errorf("looked at %d occurrences, want the range's %d", len(looked), want)
 	}
+	// The batch that found the hole had looked past it; the step after
+	// its run looks there again, and only there.
+	again := 0
 	for id, n := range looked {
-		if n != 1 {
-			t.Errorf("occurrence %s looked at %d times, want once", id, n)
+		if n != 1 && (n != 2 || id <= sm.OccurrenceID(hole)) {
+			t.Errorf("occurrence %s looked at %d times, want once (twice only just after %s)", id, n, off(hole))
 		}
+		if n == 2 {
+			again++
+		}
+	}
+	if again >= scan {
+		t.Errorf("%d occurrences looked at twice, want fewer than one batch", again)
 	}
 	if j := f.job(); !j.NextAt.Equal(at(minute)) || j.TickAt.Before(now) {
 		t.Errorf("the job's tick is at %s for %s, want one for %s", off(j.TickAt), off(j.NextAt), off(at(minute)))

@@ -33,10 +33,13 @@ type Machine struct {
 	Config   Config
 	// NewNonce returns a nonce never used before by this job (non-zero).
 	NewNonce func() int64
-	// Recorded reports whether the job has an invocation record with this
-	// id, a skipped one included: a backfill runs no such occurrence. Nil
-	// counts as none; only a step with a backfill under way asks.
-	Recorded func(id string) bool
+	// Recorded reports, for each occurrence id in order, whether the job
+	// has an invocation record with it, a skipped one included: a backfill
+	// runs no such occurrence. Only a step with a backfill under way asks,
+	// in batches that double from one id, so that a host answering each
+	// batch with one store read makes few reads where most occurrences are
+	// recorded and none to spare where few are. Nil counts as none.
+	Recorded func(ids []string) []bool
 
 	// State: the job's state, changed by Step, and the actions Step emitted.
 
@@ -323,6 +326,7 @@ func (m *Machine) advanceBackfill() {
 	if limit <= 0 {
 		limit = DefaultConfig.BackfillScan
 	}
+	batch := make([]time.Time, 0, 1)
 	looked := 0
 	for at := range m.Schedule.Between(b.Next, b.To) {
 		if looked == limit {
@@ -330,13 +334,44 @@ func (m *Machine) advanceBackfill() {
 			return
 		}
 		looked++
-		b.Next = at.Add(time.Nanosecond)
-		if id := OccurrenceID(at); !m.known(id) {
-			m.queue(Occurrence{ID: id, At: at, Backfill: true})
-			return
+		batch = append(batch, at)
+		if len(batch) == cap(batch) || looked == limit {
+			if m.runFirstUnrecorded(batch) {
+				return
+			}
+			batch = make([]time.Time, 0, 2*cap(batch))
 		}
 	}
-	j.Backfill = nil
+	if !m.runFirstUnrecorded(batch) {
+		j.Backfill = nil
+	}
+}
+
+// runFirstUnrecorded queues the first of the backfill's occurrences ats
+// (in time order) that has no record, and moves the backfill's Next past
+// it, or past them all when each has one. It reports whether it queued one.
+func (m *Machine) runFirstUnrecorded(ats []time.Time) bool {
+	if len(ats) == 0 {
+		return false
+	}
+	ids := make([]string, len(ats))
+	for i, at := range ats {
+		ids[i] = OccurrenceID(at)
+	}
+	var recorded []bool
+	if m.Recorded != nil {
+		recorded = m.Recorded(ids)
+	}
+	b := m.Job.Backfill
+	for i, at := range ats {
+		b.Next = at.Add(time.Nanosecond)
+		if (i < len(recorded) && recorded[i]) || m.recordedInStep(ids[i]) {
+			continue
+		}
+		m.queue(Occurrence{ID: ids[i], At: at, Backfill: true})
+		return true
+	}
+	return false
 }
 
 // tickNow makes sure a tick is due now. Its step finds the occurrence it
@@ -357,9 +392,9 @@ func (m *Machine) tickNow() {
 	m.tickAt(m.Now)
 }
 
-// known reports whether an occurrence id has a record, or gets one in
-// this step.
-func (m *Machine) known(id string) bool {
+// recordedInStep reports whether this step gave an occurrence id a
+// record, which the host's store may not show yet.
+func (m *Machine) recordedInStep(id string) bool {
 	for _, a := range m.Actions {
 		switch a := a.(type) {
 		case Record:
@@ -372,7 +407,7 @@ func (m *Machine) known(id string) bool {
 			}
 		}
 	}
-	return m.Recorded != nil && m.Recorded(id)
+	return false
 }
 
 // repair re-issues every task the job waits for whose time has passed, and
