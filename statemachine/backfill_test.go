@@ -348,3 +348,42 @@ func TestBackfill_ARecordedYearIsWalkedByBoundedSteps(t *testing.T) {
 		t.Errorf("the job's tick is at %s for %s, want one for %s", off(j.TickAt), off(j.NextAt), off(at(minute)))
 	}
 }
+
+// TestBackfill_ATickThatLetItGoOnWaitsOutTheJitter: the tick due now that
+// a backfill's bounded step plans may come, behind a backlog, after the
+// job's next occurrence but before its jitter has passed; that occurrence
+// then waits for its jitter, as its own tick would have, rather than
+// running early.
+func TestBackfill_ATickThatLetItGoOnWaitsOutTheJitter(t *testing.T) {
+	f := newFixture(t, "0 * * * *", sm.Policy{Jitter: 10 * minute})
+	f.m.Config.BackfillScan = 1
+	f.m.Recorded = eachRecorded(func(string) bool { return true })
+	j := sm.Jitter(testJobID, at(hour), 10*minute)
+	if j < 2*time.Millisecond {
+		t.Fatalf("the 11:00 occurrence's jitter is %s: the test needs one longer", j)
+	}
+	f.step(at(0), sm.Defined{}, tickLater(at(hour+j), 1))
+	f.step(at(sec), sm.BackfillRequested{From: at(-2 * hour), To: at(0)}, tickLater(at(sec), 2))
+	// The tick comes at 11:00 and a bit, before 11:00's jitter has passed:
+	// it ticks for 11:00 again, and the backfill, finding the one
+	// occurrence left recorded, ends.
+	f.step(at(hour+j-time.Millisecond), sm.Tick{Nonce: 2}, tickLater(at(hour+j), 3))
+	if f.job().Backfill != nil {
+		t.Fatalf("Backfill = %+v, want it ended", f.job().Backfill)
+	}
+}
+
+// TestBackfill_AnUnansweredOccurrenceDoesNotRun: a host whose Recorded
+// answers fewer ids than it was asked about cannot be trusted on the
+// others, so they do not run: not running is what keeps an occurrence
+// from running twice.
+func TestBackfill_AnUnansweredOccurrenceDoesNotRun(t *testing.T) {
+	f := newFixture(t, "0 * * * *", sm.Policy{})
+	f.m.Recorded = func(ids []string) []bool { return make([]bool, len(ids)-1) }
+	f.step(at(0), sm.Defined{}, tickLater(at(hour), 1))
+	// Asked about -3h alone first, the host answers nothing; asked about
+	// -2h and -1h, it answers for -2h alone, which has no record.
+	f.step(at(sec), sm.BackfillRequested{From: at(-3 * hour), To: at(0)},
+		record(backfilled(at(-2*hour)), 1, sm.StatusQueued, ""),
+		start(sm.OccurrenceID(at(-2*hour)), 1, 2, at(sec)))
+}

@@ -189,10 +189,11 @@ type Config struct {
 	RestoredAt time.Time
 	// BackfillScan is how many of a backfill's occurrences one step looks
 	// at, at most, for one without a record (0 takes DefaultConfig's):
-	// each look is a store read inside the job's transaction, and a range
-	// that is mostly recorded would otherwise be read whole in one. A
-	// step that looks at that many and finds none to run plans a tick due
-	// now, whose step goes on from there.
+	// each look reads the store inside the job's transaction (see
+	// Machine.Recorded), and a range that is mostly recorded would
+	// otherwise be read whole in one. A step that looks at that many and
+	// finds none to run plans a tick due now, whose step goes on from
+	// there.
 	BackfillScan int
 }
 

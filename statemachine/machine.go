@@ -358,14 +358,16 @@ func (m *Machine) runFirstUnrecorded(ats []time.Time) bool {
 	for i, at := range ats {
 		ids[i] = OccurrenceID(at)
 	}
-	var recorded []bool
+	recorded := make([]bool, len(ids))
 	if m.Recorded != nil {
 		recorded = m.Recorded(ids)
 	}
 	b := m.Job.Backfill
 	for i, at := range ats {
 		b.Next = at.Add(time.Nanosecond)
-		if (i < len(recorded) && recorded[i]) || m.recordedInStep(ids[i]) {
+		// A host that left an id unanswered cannot be trusted on it: not
+		// running it is what keeps it from running twice.
+		if i >= len(recorded) || recorded[i] || m.recordedInStep(ids[i]) {
 			continue
 		}
 		m.queue(Occurrence{ID: ids[i], At: at, Backfill: true})
@@ -374,10 +376,11 @@ func (m *Machine) runFirstUnrecorded(ats []time.Time) bool {
 	return false
 }
 
-// tickNow makes sure a tick is due now. Its step finds the occurrence it
-// is not for yet and hops back to it (Tick), so the schedule keeps its
-// place. A tick this step planned would be stale before it came: it is
-// left out rather than posted for nothing.
+// tickNow makes sure a tick is due now. Its step fires the job's next
+// occurrence if that is due by then, and otherwise only ticks again for
+// it, as a hop does (Tick): the schedule keeps its place either way. A
+// tick this step planned would be stale before it came: it is left out
+// rather than posted for nothing.
 func (m *Machine) tickNow() {
 	j := &m.Job
 	if j.TickNonce != 0 && !j.TickAt.After(m.Now) {
