@@ -93,3 +93,63 @@ func TestBackfill_RefusesARangePastRetention(t *testing.T) {
 		t.Errorf("Backfill within retention: %v", err)
 	}
 }
+
+// TestBackfill_WalksAFullyRecordedYearWithoutALiveTick: on SQLite, a
+// backfill over a year of an hourly job whose occurrences all have
+// records but one is walked to its end in steps of BackfillScan
+// occurrences, each going on by a tick due now, well before the job's
+// next live tick: the one occurrence without a record runs once, marked
+// as backfill, nothing else runs, and the job's next tick is still the
+// schedule's.
+func TestBackfill_WalksAFullyRecordedYearWithoutALiveTick(t *testing.T) {
+	cfg := statemachine.DefaultConfig
+	cfg.BackfillScan = 500
+	h := newHarness(t, engine.Options{Config: cfg, Retention: engine.Retention{Age: 400 * 24 * time.Hour, FailureAge: 400 * 24 * time.Hour}})
+	const id = "p/job"
+	h.define(id, "0 * * * *", statemachine.Policy{}, "rec")
+	from := t0.Add(-365 * 24 * time.Hour)
+	hole := from.Add(200*24*time.Hour + 5*time.Hour)
+	n := 0
+	if _, err := h.st.Update(h.ctx, id, func(tx store.Tx) error {
+		n = 0
+		for at := from; at.Before(t0); at = at.Add(time.Hour) {
+			if at.Equal(hole) {
+				continue
+			}
+			n++
+			if err := tx.PutInvocation(&store.InvocationRecord{JobID: id, ID: statemachine.OccurrenceID(at), Occurrence: at,
+				Status: "SUCCEEDED", Attempt: 1, Created: at, Ended: at}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.eng.Backfill(h.ctx, id, from, t0, "user:alice@example.com"); err != nil {
+		t.Fatal(err)
+	}
+	h.runUntil(t0.Add(10 * time.Minute))
+
+	v, err := h.eng.View(h.ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := v.State.Backfill; b != nil {
+		t.Fatalf("the backfill is still under way at %s, next at %s; the job's next tick is at %s", h.clock(), b.Next, v.State.TickAt)
+	}
+	if next, ok := v.NextFire(); !ok || !next.Equal(t0.Add(time.Hour)) {
+		t.Errorf("the job's next occurrence is %s (%v), want %s", next, ok, t0.Add(time.Hour))
+	}
+	oid := statemachine.OccurrenceID(hole)
+	inv, err := h.st.Invocation(h.ctx, id, oid)
+	if err != nil || inv.Status != "SUCCEEDED" || !inv.Backfill {
+		t.Errorf("the occurrence without a record: %+v, %v; want it SUCCEEDED by the backfill", inv, err)
+	}
+	if launches, _ := h.tgt.total(); launches != 1 || h.tgt.count(id+"/"+oid, 1) != 1 {
+		t.Errorf("%d launches, %d of %s; want only that one, once", launches, h.tgt.count(id+"/"+oid, 1), oid)
+	}
+	if got := len(h.invocations(id)); got != n+1 {
+		t.Errorf("%d records, want the %d there were and the backfilled one", got, n)
+	}
+}

@@ -183,13 +183,17 @@ func (jt *jobTx) run(ev statemachine.Event) error {
 		Job:      jt.m,
 	}
 	var lookupErr error
-	m.Recorded = func(id string) bool {
-		_, err := jt.tx.Invocation(id)
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
+	m.Recorded = func(ids []string) []bool {
+		has, err := jt.tx.HasInvocations(ids)
+		if err != nil {
 			lookupErr = err
-			return true // not run; the transaction fails below
+			// None runs; the transaction fails below.
+			has = make([]bool, len(ids))
+			for i := range has {
+				has[i] = true
+			}
 		}
-		return err == nil
+		return has
 	}
 	if jt.defErr == nil {
 		m.Schedule, m.Policy = jt.sched, jt.def.Policy

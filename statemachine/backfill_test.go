@@ -14,6 +14,17 @@ func backfilled(t time.Time) sm.Occurrence {
 	return o
 }
 
+// eachRecorded answers Machine.Recorded one id at a time with has.
+func eachRecorded(has func(id string) bool) func(ids []string) []bool {
+	return func(ids []string) []bool {
+		out := make([]bool, len(ids))
+		for i, id := range ids {
+			out[i] = has(id)
+		}
+		return out
+	}
+}
+
 // TestBackfill_RunsUnrecordedOneAtATime: a backfill of three hourly
 // occurrences before the job existed starts them oldest first, the next
 // only once the last has ended, skips the one that has a record, and ends
@@ -21,7 +32,7 @@ func backfilled(t time.Time) sm.Occurrence {
 func TestBackfill_RunsUnrecordedOneAtATime(t *testing.T) {
 	f := newFixture(t, "0 * * * *", sm.Policy{})
 	recorded := map[string]bool{sm.OccurrenceID(at(-2 * hour)): true}
-	f.m.Recorded = func(id string) bool { return recorded[id] }
+	f.m.Recorded = eachRecorded(func(id string) bool { return recorded[id] })
 	f.step(at(0), sm.Defined{}, tickLater(at(hour), 1))
 	f.step(at(sec), sm.BackfillRequested{From: at(-3 * hour), To: at(hour)},
 		record(backfilled(at(-3*hour)), 1, sm.StatusQueued, ""),
@@ -117,7 +128,9 @@ func TestBackfill_WaitsForPauseAndLiveRun(t *testing.T) {
 // overlapping range, and cancels), pauses, task deliveries and target
 // outcomes, over every overlap policy, no occurrence id is queued twice:
 // the host refuses a second QUEUED record of an id, as the store does, and
-// the machine never asks for one.
+// the machine never asks for one. The cases bound a step's looks to 1-4
+// occurrences, so backfills go on by the ticks due now that the bound
+// brings, and no step looks at more.
 func TestProperty_BackfillRunsNoOccurrenceTwice(t *testing.T) {
 	cases, steps := 400, 150
 	if testing.Short() {
@@ -131,8 +144,10 @@ func TestProperty_BackfillRunsNoOccurrenceTwice(t *testing.T) {
 		var nonce int64
 		m := &sm.Machine{JobID: testJobID, Schedule: mustParse(t, expr), Policy: p, Config: cfg,
 			NewNonce: func() int64 { nonce++; return nonce }}
+		m.Config.BackfillScan = 1 + c%4
 		records := map[string]sm.Status{}
-		m.Recorded = func(id string) bool { _, ok := records[id]; return ok }
+		looked := 0
+		m.Recorded = eachRecorded(func(id string) bool { looked++; _, ok := records[id]; return ok })
 		// Some occurrences before the job existed already have records
 		// (an earlier life of the job, or a backfill of another server).
 		for i := range 6 {
@@ -148,7 +163,12 @@ func TestProperty_BackfillRunsNoOccurrenceTwice(t *testing.T) {
 			m.Now = now
 			m.Actions = nil
 			log = append(log, off(now)+" "+describe(e))
-			if err := m.Step(e); err != nil {
+			looked = 0
+			err := m.Step(e)
+			if looked > m.Config.BackfillScan {
+				t.Fatalf("case %d: a step looked at %d occurrences, more than %d\n%s", c, looked, m.Config.BackfillScan, tail(log))
+			}
+			if err != nil {
 				return
 			}
 			for _, a := range m.Actions {
@@ -222,4 +242,148 @@ func tail(log []string) string {
 		s += "  " + l + "\n"
 	}
 	return s
+}
+
+// TestBackfill_ARecordedYearIsWalkedByBoundedSteps: a backfill over a year
+// of an every-minute job whose occurrences all have records but one looks
+// at no more than BackfillScan of them per step; a step that finds none
+// to run plans a tick due now in place of the job's next one (not a stale
+// second tick beside it), and that tick's step goes on where the last
+// stopped. A step asks for its occurrences' records in batches doubling
+// from one. With the clock held before the job's next occurrence, the
+// backfill walks the year to its end, runs the one occurrence without a
+// record once, looks at each occurrence once (but for part of the batch
+// that found it), and leaves the job's tick where the schedule has it.
+func TestBackfill_ARecordedYearIsWalkedByBoundedSteps(t *testing.T) {
+	f := newFixture(t, "* * * * *", sm.Policy{})
+	scan := f.m.Config.BackfillScan
+	from, hole := at(-365*day), at(-100*day+37*minute)
+	looked, lookedInStep, asked := map[string]int{}, 0, 0
+	f.m.Recorded = func(ids []string) []bool {
+		asked++
+		return eachRecorded(func(id string) bool {
+			looked[id]++
+			lookedInStep++
+			return id != sm.OccurrenceID(hole)
+		})(ids)
+	}
+	f.step(at(0), sm.Defined{}, tickLater(at(minute), 1))
+	f.step(at(sec), sm.BackfillRequested{From: from, To: at(0)}, tickLater(at(sec), 2))
+	if n := len(looked); n != scan {
+		t.Fatalf("the first step looked at %d occurrences, want %d", n, scan)
+	}
+	// In batches of 1, 2, 4, ... 256 and the 489 left: a host reads its
+	// store ten times, not a thousand.
+	if asked != 10 {
+		t.Fatalf("the first step asked Recorded %d times, want 10", asked)
+	}
+	if got, want := f.job().Backfill.Next, from.Add(time.Duration(scan-1)*minute+time.Nanosecond); !got.Equal(want) {
+		t.Fatalf("Backfill.Next = %s, want %s: just past the last occurrence looked at", off(got), off(want))
+	}
+	// The tick's step hops back toward at(minute) and would post that
+	// tick (nonce 3); finding nothing again, it posts one due now instead.
+	lookedInStep = 0
+	f.step(at(sec), sm.Tick{Nonce: 2}, tickLater(at(sec), 4))
+
+	now, steps, queued := at(2*sec), 2, 0
+	for f.job().Backfill != nil {
+		if steps++; steps > 1000 {
+			t.Fatalf("the backfill is still under way after %d steps at Next %s", steps, off(f.job().Backfill.Next))
+		}
+		j := f.job()
+		var e sm.Event
+		switch {
+		case len(j.Active) == 1 && j.Active[0].Status == sm.StatusQueued:
+			e = sm.Starting{Invocation: j.Active[0].ID, Attempt: 1, Nonce: j.Active[0].Nonce}
+		case len(j.Active) == 1:
+			e = sm.Ended{Invocation: j.Active[0].ID, Attempt: 1, Succeeded: true}
+		case j.TickAt.After(now):
+			t.Fatalf("the backfill stopped at Next %s: the next tick is at %s", off(j.Backfill.Next), off(j.TickAt))
+		default:
+			e = sm.Tick{Nonce: j.TickNonce}
+		}
+		f.m.Now, lookedInStep = now, 0
+		if err := f.m.Step(e); err != nil {
+			t.Fatal(err)
+		}
+		if lookedInStep > scan {
+			t.Fatalf("at %s, %s: looked at %d occurrences, more than %d", off(now), describe(e), lookedInStep, scan)
+		}
+		checkWatchdog(t, f.m)
+		for _, a := range f.m.Actions {
+			if r, ok := a.(sm.Record); ok && r.Status == sm.StatusQueued {
+				if r.At != hole || !r.Backfill {
+					t.Fatalf("at %s: queued %+v, want only the backfilled occurrence %s", off(now), r, off(hole))
+				}
+				queued++
+			}
+		}
+		f.m.Actions = nil
+	}
+	if queued != 1 {
+		t.Errorf("the occurrence without a record was queued %d times, want 1", queued)
+	}
+	want := 0
+	for range f.m.Schedule.Between(from, at(0)) {
+		want++
+	}
+	if len(looked) != want {
+		t.Errorf("looked at %d occurrences, want the range's %d", len(looked), want)
+	}
+	// The batch that found the hole had looked past it; the step after
+	// its run looks there again, and only there.
+	again := 0
+	for id, n := range looked {
+		if n != 1 && (n != 2 || id <= sm.OccurrenceID(hole)) {
+			t.Errorf("occurrence %s looked at %d times, want once (twice only just after %s)", id, n, off(hole))
+		}
+		if n == 2 {
+			again++
+		}
+	}
+	if again >= scan {
+		t.Errorf("%d occurrences looked at twice, want fewer than one batch", again)
+	}
+	if j := f.job(); !j.NextAt.Equal(at(minute)) || j.TickAt.Before(now) {
+		t.Errorf("the job's tick is at %s for %s, want one for %s", off(j.TickAt), off(j.NextAt), off(at(minute)))
+	}
+}
+
+// TestBackfill_ATickThatLetItGoOnWaitsOutTheJitter: the tick due now that
+// a backfill's bounded step plans may come, behind a backlog, after the
+// job's next occurrence but before its jitter has passed; that occurrence
+// then waits for its jitter, as its own tick would have, rather than
+// running early.
+func TestBackfill_ATickThatLetItGoOnWaitsOutTheJitter(t *testing.T) {
+	f := newFixture(t, "0 * * * *", sm.Policy{Jitter: 10 * minute})
+	f.m.Config.BackfillScan = 1
+	f.m.Recorded = eachRecorded(func(string) bool { return true })
+	j := sm.Jitter(testJobID, at(hour), 10*minute)
+	if j < 2*time.Millisecond {
+		t.Fatalf("the 11:00 occurrence's jitter is %s: the test needs one longer", j)
+	}
+	f.step(at(0), sm.Defined{}, tickLater(at(hour+j), 1))
+	f.step(at(sec), sm.BackfillRequested{From: at(-2 * hour), To: at(0)}, tickLater(at(sec), 2))
+	// The tick comes at 11:00 and a bit, before 11:00's jitter has passed:
+	// it ticks for 11:00 again, and the backfill, finding the one
+	// occurrence left recorded, ends.
+	f.step(at(hour+j-time.Millisecond), sm.Tick{Nonce: 2}, tickLater(at(hour+j), 3))
+	if f.job().Backfill != nil {
+		t.Fatalf("Backfill = %+v, want it ended", f.job().Backfill)
+	}
+}
+
+// TestBackfill_AnUnansweredOccurrenceDoesNotRun: a host whose Recorded
+// answers fewer ids than it was asked about cannot be trusted on the
+// others, so they do not run: not running is what keeps an occurrence
+// from running twice.
+func TestBackfill_AnUnansweredOccurrenceDoesNotRun(t *testing.T) {
+	f := newFixture(t, "0 * * * *", sm.Policy{})
+	f.m.Recorded = func(ids []string) []bool { return make([]bool, len(ids)-1) }
+	f.step(at(0), sm.Defined{}, tickLater(at(hour), 1))
+	// Asked about -3h alone first, the host answers nothing; asked about
+	// -2h and -1h, it answers for -2h alone, which has no record.
+	f.step(at(sec), sm.BackfillRequested{From: at(-3 * hour), To: at(0)},
+		record(backfilled(at(-2*hour)), 1, sm.StatusQueued, ""),
+		start(sm.OccurrenceID(at(-2*hour)), 1, 2, at(sec)))
 }

@@ -40,6 +40,7 @@ var cfg = sm.Config{
 	LaunchGrace:    10 * sec,
 	DefaultTimeout: 10 * minute,
 	MaxTickDelay:   29 * day,
+	BackfillScan:   1000,
 }
 
 func mustParse(t testing.TB, expr string) *schedule.Schedule {

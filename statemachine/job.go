@@ -187,6 +187,14 @@ type Config struct {
 	// invocations of such occurrences end ABORTED instead of launching
 	// (fail closed). Those LAUNCHING are ambiguous, as after any crash.
 	RestoredAt time.Time
+	// BackfillScan is how many of a backfill's occurrences one step looks
+	// at, at most, for one without a record (0 takes DefaultConfig's):
+	// each look reads the store inside the job's transaction (see
+	// Machine.Recorded), and a range that is mostly recorded would
+	// otherwise be read whole in one. A step that looks at that many and
+	// finds none to run plans a tick due now, whose step goes on from
+	// there.
+	BackfillScan int
 }
 
 // DefaultConfig is what the engine runs with unless told otherwise.
@@ -199,6 +207,7 @@ var DefaultConfig = Config{
 	MaxTickDelay:   29 * 24 * time.Hour,
 	MinPoll:        time.Minute,
 	MaxPoll:        10 * time.Minute,
+	BackfillScan:   1000,
 }
 
 // Clone returns a copy of j that shares nothing with it: a step on the copy

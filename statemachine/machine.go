@@ -33,15 +33,21 @@ type Machine struct {
 	Config   Config
 	// NewNonce returns a nonce never used before by this job (non-zero).
 	NewNonce func() int64
-	// Recorded reports whether the job has an invocation record with this
-	// id, a skipped one included: a backfill runs no such occurrence. Nil
-	// counts as none; only a step with a backfill under way asks.
-	Recorded func(id string) bool
+	// Recorded reports, for each occurrence id in order, whether the job
+	// has an invocation record with it, a skipped one included: a backfill
+	// runs no such occurrence. Only a step with a backfill under way asks,
+	// in batches that double from one id, so that a host answering each
+	// batch with one store read makes few reads where most occurrences are
+	// recorded and none to spare where few are. Nil counts as none.
+	Recorded func(ids []string) []bool
 
 	// State: the job's state, changed by Step, and the actions Step emitted.
 
 	Job     JobState
 	Actions []Action
+
+	// from is where this step's actions start in Actions.
+	from int
 }
 
 // Step applies an event. It returns an error wrapping ErrRefused, and leaves
@@ -51,6 +57,7 @@ type Machine struct {
 // attempt) is not an error: the step does nothing.
 func (m *Machine) Step(e Event) error {
 	before, n := m.Job.Clone(), len(m.Actions)
+	m.from = n
 	if err := m.step(e); err != nil {
 		m.Job, m.Actions = before, m.Actions[:n]
 		return err
@@ -112,8 +119,11 @@ func (m *Machine) step(e Event) error {
 			m.tickAt(j.TickAt)
 			return nil
 		}
-		if m.Now.Before(j.NextAt) { // a hop toward a far occurrence
-			m.tickAt(j.NextAt.Add(m.jitter(j.NextAt)))
+		// A hop toward a far occurrence, or a tick that let a backfill
+		// go on (advanceBackfill): either may come before the occurrence's
+		// jitter has passed, and the occurrence waits for it.
+		if due := j.NextAt.Add(m.jitter(j.NextAt)); m.Now.Before(due) {
+			m.tickAt(due)
 			return nil
 		}
 		if m.Schedule.Interval() > 0 {
@@ -308,26 +318,92 @@ func (m *Machine) requestBackfill(e BackfillRequested) error {
 
 // advanceBackfill starts the backfill's next occurrence that has no
 // record, when the job is ticking and has no invocation that has not ended
-// and nothing pending; the backfill ends when none is left.
+// and nothing pending; the backfill ends when none is left. It looks at
+// Config.BackfillScan occurrences at most; when all of them have records,
+// a tick due now brings the next step, which goes on from Next: the job's
+// own next tick may be a day away.
 func (m *Machine) advanceBackfill() {
 	j := &m.Job
 	b := j.Backfill
 	if b == nil || !m.ticking() || len(j.Active) > 0 || j.Pending != nil {
 		return
 	}
+	limit := m.Config.BackfillScan
+	if limit <= 0 {
+		limit = DefaultConfig.BackfillScan
+	}
+	batch := make([]time.Time, 0, 1)
+	looked := 0
 	for at := range m.Schedule.Between(b.Next, b.To) {
-		b.Next = at.Add(time.Nanosecond)
-		if id := OccurrenceID(at); !m.known(id) {
-			m.queue(Occurrence{ID: id, At: at, Backfill: true})
+		if looked == limit {
+			m.tickNow()
 			return
 		}
+		looked++
+		batch = append(batch, at)
+		if len(batch) == cap(batch) || looked == limit {
+			if m.runFirstUnrecorded(batch) {
+				return
+			}
+			batch = make([]time.Time, 0, 2*cap(batch))
+		}
 	}
-	j.Backfill = nil
+	if !m.runFirstUnrecorded(batch) {
+		j.Backfill = nil
+	}
 }
 
-// known reports whether an occurrence id has a record, or gets one in
-// this step.
-func (m *Machine) known(id string) bool {
+// runFirstUnrecorded queues the first of the backfill's occurrences ats
+// (in time order) that has no record, and moves the backfill's Next past
+// it, or past them all when each has one. It reports whether it queued one.
+func (m *Machine) runFirstUnrecorded(ats []time.Time) bool {
+	if len(ats) == 0 {
+		return false
+	}
+	ids := make([]string, len(ats))
+	for i, at := range ats {
+		ids[i] = OccurrenceID(at)
+	}
+	recorded := make([]bool, len(ids))
+	if m.Recorded != nil {
+		recorded = m.Recorded(ids)
+	}
+	b := m.Job.Backfill
+	for i, at := range ats {
+		b.Next = at.Add(time.Nanosecond)
+		// A host that left an id unanswered cannot be trusted on it: not
+		// running it is what keeps it from running twice.
+		if i >= len(recorded) || recorded[i] || m.recordedInStep(ids[i]) {
+			continue
+		}
+		m.queue(Occurrence{ID: ids[i], At: at, Backfill: true})
+		return true
+	}
+	return false
+}
+
+// tickNow makes sure a tick is due now. Its step fires the job's next
+// occurrence if that is due by then, and otherwise only ticks again for
+// it, as a hop does (Tick): the schedule keeps its place either way. A
+// tick this step planned would be stale before it came: it is left out
+// rather than posted for nothing.
+func (m *Machine) tickNow() {
+	j := &m.Job
+	if j.TickNonce != 0 && !j.TickAt.After(m.Now) {
+		return
+	}
+	if i := slices.IndexFunc(m.Actions[m.from:], func(a Action) bool {
+		t, ok := a.(TickLater)
+		return ok && t.Nonce == j.TickNonce
+	}); i >= 0 {
+		m.Actions = slices.Delete(m.Actions, m.from+i, m.from+i+1)
+	}
+	m.tickAt(m.Now)
+}
+
+// recordedInStep reports whether this step gave an occurrence id a
+// record, which the host's store may not show yet.
+func (m *Machine) recordedInStep(id string) bool {
 	for _, a := range m.Actions {
 		switch a := a.(type) {
 		case Record:
@@ -340,7 +416,7 @@ func (m *Machine) known(id string) bool {
 			}
 		}
 	}
-	return m.Recorded != nil && m.Recorded(id)
+	return false
 }
 
 // repair re-issues every task the job waits for whose time has passed, and

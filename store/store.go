@@ -166,6 +166,11 @@ type Tx interface {
 	PutJob(*JobRecord) error
 	// Invocation returns one of the job's invocations, or ErrNotFound.
 	Invocation(id string) (*InvocationRecord, error)
+	// HasInvocations reports, for each id in order, whether Invocation
+	// would find one with it, in one read of the store for up to
+	// MaxHasInvocations ids: a backfill walks a range of occurrences that
+	// may all have records.
+	HasInvocations(ids []string) ([]bool, error)
 	PutInvocation(*InvocationRecord) error
 	// PutDefinition stores one of the job's definitions, if it is not
 	// stored yet, and returns its DefinitionHash for the invocations that
@@ -180,6 +185,11 @@ type Tx interface {
 	// Enqueue schedules a task; it commits with the transaction.
 	Enqueue(task.Task) error
 }
+
+// MaxHasInvocations is how many ids Tx.HasInvocations answers in one read
+// of the store (Datastore looks up at most 1,000 keys at once); it takes
+// more, in more reads.
+const MaxHasInvocations = 1000
 
 // Store is a persistence backend. It is safe for concurrent use.
 type Store interface {

@@ -94,6 +94,43 @@ func (t *tx) Invocation(id string) (*store.InvocationRecord, error) {
 	return &c, nil
 }
 
+// HasInvocations looks up the ids the transaction has not read or put,
+// up to store.MaxHasInvocations keys in one Lookup, and remembers what it
+// found as Invocation does.
+func (t *tx) HasInvocations(ids []string) ([]bool, error) {
+	var keys []*datastore.Key
+	for _, id := range ids {
+		if _, ok := t.invs[id]; !ok {
+			keys = append(keys, t.s.invocationKey(t.jobID, id))
+		}
+	}
+	for len(keys) > 0 {
+		n := min(len(keys), store.MaxHasInvocations)
+		got := make([]invocationEntity, n)
+		err := t.dtx.GetMulti(keys[:n], got)
+		var missing datastore.MultiError
+		if err != nil && !errors.As(err, &missing) {
+			return nil, fmt.Errorf("datastore: reading invocations of %s: %w", t.jobID, err)
+		}
+		for i, k := range keys[:n] {
+			switch {
+			case missing == nil || missing[i] == nil:
+				t.remember(k.Name, &got[i].InvocationRecord)
+			case errors.Is(missing[i], datastore.ErrNoSuchEntity):
+				t.remember(k.Name, nil)
+			default:
+				return nil, fmt.Errorf("datastore: reading invocation %s of %s: %w", k.Name, t.jobID, missing[i])
+			}
+		}
+		keys = keys[n:]
+	}
+	has := make([]bool, len(ids))
+	for i, id := range ids {
+		has[i] = t.invs[id] != nil
+	}
+	return has, nil
+}
+
 func (t *tx) PutInvocation(inv *store.InvocationRecord) error {
 	if inv.JobID != t.jobID {
 		return t.refuse(fmt.Errorf("datastore: invocation %s of job %s put in a transaction on %s: a transaction writes only its own job's group", inv.ID, inv.JobID, t.jobID))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -303,6 +304,64 @@ func (t *tx) Invocation(id string) (*store.InvocationRecord, error) {
 	}
 	t.read(inv)
 	return cloneInvocation(inv), nil
+}
+
+// HasInvocations answers from what the transaction put or read, and from
+// the file for the rest in one query, their ids passed as one JSON array
+// so that one prepared statement serves any number. Run on the cache, it
+// cannot tell what the cache does not hold: the Update runs again on the
+// committer, as for any answer the cache cannot stand behind.
+func (t *tx) HasInvocations(ids []string) ([]bool, error) {
+	if err := t.check(); err != nil {
+		return nil, err
+	}
+	has := make([]bool, len(ids))
+	var ask []string
+	for i, id := range ids {
+		_, put := t.invs[id]
+		_, read := t.readInvs[id]
+		switch {
+		case put || read:
+			has[i] = true
+		case t.cached != nil:
+			if _, ok := t.cached.invs[id]; !ok {
+				return nil, t.fail(errStale)
+			}
+			has[i] = true
+		default:
+			ask = append(ask, id)
+		}
+	}
+	if len(ask) == 0 {
+		return has, nil
+	}
+	list, err := json.Marshal(ask)
+	if err != nil {
+		return nil, t.fail(err)
+	}
+	rows, err := t.w.query("SELECT id FROM invocations WHERE job_id = ? AND id IN (SELECT value FROM json_each(?))", t.jobID, string(list))
+	if err != nil {
+		t.broken = true
+		return nil, t.fail(fmt.Errorf("sqlite: read invocations of %s: %w", t.jobID, err))
+	}
+	defer rows.Close()
+	found := map[string]bool{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			t.broken = true
+			return nil, t.fail(fmt.Errorf("sqlite: read invocations of %s: %w", t.jobID, err))
+		}
+		found[id] = true
+	}
+	if err := rows.Err(); err != nil {
+		t.broken = true
+		return nil, t.fail(fmt.Errorf("sqlite: read invocations of %s: %w", t.jobID, err))
+	}
+	for i, id := range ids {
+		has[i] = has[i] || found[id]
+	}
+	return has, nil
 }
 
 // read notes an invocation the transaction read; inv is not modified

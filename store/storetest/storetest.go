@@ -72,6 +72,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"every job field round-trips", testJobRoundTrip},
 		{"every invocation field round-trips", testInvocationRoundTrip},
 		{"missing job and invocation are ErrNotFound", testNotFound},
+		{"HasInvocations answers as Invocation would, for any number of ids", testHasInvocations},
 		{"a definition is stored per job and hash, and only if committed", testDefinitions},
 		{"invocations that share a definition share its stored bytes", testDefinitionStoredOnce},
 		{"a transaction reads its own writes", testReadsOwnWrites},
@@ -304,6 +305,61 @@ func testNotFound(t *testing.T, s store.Store) {
 	// The read-only Update of the missing job created nothing.
 	if _, err := s.Job(ctx, "proj/missing"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("Job(missing) after a read-only Update: error = %v, want ErrNotFound", err)
+	}
+}
+
+func testHasInvocations(t *testing.T, s store.Store) {
+	put(t, s, job("proj/a"), job("proj/b"))
+	// More ids than one read answers, with records on both sides of the
+	// cut, and one id only the other job has.
+	ids := make([]string, store.MaxHasInvocations+500)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("2026%04dT000000Z", i)
+	}
+	at := func(i int) *store.InvocationRecord {
+		return &store.InvocationRecord{JobID: "proj/a", ID: ids[i], Occurrence: t0, Status: "SUCCEEDED"}
+	}
+	putInvs(t, s, "proj/a", at(0), at(7), at(store.MaxHasInvocations-1), at(store.MaxHasInvocations), at(len(ids)-1))
+	putInvs(t, s, "proj/b", &store.InvocationRecord{JobID: "proj/b", ID: ids[3], Occurrence: t0, Status: "SUCCEEDED"})
+	want := map[string]bool{ids[0]: true, ids[7]: true, ids[store.MaxHasInvocations-1]: true, ids[store.MaxHasInvocations]: true, ids[len(ids)-1]: true}
+
+	var problems []string // of fn's last run: it may run more than once
+	_, err := s.Update(t.Context(), "proj/a", func(tx store.Tx) error {
+		problems = nil
+		if has, err := tx.HasInvocations(nil); err != nil || len(has) != 0 {
+			return fmt.Errorf("HasInvocations(nil) = %v, %w; want none", has, err)
+		}
+		// Read before: the answer must not depend on it.
+		if _, err := tx.Invocation(ids[7]); err != nil {
+			return err
+		}
+		// Put in this transaction: the answer sees it, as Invocation does.
+		if err := tx.PutInvocation(at(5)); err != nil {
+			return err
+		}
+		has, err := tx.HasInvocations(ids)
+		if err != nil {
+			return err
+		}
+		if len(has) != len(ids) {
+			return fmt.Errorf("HasInvocations of %d ids gave %d answers", len(ids), len(has))
+		}
+		for i, id := range ids {
+			_, err := tx.Invocation(id)
+			if err != nil && !errors.Is(err, store.ErrNotFound) {
+				return err
+			}
+			if w := want[id] || i == 5; has[i] != w || has[i] != (err == nil) {
+				problems = append(problems, fmt.Sprintf("%s: HasInvocations says %v, want %v (Invocation: %v)", id, has[i], w, err))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Error(p)
 	}
 }
 
