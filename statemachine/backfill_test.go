@@ -195,7 +195,7 @@ func TestProperty_BackfillRunsNoOccurrenceTwice(t *testing.T) {
 			switch r := rng.IntN(12); {
 			case r < 3:
 				now = now.Add(time.Duration(rng.IntN(90)) * minute)
-				apply(sm.Tick{Nonce: m.Job.TickNonce})
+				apply(sm.Tick{Nonce: m.Job.TickNonce, Start: rng.IntN(2) == 0})
 			case r == 3:
 				apply(sm.Triggered{})
 			case r < 6:
