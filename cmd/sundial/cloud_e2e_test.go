@@ -22,7 +22,8 @@ import (
 // Tasks played by cloudtaskstest (real HTTP deliveries to the app's task
 // endpoint with App Engine's headers), and the cron endpoints called as App
 // Engine cron calls them. One task's create is acknowledged and then lost,
-// and one StartInvocation is delivered twice at once: no occurrence reaches
+// and one tick that launches its occurrence (and so stands for its
+// StartInvocation) is delivered twice at once: no occurrence reaches
 // the receiver twice, and the watchdog repairs the job whose tick was lost,
 // which then fires again. Outside requests to the internal endpoints are
 // refused.
@@ -57,7 +58,7 @@ func TestCloudShapeSurvivesLostAndRepeatedTasks(t *testing.T) {
 	ts.Twice(func(task *cloudtaskspb.Task) bool {
 		mu.Lock()
 		defer mu.Unlock()
-		if !strings.Contains(task.Name, "cloud-twice-start-") || twiceDone {
+		if !strings.Contains(task.Name, "cloud-twice-tick-") || twiceDone {
 			return false
 		}
 		twiceDone = true
@@ -152,12 +153,12 @@ func TestCloudShapeSurvivesLostAndRepeatedTasks(t *testing.T) {
 	}
 	var twiceDeliveries int
 	for _, d := range ts.Deliveries() {
-		if strings.Contains(d.Task, "cloud-twice-start-") {
+		if strings.Contains(d.Task, "cloud-twice-tick-") {
 			twiceDeliveries++
 		}
 	}
 	if n := len(seen); n < 4 || twiceDeliveries < 2 {
-		t.Errorf("%d occurrences reached the receiver and %d StartInvocation deliveries of job twice; the test did not exercise what it means to", n, twiceDeliveries)
+		t.Errorf("%d occurrences reached the receiver and %d tick deliveries of job twice; the test did not exercise what it means to", n, twiceDeliveries)
 	}
 }
 

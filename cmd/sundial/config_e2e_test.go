@@ -68,16 +68,15 @@ func TestServeFollowsConfigEdits(t *testing.T) {
 	// A valid edit that removes b: b is DISABLED, its history kept.
 	writeConfig(t, configs, "p", "jobs:\n"+job("a", "/a2"))
 	s.hup(t)
+	// The project's record is written once its jobs are in line: wait
+	// for both.
 	var b jobView
-	waitUntil(t, 30*time.Second, "job b to be disabled", func() bool {
+	waitUntil(t, 30*time.Second, "job b to be disabled and the revision recorded", func() bool {
 		b = getJob(t, s, "p", "b")
-		return b.State == "DISABLED"
+		return b.State == "DISABLED" && projectConfig(t, s, "p").Error == ""
 	})
 	if b.LastInvocation == nil {
 		t.Error("job b's history is gone after its removal")
-	}
-	if status := projectConfig(t, s, "p"); status.Error != "" {
-		t.Errorf("project p after a valid edit: config error %q", status.Error)
 	}
 	s.stop(t)
 }

@@ -122,6 +122,9 @@ func (t *tx) committed() {
 			invs[id] = inv
 		}
 	}
+	if len(invs) == 0 {
+		invs = nil // most jobs, between occurrences: an empty map is not free
+	}
 	t.s.cache.put(t.jobID, &cachedGroup{version: version, job: job, invs: invs})
 }
 

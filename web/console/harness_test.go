@@ -67,6 +67,9 @@ type site struct {
 	disp    *local.Dispatcher
 	wd      *watchdog.Watchdog
 	handler http.Handler
+	// now is the server's clock: the fake clock, but never back from the
+	// latest time it read.
+	now func() time.Time
 }
 
 func newSite(t testing.TB) *site {
@@ -91,6 +94,7 @@ func newSite(t testing.TB) *site {
 		}
 		return last
 	}
+	s.now = now
 	q := &enginetest.LateQueue{}
 	targets := map[string]target.Target{"noop": demoTarget{clk: s.clk}, "async": async{}, "flaky": flaky{clk: s.clk}, "logs": logs{}}
 	s.eng = engine.New(st, q, targets, engine.Options{Now: now})
