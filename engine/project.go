@@ -94,7 +94,7 @@ func (e *Engine) ApplyProject(ctx context.Context, project string, rev Revision)
 	for i, j := range jobs {
 		o := listed[i]
 		switch {
-		case o.err != nil && ctx.Err() != nil && errors.Is(o.err, ctx.Err()):
+		case stoppedBy(ctx, o.err):
 			// In flight when the apply stopped: said once, below.
 		case o.err != nil:
 			errs = append(errs, fmt.Errorf("job %s: %w", j.ID, o.err))
@@ -107,8 +107,7 @@ func (e *Engine) ApplyProject(ctx context.Context, project string, rev Revision)
 			note(&changes.Changed, &changes.ChangedCount, jobName(j.ID))
 		}
 	}
-	// The jobs the revision no longer lists: a revision that does list
-	// them but was stopped before it saw them never gets here.
+	// The jobs the revision no longer lists, unless the apply stopped.
 	gone := slices.Sorted(maps.Keys(stored))
 	removed := make([]outcome, len(gone))
 	if ctx.Err() == nil {
@@ -117,7 +116,7 @@ func (e *Engine) ApplyProject(ctx context.Context, project string, rev Revision)
 		})
 	}
 	for i, id := range gone {
-		if err := removed[i].err; err != nil {
+		if err := removed[i].err; err != nil && !stoppedBy(ctx, err) {
 			errs = append(errs, fmt.Errorf("job %s: %w", id, err))
 		}
 		if removed[i].changed {
@@ -170,6 +169,11 @@ func parallel(ctx context.Context, n int, fn func(i int)) {
 		})
 	}
 	wg.Wait()
+}
+
+// stoppedBy reports whether err is ctx's own, ctx being done.
+func stoppedBy(ctx context.Context, err error) bool {
+	return err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err())
 }
 
 // projectJobs returns the ids of a project's jobs in the store.
