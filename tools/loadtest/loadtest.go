@@ -104,6 +104,14 @@ type Report struct {
 	UpdatesPerInvocation float64 `json:"updates_per_invocation"`
 	CommitsPerInvocation float64 `json:"commits_per_invocation"`
 
+	// CPUSeconds is the process's user+system CPU over the measured
+	// minutes, CPUPer1000Launches the same per 1,000 measured launches,
+	// CPURunSeconds that of the whole run (definitions and warm-up too):
+	// the figures the River harness (bench/river) reports for its side.
+	CPUSeconds         float64 `json:"cpu_s"`
+	CPUPer1000Launches float64 `json:"cpu_s_per_1000_launches"`
+	CPURunSeconds      float64 `json:"cpu_run_s"`
+
 	// PeakRSSMiB is the process's VmHWM; PeakHeapMiB the largest Go heap
 	// in use seen by a sample every few seconds.
 	PeakRSSMiB  float64 `json:"peak_rss_mib"`
@@ -145,7 +153,7 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	began := opts.Now()
+	began, cpuBegan := opts.Now(), processCPU()
 	path := opts.DB
 	if path == "" {
 		dir, err := os.MkdirTemp("", "sundial-bench-")
@@ -208,11 +216,11 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	if err := sleepUntil(ctx, opts.Now, start); err != nil {
 		return rep, err
 	}
-	before := st.Stats()
+	before, cpuBefore := st.Stats(), processCPU()
 	if err := sleepUntil(ctx, opts.Now, end); err != nil {
 		return rep, err
 	}
-	after := st.Stats()
+	after, cpuAfter := st.Stats(), processCPU()
 	if opts.HeapProfile != nil {
 		runtime.GC()
 		if err := pprof.Lookup("heap").WriteTo(opts.HeapProfile, 0); err != nil {
@@ -242,7 +250,9 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	if rep.Launches > 0 {
 		rep.UpdatesPerInvocation = float64(rep.StoreUpdates) / float64(rep.Launches)
 		rep.CommitsPerInvocation = float64(rep.StoreCommits) / float64(rep.Launches)
+		rep.CPUPer1000Launches = (cpuAfter - cpuBefore) / float64(rep.Launches) * 1000
 	}
+	rep.CPUSeconds, rep.CPURunSeconds = cpuAfter-cpuBefore, processCPU()-cpuBegan
 	rss, heap := mem.peaks()
 	rep.PeakRSSMiB, rep.PeakHeapMiB = float64(rss)/(1<<20), float64(heap)/(1<<20)
 	rep.WallSeconds = opts.Now().Sub(began).Seconds()

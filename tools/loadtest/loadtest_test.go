@@ -72,3 +72,19 @@ func TestRunRefusesBadOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestProcessCPUReadsTheProcess: the figure is the process's own CPU, so
+// it grows while the process computes.
+func TestProcessCPUReadsTheProcess(t *testing.T) {
+	t.Parallel()
+	first := processCPU()
+	x := uint64(1)
+	for i := 0; processCPU() == first && i < 1e6; i++ {
+		for j := range 100000 {
+			x = x*6364136223846793005 + uint64(j)
+		}
+	}
+	if got := processCPU(); got <= first {
+		t.Errorf("CPU stayed at %v s while computing (%d)", got, x)
+	}
+}

@@ -118,3 +118,26 @@ func procStatus(field string) uint64 {
 	}
 	return 0
 }
+
+// processCPU is the process's user+system CPU in seconds, from
+// /proc/self/stat (fields 14 and 15, in clock ticks of 1/100 s on Linux);
+// 0 where there is no such file.
+func processCPU() float64 {
+	b, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		return 0
+	}
+	// The command name (field 2) may hold spaces; the fields after its
+	// closing parenthesis do not.
+	_, rest, ok := strings.Cut(string(b), ") ")
+	f := strings.Fields(rest)
+	if !ok || len(f) < 13 {
+		return 0
+	}
+	utime, err1 := strconv.ParseUint(f[11], 10, 64)
+	stime, err2 := strconv.ParseUint(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0
+	}
+	return float64(utime+stime) / 100
+}
