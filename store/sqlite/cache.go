@@ -84,6 +84,9 @@ func (t *tx) committed() {
 	var version int64
 	base := t.cached
 	switch {
+	case t.jobAbsent && t.job != nil:
+		// Inserted in this transaction: the column's default.
+		version = 0
 	case t.cached != nil:
 		version = t.version + 1
 	case t.readJob:
@@ -91,9 +94,6 @@ func (t *tx) committed() {
 		if base = t.s.cache.get(t.jobID); base != nil && base.version != t.version {
 			base = nil
 		}
-	case t.jobAbsent && t.job != nil:
-		// Inserted in this transaction: the column's default.
-		version = 0
 	default:
 		// Written without reading the job: its version is not known here.
 		t.s.cache.drop(t.jobID, nil)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -189,5 +191,83 @@ func TestEndedInvocationIsNeverCreatedAgain(t *testing.T) {
 	}
 	if j, err := s.Job(ctx, "p/j"); err != nil || string(j.EncodedState) != "1" {
 		t.Errorf("the job's state is %q, %v; want it unchanged", j.EncodedState, err)
+	}
+}
+
+// TestNewJobsAreDefinedOffTheCommitter: a job the cache does not hold
+// (a new one, or one not written since Open) runs its function on the
+// caller, against what a reader finds, while the committer is busy with
+// another write; the committer then only checks and writes, all of them
+// in one batch.
+func TestNewJobsAreDefinedOffTheCommitter(t *testing.T) {
+	t.Parallel()
+	b, hooks := newBatcher()
+	s := openAt(t, tempPath(t), Options{}, hooks)
+	held := b.hold(t, s)
+	const n = 8
+	var holding atomic.Bool
+	holding.Store(true)
+	var whileHeld atomic.Int32
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			id := fmt.Sprintf("p/new%d", i)
+			_, errs[i] = s.Update(t.Context(), id, func(tx store.Tx) error {
+				if holding.Load() {
+					whileHeld.Add(1)
+				}
+				if _, err := tx.Job(); !errors.Is(err, store.ErrNotFound) {
+					return fmt.Errorf("Job of a new job: %v, want ErrNotFound", err)
+				}
+				return tx.PutJob(&store.JobRecord{ID: id, Project: "p", State: "SCHEDULED"})
+			})
+		})
+	}
+	b.waitQueued(n)
+	holding.Store(false)
+	close(b.release)
+	wg.Wait()
+	if err := <-held; err != nil {
+		t.Fatal(err)
+	}
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("Update %d: %v", i, err)
+		}
+		if _, err := s.Job(t.Context(), fmt.Sprintf("p/new%d", i)); err != nil {
+			t.Errorf("job %d: %v", i, err)
+		}
+	}
+	if got := whileHeld.Load(); got != n {
+		t.Errorf("%d of %d functions ran while the committer was busy, want all: they ran on the committer", got, n)
+	}
+	if st := s.Stats(); st.Commits != 2 {
+		t.Errorf("Stats = %+v, want 2 commits (the holder, then the %d new jobs together)", st, n)
+	}
+}
+
+// TestNewJobDefinedElsewhereMeanwhile: a job found absent is inserted only
+// if it still is; if another process defined it meanwhile, the function
+// runs again on the committer and sees that job.
+func TestNewJobDefinedElsewhereMeanwhile(t *testing.T) {
+	t.Parallel()
+	path := tempPath(t)
+	a, b := openAt(t, path, Options{}, testHooks{}), openAt(t, path, Options{}, testHooks{})
+	runs := 0
+	_, err := a.Update(t.Context(), "p/same", func(tx store.Tx) error {
+		runs++
+		if runs == 1 {
+			if _, err := b.Update(t.Context(), "p/same", incr); err != nil {
+				return err
+			}
+		}
+		return incr(tx)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := count(t, a, "p/same"); got != 2 || runs != 2 {
+		t.Errorf("counter %d after %d runs, want 2 after 2: the other process's definition was overwritten", got, runs)
 	}
 }

@@ -72,6 +72,7 @@ var ErrClosed = errors.New("sqlite: store closed")
 // and several Stores (in one process or several) may share one file.
 type Store struct {
 	read        *sql.DB // WAL readers, query_only
+	readStmts   readStmts
 	cache       rowCache
 	definitions storedDefinitions
 
@@ -201,6 +202,13 @@ func open(path string, opts Options, hooks testHooks) (*Store, error) {
 		done:     make(chan struct{}),
 		hooks:    hooks,
 	}
+	if err := s.readStmts.prepare(read); err != nil {
+		conn.Close()
+		writeDB.Close()
+		read.Close()
+		ckpt.Close()
+		return nil, err
+	}
 	s.queue.init()
 	s.cache.init()
 	go s.commitLoop(conn)
@@ -220,8 +228,30 @@ func (s *Store) Close() error {
 	})
 	<-s.done
 	<-s.ckptDone
-	return errors.Join(s.read.Close(), s.ckptDB.Close(), s.writeDB.Close())
+	return errors.Join(s.readStmts.close(), s.read.Close(), s.ckptDB.Close(), s.writeDB.Close())
 }
+
+// readStmts are the reads of every Update, prepared once per reader
+// connection instead of once per call: a job's first Update reads its
+// row, and one that writes nothing reads its version.
+type readStmts struct {
+	job     *sql.Stmt // the job row and its version
+	version *sql.Stmt // the job's version
+}
+
+func (r *readStmts) prepare(db *sql.DB) error {
+	var err error
+	if r.job, err = db.Prepare("SELECT version, " + jobColumns + " FROM jobs WHERE id = ?"); err != nil {
+		return fmt.Errorf("sqlite: prepare: %w", err)
+	}
+	if r.version, err = db.Prepare("SELECT version FROM jobs WHERE id = ?"); err != nil {
+		r.job.Close()
+		return fmt.Errorf("sqlite: prepare: %w", err)
+	}
+	return nil
+}
+
+func (r *readStmts) close() error { return errors.Join(r.job.Close(), r.version.Close()) }
 
 // Stats are counters since Open.
 type Stats struct {

@@ -16,11 +16,13 @@ import (
 // returns nil; see store.Store.
 //
 // fn first runs on the caller's goroutine against the Store's cache of
-// what its committer last committed of the group (cache.go); the
-// committer then only checks that the job's version is still the cached
-// one and writes. If the group is not cached, changed meanwhile, or fn
-// fails there, fn runs again on the committer, inside the physical
-// transaction it writes in, where it sees the file as it is: there it
+// what its committer last committed of the group (cache.go), or, for a
+// group the cache does not hold, against its job row as a reader finds
+// it (or its absence); the committer then only checks that the job's
+// version is still the one fn saw and writes. If the group changed
+// meanwhile, or fn fails there, fn runs again on the committer, inside
+// the physical transaction it writes in, where it sees the file as it
+// is: there it
 // shares the transaction with other Updates, so it must be quick and do no
 // I/O outside tx (calling this Store's writes from it deadlocks), and
 // Updates run in the order they were queued, each seeing the writes of
@@ -34,13 +36,35 @@ func (s *Store) Update(ctx context.Context, jobID string, fn func(store.Tx) erro
 	if s.closed.Load() {
 		return nil, ErrClosed
 	}
-	if g := s.cache.get(jobID); g != nil {
-		tasks, err := s.updateCached(ctx, jobID, g, fn)
-		if !errors.Is(err, errStale) {
-			return tasks, err
+	g := s.cache.get(jobID)
+	if g == nil {
+		var err error
+		if g, err = s.load(ctx, jobID); err != nil {
+			return nil, err
 		}
 	}
+	tasks, err := s.updateCached(ctx, jobID, g, fn)
+	if !errors.Is(err, errStale) {
+		return tasks, err
+	}
 	return s.updateOnCommitter(ctx, jobID, fn)
+}
+
+// load reads jobID's row on a reader, as a group to run fn on: a job
+// defined for the first time, or first written since Open, then costs the
+// committer what a cached one does. The group holds no invocation: those
+// fn reads are answered absent, which the committer checks, and one that
+// exists sends fn to the committer. It is not put in the cache: the
+// committer's own writes may have replaced it meanwhile.
+func (s *Store) load(ctx context.Context, jobID string) (*cachedGroup, error) {
+	j, version, err := scanVersionedJob(s.readStmts.job.QueryRowContext(ctx, jobID))
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return &cachedGroup{version: noVersion}, nil
+	case err != nil:
+		return nil, fmt.Errorf("sqlite: read job %s: %w", jobID, err)
+	}
+	return &cachedGroup{version: version, job: j}, nil
 }
 
 // errStale: fn's run on the cache cannot stand, and it runs on the
@@ -50,8 +74,12 @@ var errStale = errors.New("sqlite: the cached job is stale")
 // updateCached runs fn on the cached group g and has the committer write
 // its writes if the job is still at g's version.
 func (s *Store) updateCached(ctx context.Context, jobID string, g *cachedGroup, fn func(store.Tx) error) ([]task.Task, error) {
-	t := &tx{s: s, jobID: jobID, invs: map[string]*store.InvocationRecord{}, cached: g, version: g.version,
-		loaded: g.job, readJob: true, readProject: g.job.Project}
+	t := &tx{s: s, jobID: jobID, invs: map[string]*store.InvocationRecord{}, cached: g, version: g.version}
+	if g.job == nil {
+		t.jobAbsent = true
+	} else {
+		t.loaded, t.readJob, t.readProject = g.job, true, g.job.Project
+	}
 	err := fn(t)
 	t.ended = true
 	if err == nil {
@@ -91,13 +119,15 @@ func (s *Store) updateCached(ctx context.Context, jobID string, g *cachedGroup, 
 // not.
 func (s *Store) stillCurrent(ctx context.Context, t *tx) error {
 	var version int64
-	if err := s.read.QueryRowContext(ctx, "SELECT version FROM jobs WHERE id = ?", t.jobID).Scan(&version); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
+	err := s.readStmts.version.QueryRowContext(ctx, t.jobID).Scan(&version)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		if !t.jobAbsent {
 			return errStale
 		}
+	case err != nil:
 		return fmt.Errorf("sqlite: read job %s: %w", t.jobID, err)
-	}
-	if version != t.version {
+	case t.jobAbsent || version != t.version:
 		return errStale
 	}
 	for _, id := range t.absent {
@@ -158,14 +188,15 @@ type tx struct {
 	s     *Store
 
 	// cached is the group fn ran on, nil on the committer. version is its
-	// version; on the committer, the version the job was read at, or
-	// noVersion.
+	// version; on the committer, the version the job was read at; or
+	// noVersion, for a job not read or found absent.
 	cached  *cachedGroup
 	version int64
 	// absent are the invocations the cache did not hold, answered
 	// ErrNotFound; the committer checks that they do not exist.
 	absent []string
-	// jobAbsent: on the committer, Job found no job.
+	// jobAbsent: the group fn runs on has no job row (cached), or Job
+	// found none (on the committer).
 	jobAbsent bool
 	// readInvs are the invocations read from the file, by id.
 	readInvs map[string]*store.InvocationRecord
@@ -467,6 +498,14 @@ func (t *tx) apply() error {
 		args, err := jobArgs(t.job)
 		switch {
 		case err != nil:
+		case t.jobAbsent && t.cached != nil:
+			// A new job: inserted only if it is still absent.
+			versioned = true
+			var n int64
+			n, err = t.rowsAffected(`INSERT INTO jobs (`+jobColumns+`) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`, args...)
+			if err == nil && n != 1 {
+				return &rejected{errStale}
+			}
 		case t.readJob && t.readProject == t.job.Project && t.cached != nil:
 			versioned = true
 			var n int64
@@ -607,6 +646,11 @@ func (t *tx) bumpVersion() error {
 			return fmt.Errorf("sqlite: version of %s: %w", t.jobID, err)
 		}
 		return nil
+	}
+	if t.jobAbsent {
+		// A group without a job row has no version to check fn's run
+		// by: the committer runs it.
+		return &rejected{errStale}
 	}
 	n, err := t.rowsAffected("UPDATE jobs SET version = version + 1 WHERE id = ? AND version = ?", t.jobID, t.version)
 	if err != nil {
