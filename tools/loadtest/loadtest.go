@@ -53,9 +53,6 @@ type Options struct {
 	Sync sqlite.Sync
 	// Workers are the dispatcher's; default local.DefaultWorkers.
 	Workers int
-	// Definers define the jobs concurrently, so their transactions share
-	// commits. Default 64.
-	Definers int
 	// Projects spreads the jobs over this many projects. Default 100.
 	Projects int
 	// Now is the clock. Required.
@@ -143,9 +140,6 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	if opts.Workers <= 0 {
 		// Set here so that the report says it.
 		opts.Workers = local.DefaultWorkers
-	}
-	if opts.Definers <= 0 {
-		opts.Definers = 64
 	}
 	if opts.Projects <= 0 {
 		opts.Projects = 100
@@ -259,26 +253,27 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	return rep, nil
 }
 
-// define defines the jobs from opts.Definers goroutines: one at a time they
-// would each wait for a commit of their own.
+// define applies each project's jobs as one revision of its config, all
+// projects at once, as sundial serve's config refresher does at its first
+// start or on an import.
 func define(ctx context.Context, eng *engine.Engine, opts Options) error {
 	def := engine.Definition{Schedule: Schedule, Target: "noop"}
-	var next atomic.Int64
-	var first error
-	var once sync.Once
+	revs := make([]engine.Revision, opts.Projects)
+	for i := range opts.Jobs {
+		p := i % opts.Projects
+		revs[p].Jobs = append(revs[p].Jobs, engine.Job{ID: JobID(i, opts.Projects), Definition: def})
+	}
+	errs := make([]error, opts.Projects)
 	var wg sync.WaitGroup
-	for range opts.Definers {
-		wg.Go(func() {
-			for i := int(next.Add(1)) - 1; i < opts.Jobs; i = int(next.Add(1)) - 1 {
-				if err := eng.Define(ctx, JobID(i, opts.Projects), def); err != nil {
-					once.Do(func() { first = err })
-					return
-				}
-			}
-		})
+	for p := range revs {
+		if len(revs[p].Jobs) == 0 {
+			continue
+		}
+		revs[p].ID = "bench"
+		wg.Go(func() { errs[p] = eng.ApplyProject(ctx, engine.ProjectOf(revs[p].Jobs[0].ID), revs[p]) })
 	}
 	wg.Wait()
-	return first
+	return errors.Join(errs...)
 }
 
 // JobID is the id of the i-th job of a run over projects projects.
