@@ -22,8 +22,8 @@ import (
 // not hold is answered ErrNotFound, and the committer checks that it
 // indeed does not exist.
 //
-// It holds one entry per job written since Open; entries and what they
-// point to are never modified, only replaced.
+// It holds one entry per job an Update read or wrote since Open; entries
+// and what they point to are never modified, only replaced.
 type rowCache struct {
 	mu sync.Mutex
 	m  map[string]*cachedGroup
@@ -48,6 +48,16 @@ func (c *rowCache) put(jobID string, g *cachedGroup) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.m[jobID] = g
+}
+
+// putIfNewer caches g unless the entry for jobID is of g's version or
+// later: a job's version in the file only moves on.
+func (c *rowCache) putIfNewer(jobID string, g *cachedGroup) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old := c.m[jobID]; old == nil || old.version < g.version {
+		c.m[jobID] = g
+	}
 }
 
 // drop forgets jobID's entry if it is still g, or whatever it is for nil.

@@ -271,3 +271,29 @@ func TestNewJobDefinedElsewhereMeanwhile(t *testing.T) {
 		t.Errorf("counter %d after %d runs, want 2 after 2: the other process's definition was overwritten", got, runs)
 	}
 }
+
+// TestAReadNeverTakesTheCacheBack: a job read on a reader is cached only
+// if the committer has not cached a later version meanwhile, so the
+// cache's guess never goes back to what the file no longer holds.
+func TestAReadNeverTakesTheCacheBack(t *testing.T) {
+	t.Parallel()
+	s := openAt(t, tempPath(t), Options{}, testHooks{})
+	for range 2 {
+		if _, err := s.Update(t.Context(), "p/same", incr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	later := s.cache.get("p/same")
+	s.cache.putIfNewer("p/same", &cachedGroup{version: later.version - 1, job: &store.JobRecord{ID: "p/same", Project: "p"}})
+	if got := s.cache.get("p/same"); got != later {
+		t.Errorf("cached version %d replaced by an older read's %d", later.version, got.version)
+	}
+	s.cache.drop("p/same", nil)
+	read, err := s.load(t.Context(), "p/same")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.cache.get("p/same"); got != read || read.version != later.version {
+		t.Errorf("a job read on a reader was not cached at its version %d", later.version)
+	}
+}

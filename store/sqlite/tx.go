@@ -54,8 +54,10 @@ func (s *Store) Update(ctx context.Context, jobID string, fn func(store.Tx) erro
 // defined for the first time, or first written since Open, then costs the
 // committer what a cached one does. The group holds no invocation: those
 // fn reads are answered absent, which the committer checks, and one that
-// exists sends fn to the committer. It is not put in the cache: the
-// committer's own writes may have replaced it meanwhile.
+// exists sends fn to the committer. A job found is cached, unless the
+// committer has meanwhile cached a later version: after a restart, the
+// Update that finds the job unchanged (its definition applied again)
+// leaves it cached for the tick that follows.
 func (s *Store) load(ctx context.Context, jobID string) (*cachedGroup, error) {
 	j, version, err := scanVersionedJob(s.readStmts.job.QueryRowContext(ctx, jobID))
 	switch {
@@ -64,7 +66,9 @@ func (s *Store) load(ctx context.Context, jobID string) (*cachedGroup, error) {
 	case err != nil:
 		return nil, fmt.Errorf("sqlite: read job %s: %w", jobID, err)
 	}
-	return &cachedGroup{version: version, job: j}, nil
+	g := &cachedGroup{version: version, job: j}
+	s.cache.putIfNewer(jobID, g)
+	return g, nil
 }
 
 // errStale: fn's run on the cache cannot stand, and it runs on the

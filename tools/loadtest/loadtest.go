@@ -75,6 +75,9 @@ type Report struct {
 	Workers int    `json:"workers"`
 
 	DefineSeconds float64 `json:"define_s"`
+	// DefineCommits are the store's physical commits while the jobs were
+	// defined, the first occurrences' launches among them.
+	DefineCommits uint64 `json:"define_commits"`
 	// Expected is Jobs × Minutes: each job has exactly one occurrence in
 	// each measured minute.
 	Expected int `json:"expected"`
@@ -194,11 +197,12 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 		bg.Wait()
 	}()
 
-	t0 := opts.Now()
+	t0, defining := opts.Now(), st.Stats()
 	if err := define(ctx, eng, opts); err != nil {
 		return rep, err
 	}
 	rep.DefineSeconds = opts.Now().Sub(t0).Seconds()
+	rep.DefineCommits = st.Stats().Commits - defining.Commits
 
 	// Measure whole minutes from the first second boundary after the
 	// warm-up, so each job has exactly one occurrence per minute in it.
