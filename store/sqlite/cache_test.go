@@ -272,7 +272,8 @@ func TestNewJobDefinedElsewhereMeanwhile(t *testing.T) {
 	}
 }
 
-// TestAReadNeverTakesTheCacheBack: a job read on a reader is cached only
+// TestAReadNeverTakesTheCacheBack: a job read on a reader (for an Update,
+// or listed) is cached only
 // if the committer has not cached a later version meanwhile, so the
 // cache's guess never goes back to what the file no longer holds.
 func TestAReadNeverTakesTheCacheBack(t *testing.T) {
@@ -295,5 +296,12 @@ func TestAReadNeverTakesTheCacheBack(t *testing.T) {
 	}
 	if got := s.cache.get("p/same"); got != read || read.version != later.version {
 		t.Errorf("a job read on a reader was not cached at its version %d", later.version)
+	}
+	s.cache.drop("p/same", nil)
+	if _, _, err := s.Jobs(t.Context(), "p", store.Page{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.cache.get("p/same"); got == nil || got.version != later.version {
+		t.Errorf("a job listed was not cached at its version %d", later.version)
 	}
 }

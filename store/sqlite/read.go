@@ -44,7 +44,10 @@ func (s *Store) Job(ctx context.Context, id string) (*store.JobRecord, error) {
 	return j, err
 }
 
-// Jobs lists a project's jobs (all jobs for project ""), by id.
+// Jobs lists a project's jobs (all jobs for project ""), by id. The jobs
+// it reads are cached for Update unless a later version is (see load):
+// applying a project's config lists its jobs first, and after a restart
+// its Updates then find each job cached instead of reading it one by one.
 func (s *Store) Jobs(ctx context.Context, project string, p store.Page) ([]*store.JobRecord, string, error) {
 	after := ""
 	if p.Cursor != "" {
@@ -58,9 +61,9 @@ func (s *Store) Jobs(ctx context.Context, project string, p store.Page) ([]*stor
 	var err error
 	// One row more than asked tells whether there is a next page.
 	if project == "" {
-		rows, err = s.read.QueryContext(ctx, "SELECT "+jobColumns+" FROM jobs WHERE id > ? ORDER BY id LIMIT ?", after, limit+1)
+		rows, err = s.read.QueryContext(ctx, "SELECT version, "+jobColumns+" FROM jobs WHERE id > ? ORDER BY id LIMIT ?", after, limit+1)
 	} else {
-		rows, err = s.read.QueryContext(ctx, "SELECT "+jobColumns+" FROM jobs WHERE project = ? AND id > ? ORDER BY id LIMIT ?", project, after, limit+1)
+		rows, err = s.read.QueryContext(ctx, "SELECT version, "+jobColumns+" FROM jobs WHERE project = ? AND id > ? ORDER BY id LIMIT ?", project, after, limit+1)
 	}
 	if err != nil {
 		return nil, "", err
@@ -68,10 +71,11 @@ func (s *Store) Jobs(ctx context.Context, project string, p store.Page) ([]*stor
 	defer rows.Close()
 	var jobs []*store.JobRecord
 	for rows.Next() {
-		j, err := scanJob(rows)
+		j, version, err := scanVersionedJob(rows)
 		if err != nil {
 			return nil, "", err
 		}
+		s.cache.putIfNewer(j.ID, &cachedGroup{version: version, job: cloneJob(j)})
 		jobs = append(jobs, j)
 	}
 	if err := rows.Err(); err != nil {
