@@ -305,3 +305,42 @@ func TestAReadNeverTakesTheCacheBack(t *testing.T) {
 		t.Errorf("a job listed was not cached at its version %d", later.version)
 	}
 }
+
+// TestAFailureOnTheCacheIsCheckedNotRunAgain: a function that fails on the
+// cache, or writes nothing, is answered as it is if the job is still at
+// the version it read, without the committer running it again; if another
+// process moved the job on, it runs again on the committer and sees that.
+func TestAFailureOnTheCacheIsCheckedNotRunAgain(t *testing.T) {
+	t.Parallel()
+	path := tempPath(t)
+	a, b := openAt(t, path, Options{}, testHooks{}), openAt(t, path, Options{}, testHooks{})
+	if _, err := a.Update(t.Context(), "p/same", incr); err != nil {
+		t.Fatal(err)
+	}
+	// Fails while the counter is 1.
+	runs := 0
+	failAtOne := func(tx store.Tx) error {
+		runs++
+		j, err := tx.Job()
+		if err != nil {
+			return err
+		}
+		if string(j.EncodedState) == "1" {
+			return errBoom
+		}
+		return nil
+	}
+	if _, err := a.Update(t.Context(), "p/same", failAtOne); !errors.Is(err, errBoom) || runs != 1 {
+		t.Errorf("current cache: error %v after %d runs, want errBoom after 1", err, runs)
+	}
+	if st := a.Stats(); st.Commits != 1 {
+		t.Errorf("Stats = %+v: the failed function reached the committer", st)
+	}
+	if _, err := b.Update(t.Context(), "p/same", incr); err != nil {
+		t.Fatal(err)
+	}
+	runs = 0
+	if _, err := a.Update(t.Context(), "p/same", failAtOne); err != nil || runs != 2 {
+		t.Errorf("stale cache: error %v after %d runs, want success on the committer's run", err, runs)
+	}
+}

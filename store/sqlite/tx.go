@@ -89,21 +89,21 @@ func (s *Store) updateCached(ctx context.Context, jobID string, g *cachedGroup, 
 	if err == nil {
 		err = t.failed
 	}
-	if err != nil {
-		// The failure may come from a stale or assumed answer: only the
-		// file can say.
+	if t.unanswered {
 		return nil, errStale
 	}
-	if !t.writes() {
-		// Nothing to write, but what fn decided on must still be what the
-		// file holds: another process may have moved the job on.
-		if err := s.stillCurrent(ctx, t); err != nil {
-			if errors.Is(err, errStale) {
+	if err != nil || !t.writes() {
+		// fn failed, or has nothing to write (the engine's way of saying
+		// nothing changed): either way what it decided on must still be
+		// what the file holds, as another process may have moved the job
+		// on. If it is, the committer has nothing to do.
+		if cerr := s.stillCurrent(ctx, t); cerr != nil {
+			if errors.Is(cerr, errStale) {
 				s.cache.drop(jobID, g)
 			}
-			return nil, err
+			return nil, cerr
 		}
-		return nil, nil
+		return nil, err
 	}
 	err = s.write(ctx, true, t.committed, func(w *writer) error {
 		t.w = w
@@ -202,6 +202,9 @@ type tx struct {
 	// jobAbsent: the group fn runs on has no job row (cached), or Job
 	// found none (on the committer).
 	jobAbsent bool
+	// unanswered: fn asked the cache what it cannot answer; it runs on the
+	// committer, whatever it returned.
+	unanswered bool
 	// readInvs are the invocations read from the file, by id.
 	readInvs map[string]*store.InvocationRecord
 
@@ -360,6 +363,7 @@ func (t *tx) HasInvocations(ids []string) ([]bool, error) {
 			has[i] = true
 		case t.cached != nil:
 			if _, ok := t.cached.invs[id]; !ok {
+				t.unanswered = true
 				return nil, t.fail(errStale)
 			}
 			has[i] = true
