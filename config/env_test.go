@@ -116,9 +116,15 @@ func (e *env) clock() time.Time { return e.clk.Now() }
 func (e *env) advance(d time.Duration) { e.clk.Advance(d) }
 
 // write puts a config file in the directory.
+// write replaces the file whole, as a rename does: a refresh running
+// meanwhile reads the old bytes or the new, never half of them.
 func (e *env) write(name, content string) {
 	e.t.Helper()
-	if err := os.WriteFile(filepath.Join(e.dir, name), []byte(content), 0o644); err != nil {
+	tmp := filepath.Join(e.t.TempDir(), name)
+	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(e.dir, name)); err != nil {
 		e.t.Fatal(err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -533,6 +534,58 @@ func TestApplyProjectDefinesJobsSideBySide(t *testing.T) {
 			t.Errorf("%s is %s; want SCHEDULED", j.ID, got)
 		}
 	}
+}
+
+// TestApplyingTheRevisionRunningCostsNoTransaction: applying again the
+// revision a project runs, as every start does, opens no transaction for
+// the jobs it leaves as they are; a job it changes, or one disabled by its
+// config and listed again, still gets one.
+func TestApplyingTheRevisionRunningCostsNoTransaction(t *testing.T) {
+	h := newHarness(t, engine.Options{})
+	st := &countingStore{Store: h.st}
+	eng := engine.New(st, h.disp, map[string]target.Target{"rec": h.tgt}, engine.Options{Now: h.clock})
+	def := engine.Definition{Schedule: "*/5 * * * *", Target: "rec"}
+	jobs := []engine.Job{{ID: "p/a", Definition: def}, {ID: "p/b", Definition: def}, {ID: "p/c", Definition: def, Disabled: true}}
+	apply := func() int {
+		t.Helper()
+		before := st.updates.Load()
+		if err := eng.ApplyProject(h.ctx, "p", engine.Revision{ID: "r1", Jobs: jobs}); err != nil {
+			t.Fatal(err)
+		}
+		return int(st.updates.Load() - before)
+	}
+	jobs[2].Disabled = false
+	apply()
+	jobs[2].Disabled = true
+	apply()
+	jobs[2].Disabled = false
+	if n := apply(); n != 1 {
+		t.Errorf("the revision running again, with p/c listed again: %d transactions, want 1 (p/c's)", n)
+	}
+	if got := h.job("p/c").State; got != string(statemachine.Scheduled) {
+		t.Errorf("p/c listed again is %s; want SCHEDULED", got)
+	}
+	if n := apply(); n != 0 {
+		t.Errorf("the revision running again: %d transactions, want none", n)
+	}
+	jobs[1].Definition.Schedule = "*/10 * * * *"
+	if n := apply(); n != 1 {
+		t.Errorf("one job changed: %d transactions, want 1", n)
+	}
+	if got := h.job("p/b").Definition; !strings.Contains(string(got), "*/10") {
+		t.Errorf("p/b's stored definition %s, want the changed schedule", got)
+	}
+}
+
+// countingStore counts Updates.
+type countingStore struct {
+	store.Store
+	updates atomic.Int64
+}
+
+func (s *countingStore) Update(ctx context.Context, jobID string, fn func(store.Tx) error) ([]task.Task, error) {
+	s.updates.Add(1)
+	return s.Store.Update(ctx, jobID, fn)
 }
 
 // meetingStore holds each Update until two are under way at once (or its

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -71,8 +72,9 @@ func (e *Engine) ApplyProject(ctx context.Context, project string, rev Revision)
 		err          error
 	}
 	listed := make([]outcome, len(jobs))
+	was := make([]listedJob, len(jobs))
 	for i, j := range jobs {
-		_, listed[i].had = stored[j.ID]
+		was[i], listed[i].had = stored[j.ID]
 		delete(stored, j.ID)
 	}
 	parallel(ctx, len(jobs), func(i int) {
@@ -86,6 +88,9 @@ func (e *Engine) ApplyProject(ctx context.Context, project string, rev Revision)
 		default:
 			def := j.Definition
 			def.Revision = rev.ID
+			if o.had && e.runs(j.ID, def, was[i]) {
+				return
+			}
 			o.changed, o.err = e.define(ctx, j.ID, def)
 		}
 	})
@@ -177,21 +182,40 @@ func stoppedBy(ctx context.Context, err error) bool {
 }
 
 // projectJobs returns the ids of a project's jobs in the store.
-func (e *Engine) projectJobs(ctx context.Context, project string) (map[string]bool, error) {
-	out := map[string]bool{}
+func (e *Engine) projectJobs(ctx context.Context, project string) (map[string]listedJob, error) {
+	out := map[string]listedJob{}
 	for p := (store.Page{Limit: store.MaxLimit}); ; {
 		jobs, next, err := e.store.Jobs(ctx, project, p)
 		if err != nil {
 			return nil, fmt.Errorf("project %s: listing its jobs: %w", project, err)
 		}
 		for _, j := range jobs {
-			out[j.ID] = true
+			out[j.ID] = listedJob{definition: j.Definition, disabled: j.State == string(statemachine.Disabled)}
 		}
 		if next == "" {
 			return out, nil
 		}
 		p.Cursor = next
 	}
+}
+
+// listedJob is what applying a revision needs of a job as listed.
+type listedJob struct {
+	definition []byte // as stored
+	disabled   bool
+}
+
+// runs reports whether the job, as listed, already runs def: a
+// definition this engine can run, stored in the very bytes def encodes
+// to, and not DISABLED. Define would change nothing, so applying the
+// revision a process already ran, as at every start, costs no
+// transaction per job. Any other case is Define's to judge.
+func (e *Engine) runs(jobID string, def Definition, l listedJob) bool {
+	if l.disabled || e.check(jobID, &def) != nil {
+		return false
+	}
+	encoded, err := encodeDefinition(def)
+	return err == nil && bytes.Equal(encoded, l.definition)
 }
 
 // Define creates the job or changes its definition. A definition equal to
