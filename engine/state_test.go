@@ -40,12 +40,14 @@ func TestCachedStateIsTheStoredOne(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, ok := e.states.m.Load("p/j")
-	if !ok {
+	sh := e.cache.shard("p/j")
+	sh.mu.Lock()
+	c := sh.m["p/j"]
+	sh.mu.Unlock()
+	if c == nil || !c.hasState {
 		t.Fatal("no state cached for the job")
 	}
-	c := v.(*cachedState)
-	if c.encoded != digestOf(job.EncodedState) {
+	if c.state != digestOf(job.EncodedState) {
 		t.Errorf("the cache holds a state other than the store's %s", job.EncodedState)
 	}
 	if b, err := encodeJobState(c.s); err != nil || string(b) != string(job.EncodedState) {
