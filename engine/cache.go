@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"sync"
+	"time"
 	"unique"
 
 	"github.com/sundial-cron/sundial/schedule"
@@ -47,7 +48,7 @@ type cacheShard struct {
 type cacheEntry struct {
 	hasState bool
 	state    digest
-	s        jobState
+	s        packedState
 
 	hasDef  bool
 	def     digest
@@ -83,13 +84,13 @@ func (c *jobCache) state(job *store.JobRecord) (jobState, error) {
 	sh.mu.Lock()
 	e := sh.m[job.ID]
 	hit := e != nil && e.hasState && e.state == d
-	var s jobState
+	var p packedState
 	if hit {
-		s = e.s
+		p = e.s
 	}
 	sh.mu.Unlock()
 	if hit {
-		return s.clone(), nil
+		return p.unpack().clone(), nil
 	}
 	s, err := decodeState(job)
 	if err != nil {
@@ -105,12 +106,91 @@ func (c *jobCache) state(job *store.JobRecord) (jobState, error) {
 // decoding encoded would give, up to the times' locations, which nothing
 // reads.
 func (c *jobCache) putState(jobID string, encoded []byte, s jobState) {
-	d, s := digestOf(encoded), s.clone()
+	d, p := digestOf(encoded), pack(s.clone())
 	sh := c.shard(jobID)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	e := sh.entry(jobID)
-	e.hasState, e.state, e.s = true, d, s
+	e.hasState, e.state, e.s = true, d, p
+}
+
+// packedState is a jobState in a third less memory, for the cache's
+// entry per job: the machine's five times as seconds and nanoseconds with
+// one location for them all (a time.Time is 24 bytes, a location pointer
+// in each), the health, nearly always zero, behind a pointer. Unpacked,
+// it is the jobState it was packed from, == for ==, so that encoding it
+// gives the bytes its entry is for. A state whose times have different
+// locations (none the engine makes) is kept whole instead.
+type packedState struct {
+	state     statemachine.State
+	reason    statemachine.Reason
+	tickNonce int64
+	triggers  int64
+	failures  int
+	secs      [packedTimes]int64
+	nsecs     [packedTimes]int32 // -1 for the zero time
+	loc       *time.Location
+	pending   *statemachine.Occurrence
+	active    []statemachine.Invocation
+	backfill  *statemachine.Backfill
+	health    *Health
+	audit     []AuditEntry
+	whole     *jobState // instead of all the above, for a state that does not pack
+}
+
+const packedTimes = 5
+
+func (s *jobState) packedTimes() [packedTimes]*time.Time {
+	m := &s.m
+	return [packedTimes]*time.Time{&m.TickAt, &m.NextAt, &m.Cursor, &m.LastEnded, &m.WatchdogTimerTs}
+}
+
+func pack(s jobState) packedState {
+	m := s.m
+	p := packedState{
+		state: m.State, reason: m.Reason, tickNonce: m.TickNonce, triggers: m.Triggers, failures: m.Failures,
+		pending: m.Pending, active: m.Active, backfill: m.Backfill, audit: s.audit,
+	}
+	if s.health != (Health{}) {
+		h := s.health
+		p.health = &h
+	}
+	for i, t := range s.packedTimes() {
+		if t.IsZero() && *t == (time.Time{}) {
+			p.nsecs[i] = -1
+			continue
+		}
+		switch loc := t.Location(); {
+		case p.loc == nil:
+			p.loc = loc
+		case p.loc != loc:
+			return packedState{whole: &s}
+		}
+		p.secs[i], p.nsecs[i] = t.Unix(), int32(t.Nanosecond())
+	}
+	return p
+}
+
+func (p *packedState) unpack() jobState {
+	if p.whole != nil {
+		return *p.whole
+	}
+	s := jobState{
+		m: statemachine.JobState{
+			State: p.state, Reason: p.reason, TickNonce: p.tickNonce, Triggers: p.triggers, Failures: p.failures,
+			Pending: p.pending, Active: p.active, Backfill: p.backfill,
+		},
+		audit: p.audit,
+	}
+	if p.health != nil {
+		s.health = *p.health
+	}
+	for i, t := range s.packedTimes() {
+		if p.nsecs[i] >= 0 {
+			*t = time.Unix(p.secs[i], int64(p.nsecs[i])).In(p.loc)
+		}
+	}
+	return s
 }
 
 // named returns the job's cached definition if hash names it.

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
@@ -66,5 +67,51 @@ func TestJobCacheAnswersOnlyForItsBytes(t *testing.T) {
 	}
 	if _, ok := c.named("p/other", store.DefinitionHash(cur)); ok {
 		t.Error("the cache answered for a job that has no definition cached")
+	}
+}
+
+// A packed state unpacks to the very state it was packed from, so that it
+// encodes to the bytes its entry is for, whatever locations its times
+// carry.
+func TestPackedStateUnpacksToItself(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 11, 24, 12, 0, 1, 123456789, time.UTC)
+	paris := time.FixedZone("CET", 3600)
+	for _, tc := range []struct {
+		name string
+		s    jobState
+	}{
+		{"zero", jobState{}},
+		{"UTC, some times zero", jobState{m: statemachine.JobState{State: statemachine.Scheduled, TickNonce: 7, TickAt: at, NextAt: at.Add(-time.Second), WatchdogTimerTs: at}}},
+		{"the engine's clock's location", jobState{m: statemachine.JobState{State: statemachine.Running, TickAt: at.Local(), Cursor: at.Local(), LastEnded: at.Local()}}},
+		{"a fixed zone", jobState{m: statemachine.JobState{TickAt: at.In(paris), NextAt: at.In(paris)}}},
+		{"a zero time in a zone", jobState{m: statemachine.JobState{TickAt: at.In(paris), NextAt: time.Time{}.In(paris)}}},
+		{"mixed locations", jobState{m: statemachine.JobState{TickAt: at.In(paris), NextAt: at}}},
+		{"everything set", jobState{
+			m: statemachine.JobState{
+				State: statemachine.Paused, Reason: statemachine.Reason{Kind: statemachine.ReasonPaused, Note: "why"},
+				TickNonce: 1, TickAt: at, NextAt: at, Cursor: at, LastEnded: at, WatchdogTimerTs: at, Failures: 2, Triggers: 3,
+				Pending:  &statemachine.Occurrence{ID: "o", At: at},
+				Active:   []statemachine.Invocation{{Occurrence: statemachine.Occurrence{ID: "i", At: at}, Attempt: 1}},
+				Backfill: &statemachine.Backfill{From: at, To: at, Next: at},
+			},
+			health: Health{TaskFailures: 1, LastError: "e", LastErrorAt: at},
+			audit:  []AuditEntry{{At: at, By: "user:a@example.com", Action: "pause"}},
+		}},
+	} {
+		p := pack(tc.s)
+		got := p.unpack()
+		if !reflect.DeepEqual(got, tc.s) {
+			t.Errorf("%s: unpacked %+v, packed %+v", tc.name, got, tc.s)
+		}
+		gotTimes := times(reflect.ValueOf(got.m), "m")
+		gotTimes["health"] = got.health.LastErrorAt
+		wantTimes := times(reflect.ValueOf(tc.s.m), "m")
+		wantTimes["health"] = tc.s.health.LastErrorAt
+		for path, want := range wantTimes {
+			if g := gotTimes[path]; g != want {
+				t.Errorf("%s: %s = %#v, was %#v", tc.name, path, g, want)
+			}
+		}
 	}
 }
