@@ -46,16 +46,14 @@ type cacheShard struct {
 // to never: the state's slices and pointers are its own clones, and the
 // definition and schedule are shared read-only.
 type cacheEntry struct {
-	hasState bool
-	state    digest
-	s        packedState
-
-	hasDef  bool
-	def     digest
-	hasHash bool
-	defHash [sha256.Size]byte // store.DefinitionHash of the definition, out of its hex
-	d       *Definition
-	sched   *schedule.Schedule
+	state digest
+	s     packedState
+	def   digest
+	d     *Definition
+	sched *schedule.Schedule
+	// Side by side, with the hash's bytes, to take no padding of their own.
+	hasState, hasDef, hasHash bool
+	defHash                   [sha256.Size]byte // store.DefinitionHash of the definition, out of its hex
 }
 
 var shardSeed = maphash.MakeSeed()
@@ -114,13 +112,13 @@ func (c *jobCache) putState(jobID string, encoded []byte, s jobState) {
 	e.hasState, e.state, e.s = true, d, p
 }
 
-// packedState is a jobState in a third less memory, for the cache's
-// entry per job: the machine's five times as seconds and nanoseconds with
-// one location for them all (a time.Time is 24 bytes, a location pointer
-// in each), the health, nearly always zero, behind a pointer. Unpacked,
-// it is the jobState it was packed from, == for ==, so that encoding it
-// gives the bytes its entry is for. A state whose times have different
-// locations (none the engine makes) is kept whole instead.
+// packedState is a jobState in less memory, for the cache's entry per
+// job: the machine's five times as seconds and nanoseconds, with an index
+// into at most two locations instead of a location pointer each (the
+// engine's clock gives one, UTC schedules another), and the health,
+// nearly always zero, behind a pointer. Unpacked, it is the jobState it
+// was packed from, == for ==, so that it encodes to the bytes its entry
+// is for. A state whose times have more locations is kept whole.
 type packedState struct {
 	state     statemachine.State
 	reason    statemachine.Reason
@@ -129,7 +127,8 @@ type packedState struct {
 	failures  int
 	secs      [packedTimes]int64
 	nsecs     [packedTimes]int32 // -1 for the zero time
-	loc       *time.Location
+	locIndex  [packedTimes]uint8
+	locs      [2]*time.Location
 	pending   *statemachine.Occurrence
 	active    []statemachine.Invocation
 	backfill  *statemachine.Backfill
@@ -156,15 +155,18 @@ func pack(s jobState) packedState {
 		p.health = &h
 	}
 	for i, t := range s.packedTimes() {
-		if t.IsZero() && *t == (time.Time{}) {
+		if *t == (time.Time{}) {
 			p.nsecs[i] = -1
 			continue
 		}
 		switch loc := t.Location(); {
-		case p.loc == nil:
-			p.loc = loc
-		case p.loc != loc:
-			return packedState{whole: &s}
+		case p.locs[0] == nil || p.locs[0] == loc:
+			p.locs[0] = loc
+		case p.locs[1] == nil || p.locs[1] == loc:
+			p.locs[1], p.locIndex[i] = loc, 1
+		default:
+			whole := s
+			return packedState{whole: &whole}
 		}
 		p.secs[i], p.nsecs[i] = t.Unix(), int32(t.Nanosecond())
 	}
@@ -187,7 +189,7 @@ func (p *packedState) unpack() jobState {
 	}
 	for i, t := range s.packedTimes() {
 		if p.nsecs[i] >= 0 {
-			*t = time.Unix(p.secs[i], int64(p.nsecs[i])).In(p.loc)
+			*t = time.Unix(p.secs[i], int64(p.nsecs[i])).In(p.locs[p.locIndex[i]])
 		}
 	}
 	return s

@@ -78,15 +78,18 @@ func TestPackedStateUnpacksToItself(t *testing.T) {
 	at := time.Date(2026, 11, 24, 12, 0, 1, 123456789, time.UTC)
 	paris := time.FixedZone("CET", 3600)
 	for _, tc := range []struct {
-		name string
-		s    jobState
+		name  string
+		s     jobState
+		whole bool // kept whole, not packed
 	}{
-		{"zero", jobState{}},
-		{"UTC, some times zero", jobState{m: statemachine.JobState{State: statemachine.Scheduled, TickNonce: 7, TickAt: at, NextAt: at.Add(-time.Second), WatchdogTimerTs: at}}},
-		{"the engine's clock's location", jobState{m: statemachine.JobState{State: statemachine.Running, TickAt: at.Local(), Cursor: at.Local(), LastEnded: at.Local()}}},
-		{"a fixed zone", jobState{m: statemachine.JobState{TickAt: at.In(paris), NextAt: at.In(paris)}}},
-		{"a zero time in a zone", jobState{m: statemachine.JobState{TickAt: at.In(paris), NextAt: time.Time{}.In(paris)}}},
-		{"mixed locations", jobState{m: statemachine.JobState{TickAt: at.In(paris), NextAt: at}}},
+		{"zero", jobState{}, false},
+		{"UTC, some times zero", jobState{m: statemachine.JobState{State: statemachine.Scheduled, TickNonce: 7, TickAt: at, NextAt: at.Add(-time.Second), WatchdogTimerTs: at}}, false},
+		{"the engine's clock's location", jobState{m: statemachine.JobState{State: statemachine.Running, TickAt: at.Local(), Cursor: at.Local(), LastEnded: at.Local()}}, false},
+		{"a fixed zone", jobState{m: statemachine.JobState{TickAt: at.In(paris), NextAt: at.In(paris)}}, false},
+		{"a zero time in a zone", jobState{m: statemachine.JobState{TickAt: at.In(paris), NextAt: time.Time{}.In(paris)}}, false},
+		{"two locations", jobState{m: statemachine.JobState{TickAt: at.In(paris), NextAt: at, Cursor: at.In(paris), LastEnded: at.In(paris)}}, false},
+		{"the engine's clock's and a schedule's", jobState{m: statemachine.JobState{TickAt: at.Local(), NextAt: at, Cursor: at, WatchdogTimerTs: at.Local()}}, false},
+		{"three locations", jobState{m: statemachine.JobState{TickAt: at.In(paris), NextAt: at, Cursor: at.In(time.FixedZone("X", 7200))}}, true},
 		{"everything set", jobState{
 			m: statemachine.JobState{
 				State: statemachine.Paused, Reason: statemachine.Reason{Kind: statemachine.ReasonPaused, Note: "why"},
@@ -97,9 +100,12 @@ func TestPackedStateUnpacksToItself(t *testing.T) {
 			},
 			health: Health{TaskFailures: 1, LastError: "e", LastErrorAt: at},
 			audit:  []AuditEntry{{At: at, By: "user:a@example.com", Action: "pause"}},
-		}},
+		}, false},
 	} {
 		p := pack(tc.s)
+		if (p.whole != nil) != tc.whole {
+			t.Errorf("%s: kept whole %v, want %v", tc.name, p.whole != nil, tc.whole)
+		}
 		got := p.unpack()
 		if !reflect.DeepEqual(got, tc.s) {
 			t.Errorf("%s: unpacked %+v, packed %+v", tc.name, got, tc.s)
