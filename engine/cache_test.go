@@ -102,6 +102,20 @@ func TestPackedStateUnpacksToItself(t *testing.T) {
 			audit:  []AuditEntry{{At: at, By: "user:a@example.com", Action: "pause"}},
 		}, false},
 	} {
+		if tc.name == "everything set" {
+			// A field pack does not know of would be dropped, unseen by
+			// DeepEqual unless this case sets it.
+			for _, v := range []reflect.Value{reflect.ValueOf(tc.s.m), reflect.ValueOf(tc.s.health)} {
+				for i := range v.NumField() {
+					if v.Field(i).IsZero() {
+						t.Errorf("%s.%s is not set by the test: is it packed?", v.Type().Name(), v.Type().Field(i).Name)
+					}
+				}
+			}
+			if n := reflect.TypeFor[jobState]().NumField(); n != 3 {
+				t.Errorf("jobState has %d fields; pack knows of 3", n)
+			}
+		}
 		p := pack(tc.s)
 		if (p.whole != nil) != tc.whole {
 			t.Errorf("%s: kept whole %v, want %v", tc.name, p.whole != nil, tc.whole)
