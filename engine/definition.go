@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"sync"
 
 	"github.com/sundial-cron/sundial/schedule"
 	"github.com/sundial-cron/sundial/statemachine"
@@ -78,49 +77,6 @@ func (d *Definition) Parse(jobID string) (*schedule.Schedule, error) {
 	return schedule.Parse(d.Schedule, schedule.Options{JobID: jobID, Location: loc, Gap: gap, Repeat: repeat})
 }
 
-// schedules caches parsed schedules by job and encoded definition: a job's
-// transactions parse the same definition over and over, and loading a zone
-// reads the zone database.
-type schedules struct{ m sync.Map } // job id -> cachedSchedule
-
-type cachedSchedule struct {
-	encoded digest
-	hash    string      // store.DefinitionHash of the encoded definition
-	def     *Definition // shared: never modified
-	sched   *schedule.Schedule
-}
-
-// named returns the job's cached definition if hash names it.
-func (c *schedules) named(jobID, hash string) (*Definition, bool) {
-	v, ok := c.m.Load(jobID)
-	if !ok || v.(cachedSchedule).hash != hash {
-		return nil, false
-	}
-	return v.(cachedSchedule).def, true
-}
-
-// get decodes and parses an encoded definition of a job.
-func (c *schedules) get(jobID string, encoded []byte) (*Definition, *schedule.Schedule, error) {
-	if v, ok := c.m.Load(jobID); ok && v.(cachedSchedule).encoded == digestOf(encoded) {
-		return v.(cachedSchedule).def, v.(cachedSchedule).sched, nil
-	}
-	d, err := decodeDefinition(encoded)
-	if err != nil {
-		wrapped := fmt.Errorf("job %s: stored definition: %w", jobID, err)
-		if newerVersion(encoded, definitionVersion) {
-			return nil, nil, wrapped
-		}
-		return nil, nil, permanent(statemachine.ReasonDefinitionUnreadable, err, wrapped)
-	}
-	def := &d
-	s, err := def.Parse(jobID)
-	if err != nil {
-		return nil, nil, permanent(statemachine.ReasonScheduleInvalid, err, fmt.Errorf("job %s: %w", jobID, err))
-	}
-	c.m.Store(jobID, cachedSchedule{encoded: digestOf(encoded), hash: store.DefinitionHash(encoded), def: def, sched: s})
-	return def, s, nil
-}
-
 // definitionOf returns the definition an invocation runs under: the one
 // its hash names, usually the job's current one and cached already, or
 // the one a record of an older release holds.
@@ -130,7 +86,7 @@ func (e *Engine) definitionOf(ctx context.Context, inv *store.InvocationRecord) 
 	case inv.DefinitionHash == "" && len(encoded) == 0:
 		return nil, fmt.Errorf("invocation %s/%s (%s) records no definition", inv.JobID, inv.ID, inv.Status)
 	case inv.DefinitionHash != "":
-		if def, ok := e.scheds.named(inv.JobID, inv.DefinitionHash); ok {
+		if def, ok := e.cache.named(inv.JobID, inv.DefinitionHash); ok {
 			return def, nil
 		}
 		var err error
@@ -138,6 +94,6 @@ func (e *Engine) definitionOf(ctx context.Context, inv *store.InvocationRecord) 
 			return nil, fmt.Errorf("job %s: reading definition %s: %w", inv.JobID, inv.DefinitionHash, err)
 		}
 	}
-	def, _, err := e.scheds.get(inv.JobID, encoded)
+	def, _, err := e.cache.definition(inv.JobID, encoded)
 	return def, err
 }

@@ -103,8 +103,7 @@ type Engine struct {
 	queue   task.Queue
 	targets map[string]target.Target
 	opts    Options
-	scheds  schedules
-	states  states
+	cache   jobCache
 
 	mu    sync.Mutex
 	calls map[string]int // target calls in flight, by project

@@ -191,7 +191,7 @@ func (e *Engine) notifyLongRun(ctx context.Context, t task.Task) error {
 		if err != nil {
 			return err
 		}
-		def, _, err := e.scheds.get(t.JobID, job.Definition)
+		def, _, err := e.cache.definition(t.JobID, job.Definition)
 		if err != nil || def.Notify == nil || def.Notify.LongRun <= 0 {
 			return errUnchanged
 		}

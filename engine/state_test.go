@@ -40,21 +40,24 @@ func TestCachedStateIsTheStoredOne(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, ok := e.states.m.Load("p/j")
-	if !ok {
+	sh := e.cache.shard("p/j")
+	sh.mu.Lock()
+	c := sh.m["p/j"]
+	sh.mu.Unlock()
+	if c == nil || !c.hasState {
 		t.Fatal("no state cached for the job")
 	}
-	c := v.(*cachedState)
-	if c.encoded != digestOf(job.EncodedState) {
+	if c.state != digestOf(job.EncodedState) {
 		t.Errorf("the cache holds a state other than the store's %s", job.EncodedState)
 	}
-	if b, err := encodeJobState(c.s); err != nil || string(b) != string(job.EncodedState) {
+	cs := c.s.unpack()
+	if b, err := encodeJobState(cs); err != nil || string(b) != string(job.EncodedState) {
 		t.Errorf("the cached state encodes to %s (%v), the store holds %s", b, err, job.EncodedState)
 	}
-	if len(c.s.m.Active) == 0 {
+	if len(cs.m.Active) == 0 {
 		t.Fatal("the trigger left no invocation in the state: the test checks nothing")
 	}
-	for path, at := range times(reflect.ValueOf(c.s.m), "Job") {
+	for path, at := range times(reflect.ValueOf(cs.m), "Job") {
 		if at != at.Round(0) {
 			t.Errorf("%s = %v carries a monotonic clock reading", path, at)
 		}

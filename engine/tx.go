@@ -72,7 +72,7 @@ func (e *Engine) update(ctx context.Context, jobID string, fn func(*jobTx) error
 		c = committed{}
 		// Without its monotonic reading: the machine keeps times derived
 		// from now, and a state the engine caches must be the one decoding
-		// its stored form would give (states).
+		// its stored form would give (jobCache).
 		jt := &jobTx{e: e, tx: tx, now: e.opts.Now().Round(0)}
 		if err := jt.load(jobID); err != nil {
 			return err
@@ -132,7 +132,7 @@ func (jt *jobTx) load(jobID string) error {
 		return err
 	}
 	jt.job = job
-	switch s, err := jt.e.states.decode(job); {
+	switch s, err := jt.e.cache.state(job); {
 	case asPermanent(err) != nil:
 		jt.stateErr = err
 	case err != nil:
@@ -150,7 +150,7 @@ func (jt *jobTx) load(jobID string) error {
 }
 
 func (jt *jobTx) setDefinition(encoded []byte) error {
-	def, sched, err := jt.e.scheds.get(jt.job.ID, encoded)
+	def, sched, err := jt.e.cache.definition(jt.job.ID, encoded)
 	if err != nil {
 		return err
 	}
@@ -324,7 +324,7 @@ func (jt *jobTx) save() (bool, error) {
 	if len(jt.actions) == 0 && string(encoded) == string(jt.job.EncodedState) {
 		return false, nil
 	}
-	jt.e.states.put(jt.job.ID, encoded, s)
+	jt.e.cache.putState(jt.job.ID, encoded, s)
 	jt.job.EncodedState = encoded
 	jt.job.State = string(jt.m.State)
 	jt.job.WatchdogTimerTs = jt.m.WatchdogTimerTs

@@ -1,6 +1,8 @@
 package sqlite
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"sync"
 
 	"github.com/sundial-cron/sundial/store"
@@ -143,12 +145,48 @@ func (t *tx) committed() {
 // deleted, so unlike the row cache this is a fact, not a guess; one whose
 // definitions could be deleted (retention) must keep the job's current
 // one, the one its new invocations put. It holds one entry per job that
-// created an invocation since Open.
-type storedDefinitions struct{ m sync.Map } // job id -> hash
-
-func (d *storedDefinitions) stored(jobID, hash string) bool {
-	v, ok := d.m.Load(jobID)
-	return ok && v.(string) == hash
+// created an invocation since Open: a plain map of the hashes' bytes,
+// where a sync.Map of their hex took about 180 bytes a job.
+type storedDefinitions struct {
+	mu sync.Mutex
+	m  map[string][sha256.Size]byte // job id -> hash
 }
 
-func (d *storedDefinitions) put(jobID, hash string) { d.m.Store(jobID, hash) }
+func (d *storedDefinitions) stored(jobID, hash string) bool {
+	d.mu.Lock()
+	v, ok := d.m[jobID]
+	d.mu.Unlock()
+	if !ok {
+		return false
+	}
+	// Compared in hex, which unlike decoding the hash needs no allocation:
+	// every new invocation asks.
+	var x [2 * sha256.Size]byte
+	hex.Encode(x[:], v[:])
+	return string(x[:]) == hash
+}
+
+func (d *storedDefinitions) put(jobID, hash string) {
+	h, ok := hashBytes(hash)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !ok {
+		// Not a hash this map can hold: forget, rather than keep a stale one.
+		delete(d.m, jobID)
+		return
+	}
+	if d.m == nil {
+		d.m = map[string][sha256.Size]byte{}
+	}
+	d.m[jobID] = h
+}
+
+// hashBytes undoes store.DefinitionHash's hex; a commit that stored a
+// definition asks.
+func hashBytes(hash string) (h [sha256.Size]byte, ok bool) {
+	if hex.DecodedLen(len(hash)) != len(h) {
+		return h, false
+	}
+	_, err := hex.Decode(h[:], []byte(hash))
+	return h, err == nil
+}
