@@ -107,6 +107,8 @@ type Engine struct {
 
 	mu    sync.Mutex
 	calls map[string]int // target calls in flight, by project
+
+	applying chan struct{} // a slot per job being applied (parallel)
 }
 
 // ErrBusy is returned by HandleTask for a StartInvocation of a project that
@@ -138,7 +140,7 @@ func New(st store.Store, q task.Queue, targets map[string]target.Target, opts Op
 	if opts.LogLimit <= 0 {
 		opts.LogLimit = 64 << 10
 	}
-	return &Engine{store: st, queue: q, targets: targets, opts: opts, calls: map[string]int{}}
+	return &Engine{store: st, queue: q, targets: targets, opts: opts, calls: map[string]int{}, applying: make(chan struct{}, applyWorkers)}
 }
 
 func randomNonce() int64 {

@@ -77,7 +77,7 @@ func (e *Engine) ApplyProject(ctx context.Context, project string, rev Revision)
 		was[i], listed[i].had = stored[j.ID]
 		delete(stored, j.ID)
 	}
-	parallel(ctx, len(jobs), func(i int) {
+	e.parallel(ctx, len(jobs), func(i int) {
 		j, o := jobs[i], &listed[i]
 		switch {
 		case ProjectOf(j.ID) != project:
@@ -116,7 +116,7 @@ func (e *Engine) ApplyProject(ctx context.Context, project string, rev Revision)
 	gone := slices.Sorted(maps.Keys(stored))
 	removed := make([]outcome, len(gone))
 	if ctx.Err() == nil {
-		parallel(ctx, len(gone), func(i int) {
+		e.parallel(ctx, len(gone), func(i int) {
 			removed[i].changed, removed[i].err = e.disable(ctx, gone[i], statemachine.Reason{Kind: statemachine.ReasonRemovedFromConfig})
 		})
 	}
@@ -158,16 +158,32 @@ func (e *Engine) ApplyProject(ctx context.Context, project string, rev Revision)
 	return nil
 }
 
-// applyWorkers is how many of a revision's jobs are applied at once.
-const applyWorkers = 64
+// applyWorkers is how many jobs the engine applies at once, across all
+// the revisions being applied: enough for their transactions to fill the
+// store's batches. Not per revision: the config refresher applies every
+// project at once, and at a first start 100 projects with 64 workers each
+// took 60 MiB more memory than 10,000 jobs (docs/benchmarks.md), as each
+// worker's goroutine keeps the stack its transactions grew.
+const applyWorkers = 1024
 
-// parallel calls fn(i) for every i in [0, n), applyWorkers at a time, and
-// for none once ctx is done.
-func parallel(ctx context.Context, n int, fn func(i int)) {
+// parallel calls fn(i) for every i in [0, n), on workers that each hold
+// one of the engine's applyWorkers slots, and for none once ctx is done.
+func (e *Engine) parallel(ctx context.Context, n int, fn func(i int)) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range min(n, applyWorkers) {
+		if int(next.Load()) >= n {
+			break // the workers started have taken every job
+		}
+		select {
+		case e.applying <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
 		wg.Go(func() {
+			defer func() { <-e.applying }()
 			for i := int(next.Add(1)) - 1; i < n && ctx.Err() == nil; i = int(next.Add(1)) - 1 {
 				fn(i)
 			}
