@@ -537,19 +537,20 @@ func TestApplyProjectDefinesJobsSideBySide(t *testing.T) {
 }
 
 // TestApplyingTheRevisionRunningCostsNoTransaction: applying again the
-// revision a project runs, as every start does, opens no transaction for
-// the jobs it leaves as they are; a job it changes, or one disabled by its
-// config and listed again, still gets one.
+// revision a project runs, as every start does, or a new one that leaves
+// its jobs as they are, opens no transaction for them; a job it changes,
+// or one disabled by its config and listed again, still gets one.
 func TestApplyingTheRevisionRunningCostsNoTransaction(t *testing.T) {
 	h := newHarness(t, engine.Options{})
 	st := &countingStore{Store: h.st}
 	eng := engine.New(st, h.disp, map[string]target.Target{"rec": h.tgt}, engine.Options{Now: h.clock})
 	def := engine.Definition{Schedule: "*/5 * * * *", Target: "rec"}
 	jobs := []engine.Job{{ID: "p/a", Definition: def}, {ID: "p/b", Definition: def}, {ID: "p/c", Definition: def, Disabled: true}}
+	rev := "r1"
 	apply := func() int {
 		t.Helper()
 		before := st.updates.Load()
-		if err := eng.ApplyProject(h.ctx, "p", engine.Revision{ID: "r1", Jobs: jobs}); err != nil {
+		if err := eng.ApplyProject(h.ctx, "p", engine.Revision{ID: rev, Jobs: jobs}); err != nil {
 			t.Fatal(err)
 		}
 		return int(st.updates.Load() - before)
@@ -567,6 +568,10 @@ func TestApplyingTheRevisionRunningCostsNoTransaction(t *testing.T) {
 	}
 	if n := apply(); n != 0 {
 		t.Errorf("the revision running again: %d transactions, want none", n)
+	}
+	rev = "r2"
+	if n := apply(); n != 0 {
+		t.Errorf("a new revision that changes none of the jobs: %d transactions, want none", n)
 	}
 	jobs[1].Definition.Schedule = "*/10 * * * *"
 	if n := apply(); n != 1 {

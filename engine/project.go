@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -221,17 +220,17 @@ type listedJob struct {
 	disabled   bool
 }
 
-// runs reports whether the job, as listed, already runs def: a
-// definition this engine can run, stored in the very bytes def encodes
-// to, and not DISABLED. Define would change nothing, so applying the
-// revision a process already ran, as at every start, costs no
-// transaction per job. Any other case is Define's to judge.
+// runs reports whether the job, as listed, already runs def: not
+// DISABLED, and its stored definition one this engine can run and equal
+// to def by Define's rule. Define would change nothing, so applying a
+// revision again, as every start does, costs no transaction for the jobs
+// it leaves as they are. Any other case is Define's to judge.
 func (e *Engine) runs(jobID string, def Definition, l listedJob) bool {
 	if l.disabled || e.check(jobID, &def) != nil {
 		return false
 	}
-	encoded, err := encodeDefinition(def)
-	return err == nil && bytes.Equal(encoded, l.definition)
+	stored, _, err := e.cache.definition(jobID, l.definition)
+	return err == nil && stored.Equal(&def)
 }
 
 // Define creates the job or changes its definition. A definition equal to
