@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"hash/maphash"
 	"sync"
@@ -52,8 +50,8 @@ type cacheEntry struct {
 	d     *Definition
 	sched *schedule.Schedule
 	// Side by side, with the hash's bytes, to take no padding of their own.
-	hasState, hasDef, hasHash bool
-	defHash                   [sha256.Size]byte // store.DefinitionHash of the definition, out of its hex
+	hasState, hasDef bool
+	defSum           store.DefinitionSum
 }
 
 var shardSeed = maphash.MakeSeed()
@@ -201,12 +199,7 @@ func (c *jobCache) named(jobID, hash string) (*Definition, bool) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	e := sh.m[jobID]
-	if e == nil || !e.hasDef || !e.hasHash {
-		return nil, false
-	}
-	var h [2 * sha256.Size]byte
-	hex.Encode(h[:], e.defHash[:])
-	if string(h[:]) != hash {
+	if e == nil || !e.hasDef || !e.defSum.Names(hash) {
 		return nil, false
 	}
 	return e.d, true
@@ -237,17 +230,11 @@ func (c *jobCache) definition(jobID string, encoded []byte) (*Definition, *sched
 	if err != nil {
 		return nil, nil, permanent(statemachine.ReasonScheduleInvalid, err, fmt.Errorf("job %s: %w", jobID, err))
 	}
-	var hash [sha256.Size]byte
-	h := store.DefinitionHash(encoded)
-	hashed := hex.DecodedLen(len(h)) == len(hash)
-	if hashed {
-		_, err := hex.Decode(hash[:], []byte(h))
-		hashed = err == nil
-	}
+	sum := store.SumDefinition(encoded)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	e := sh.entry(jobID)
-	e.hasDef, e.def, e.hasHash, e.defHash, e.d, e.sched = true, dg, hashed, hash, def, s
+	e.hasDef, e.def, e.defSum, e.d, e.sched = true, dg, sum, def, s
 	return def, s, nil
 }
 

@@ -97,8 +97,34 @@ type ProjectRecord struct {
 // its SHA-256, in hex. Equal bytes get one name, so a job's invocations
 // share one stored copy of each definition it had.
 func DefinitionHash(encoded []byte) string {
-	sum := sha256.Sum256(encoded)
+	sum := SumDefinition(encoded)
 	return hex.EncodeToString(sum[:])
+}
+
+// DefinitionSum is what a DefinitionHash spells in hex: 32 bytes where the
+// hash takes 64, for the caches that keep one per job.
+type DefinitionSum [sha256.Size]byte
+
+// SumDefinition is DefinitionHash before its hex.
+func SumDefinition(encoded []byte) DefinitionSum { return sha256.Sum256(encoded) }
+
+// ParseDefinitionHash reads a DefinitionHash back; false for a string that
+// is not one.
+func ParseDefinitionHash(hash string) (DefinitionSum, bool) {
+	var sum DefinitionSum
+	if hex.DecodedLen(len(hash)) != len(sum) {
+		return sum, false
+	}
+	_, err := hex.Decode(sum[:], []byte(hash))
+	return sum, err == nil
+}
+
+// Names reports whether hash is this sum's DefinitionHash. It allocates
+// nothing: every new invocation asks.
+func (s DefinitionSum) Names(hash string) bool {
+	var x [2 * sha256.Size]byte
+	hex.Encode(x[:], s[:])
+	return string(x[:]) == hash
 }
 
 // Finished reports whether an invocation with this status has ended for

@@ -1,8 +1,6 @@
 package sqlite
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"sync"
 
 	"github.com/sundial-cron/sundial/store"
@@ -149,25 +147,18 @@ func (t *tx) committed() {
 // where a sync.Map of their hex took about 180 bytes a job.
 type storedDefinitions struct {
 	mu sync.Mutex
-	m  map[string][sha256.Size]byte // job id -> hash
+	m  map[string]store.DefinitionSum // by job id
 }
 
 func (d *storedDefinitions) stored(jobID, hash string) bool {
 	d.mu.Lock()
-	v, ok := d.m[jobID]
+	sum, ok := d.m[jobID]
 	d.mu.Unlock()
-	if !ok {
-		return false
-	}
-	// Compared in hex, which unlike decoding the hash needs no allocation:
-	// every new invocation asks.
-	var x [2 * sha256.Size]byte
-	hex.Encode(x[:], v[:])
-	return string(x[:]) == hash
+	return ok && sum.Names(hash)
 }
 
 func (d *storedDefinitions) put(jobID, hash string) {
-	h, ok := hashBytes(hash)
+	sum, ok := store.ParseDefinitionHash(hash)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if !ok {
@@ -176,17 +167,7 @@ func (d *storedDefinitions) put(jobID, hash string) {
 		return
 	}
 	if d.m == nil {
-		d.m = map[string][sha256.Size]byte{}
+		d.m = map[string]store.DefinitionSum{}
 	}
-	d.m[jobID] = h
-}
-
-// hashBytes undoes store.DefinitionHash's hex; a commit that stored a
-// definition asks.
-func hashBytes(hash string) (h [sha256.Size]byte, ok bool) {
-	if hex.DecodedLen(len(hash)) != len(h) {
-		return h, false
-	}
-	_, err := hex.Decode(h[:], []byte(hash))
-	return h, err == nil
+	d.m[jobID] = sum
 }
