@@ -19,6 +19,11 @@ type Claim struct {
 	Owner string    // the claiming dispatcher, unique per process
 	Now   time.Time // due means ETA at or before Now
 	Max   int       // at most this many (the free workers)
+	// Ahead also claims the tasks due within Ahead after Now, for the
+	// dispatcher to start at their ETA: the claim's commit is then behind
+	// them when they fall due. Each is held until its ETA plus Lease.
+	// Others' claims are still judged at Now.
+	Ahead time.Duration
 	// Lease is how long the claim holds while Owner is alive.
 	Lease time.Duration
 	// OrphanAfter: a claim whose owner's last heartbeat is this old is
@@ -78,8 +83,8 @@ func scanTask(row scanner) (Claimed, error) {
 	return c, nil
 }
 
-// ClaimTasks claims up to c.Max due tasks for c.Owner in one transaction,
-// earliest ETA first. A task is free if no one holds it, its lease has
+// ClaimTasks claims up to c.Max due tasks (due within c.Ahead included)
+// for c.Owner in one transaction, earliest ETA first. A task is free if no one holds it, its lease has
 // expired, or its owner's heartbeat is older than c.OrphanAfter (or gone).
 // Claiming also records c.Owner's heartbeat, so that its fresh claims are
 // never taken for orphans.
@@ -107,6 +112,13 @@ func (s *Store) ClaimTasks(ctx context.Context, c Claim) (claimed []Claimed, nex
 	if err != nil {
 		return nil, time.Time{}, false, err
 	}
+	if c.Ahead < 0 {
+		return nil, time.Time{}, false, errors.New("sqlite: ClaimTasks needs an Ahead of zero or more")
+	}
+	dueBy, err := nanos(c.Now.Add(c.Ahead))
+	if err != nil {
+		return nil, time.Time{}, false, err
+	}
 	etas, err := retryETAs(c.Retry)
 	if err != nil {
 		return nil, time.Time{}, false, err
@@ -123,7 +135,7 @@ func (s *Store) ClaimTasks(ctx context.Context, c Claim) (claimed []Claimed, nex
 			return nil
 		}
 		var err error
-		if claimed, err = claimDue(w, c, now); err != nil || len(claimed) == c.Max {
+		if claimed, err = claimDue(w, c, now, dueBy); err != nil || len(claimed) == c.Max {
 			return err
 		}
 		next, ok, err = scanNextDue(w.queryRow(nextDueQuery, int64(c.OrphanAfter)))
@@ -135,8 +147,9 @@ func (s *Store) ClaimTasks(ctx context.Context, c Claim) (claimed []Claimed, nex
 	return claimed, next, ok, nil
 }
 
-// claimDue claims up to c.Max due tasks for c.Owner on w, earliest first.
-func claimDue(w *writer, c Claim, now int64) ([]Claimed, error) {
+// claimDue claims up to c.Max tasks due by dueBy for c.Owner on w,
+// earliest first.
+func claimDue(w *writer, c Claim, now, dueBy int64) ([]Claimed, error) {
 	// A SELECT and an UPDATE per row rather than one UPDATE … WHERE name
 	// IN (SELECT …) RETURNING: that statement built two temporary tables
 	// (its IN list and its RETURNING rows) on every run, each allocating
@@ -148,7 +161,7 @@ func claimDue(w *writer, c Claim, now int64) ([]Claimed, error) {
 		WHERE eta <= ? AND (owner IS NULL OR lease_until <= ? OR NOT EXISTS (
 			SELECT 1 FROM owners o WHERE o.owner = tasks.owner AND o.heartbeat > ?))
 		ORDER BY eta`,
-		now, now, now-int64(c.OrphanAfter))
+		dueBy, now, now-int64(c.OrphanAfter))
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +184,12 @@ func claimDue(w *writer, c Claim, now int64) ([]Claimed, error) {
 		return nil, err
 	}
 	for _, t := range claimed {
-		if _, err := w.exec("UPDATE tasks SET owner = ?, lease_until = ? WHERE name = ?", c.Owner, now+int64(c.Lease), t.Name()); err != nil {
+		from := now
+		if t.ETA.After(c.Now) {
+			// Claimed ahead: held from its ETA, when it starts.
+			from = t.ETA.UnixNano()
+		}
+		if _, err := w.exec("UPDATE tasks SET owner = ?, lease_until = ? WHERE name = ?", c.Owner, from+int64(c.Lease), t.Name()); err != nil {
 			return nil, err
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -63,6 +64,12 @@ type Options struct {
 	// OrphanAfter (liveness.go). Every process on a database file should
 	// use the same LockDir; "" leaves liveness to heartbeats alone.
 	LockDir string
+	// Ahead is how long before their ETA Run claims tasks, to start each
+	// at its ETA from memory: the claim's commit, which queues with every
+	// other write to the file, is then behind the task when it falls due
+	// instead of in its lateness. A task claimed ahead takes a worker from
+	// its claim on. Default 200ms; negative claims only what is due.
+	Ahead time.Duration
 	// Poll is the longest the dispatcher sleeps without looking at the
 	// table, so tasks enqueued by another process (which cannot wake this
 	// one) are seen. Default 1 minute.
@@ -81,6 +88,11 @@ var errStopping = errors.New("the dispatcher is stopping")
 
 // DefaultWorkers is Options.Workers' default.
 const DefaultWorkers = 1024
+
+// defaultAhead is Options.Ahead's default: longer than a claim's commit
+// takes under load (docs/benchmarks.md), short enough that what a claim
+// holds ahead is a fraction of a second's tasks.
+const defaultAhead = 200 * time.Millisecond
 
 // Dispatcher runs the handler for the task rows of one store. Use either
 // Run (a service) or RunDue (a simulator stepping a fake clock), not both.
@@ -107,6 +119,10 @@ type Dispatcher struct {
 	pending  map[string]int // name: the heartbeat generation it came in
 	gen      int
 	ready    []task.Task
+
+	// Run's tasks claimed ahead of their ETA, earliest first: held, each
+	// taking a worker, started when due.
+	early []sqlite.Claimed
 
 	hooks testHooks
 }
@@ -142,6 +158,12 @@ func New(store Rows, handler task.Handler, opts Options) *Dispatcher {
 		if *def.d <= 0 {
 			*def.d = def.v
 		}
+	}
+	switch {
+	case opts.Ahead == 0:
+		opts.Ahead = defaultAhead
+	case opts.Ahead < 0:
+		opts.Ahead = 0
 	}
 	if opts.Workers <= 0 {
 		opts.Workers = DefaultWorkers
@@ -249,7 +271,7 @@ func (d *Dispatcher) Post(_ context.Context, tasks []task.Task) error {
 	defer d.mu.Unlock()
 	var earliest time.Time
 	for i, t := range tasks {
-		eta := t.ETA
+		eta := t.ETA.Add(-d.opts.Ahead)
 		if _, ok := d.pending[t.Name()]; ok {
 			// Adopted: Run starts it at once.
 			delete(d.pending, t.Name())
@@ -350,9 +372,15 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 				d.release(bg, now, d.unstarted())
 				return nil
 			}
-		} else if free := d.opts.Workers - len(inflight); free > 0 {
-			if free -= d.start(hctx, d.takeReady(free), inflight, out); free > 0 {
-				wakeAt = d.fill(ctx, hctx, now, free, wakeAt, inflight, out)
+		} else {
+			d.startEarly(hctx, now, out)
+			if free := d.opts.Workers - len(inflight); free > 0 {
+				if free -= d.start(hctx, d.takeReady(free), inflight, out); free > 0 {
+					wakeAt = d.fill(ctx, hctx, now, free, wakeAt, inflight, out)
+				}
+			}
+			if len(d.early) > 0 {
+				wakeAt = earlier(wakeAt, d.early[0].ETA)
 			}
 		}
 		if nextBeat.Before(wakeAt) {
@@ -380,6 +408,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 			// left to be claimed.
 			done = nil
 			d.store.Adopt(nil)
+			d.release(bg, d.opts.Now(), d.handBackEarly(inflight))
 			if d.opts.StopGrace > 0 {
 				stop := time.AfterFunc(d.opts.StopGrace, func() { stopHandlers(errStopping) })
 				defer stop.Stop()
@@ -393,14 +422,16 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 // should look again: wakeAt, or earlier if a task becomes due before.
 func (d *Dispatcher) fill(ctx, hctx context.Context, now time.Time, free int, wakeAt time.Time, inflight map[string]bool, out chan outcome) time.Time {
 	retry := now.Add(d.opts.BackoffMin)
-	claimed, next, ok, err := d.store.ClaimTasks(ctx, d.claimOf(now, free))
+	claim := d.claimOf(now, free)
+	claim.Ahead = d.opts.Ahead
+	claimed, next, ok, err := d.store.ClaimTasks(ctx, claim)
 	if err != nil {
 		if ctx.Err() == nil {
 			d.log.Error("task/local: claim", "err", err)
 		}
 		return earlier(wakeAt, retry)
 	}
-	d.start(hctx, claimed, inflight, out)
+	d.start(hctx, d.keep(now, claimed, inflight), inflight, out)
 	if len(inflight) == d.opts.Workers {
 		// A finishing worker wakes Run; what is due can wait for it.
 		return wakeAt
@@ -418,6 +449,11 @@ func (d *Dispatcher) fill(ctx, hctx context.Context, now time.Time, free int, wa
 		}
 		return earlier(wakeAt, retry)
 	case ok:
+		if ahead := next.Add(-d.opts.Ahead); ahead.After(now) {
+			return earlier(wakeAt, ahead)
+		}
+		// Due within Ahead yet not claimed: held by another owner, whose
+		// claim is free at next.
 		return earlier(wakeAt, next)
 	}
 	return wakeAt
@@ -496,9 +532,9 @@ func (d *Dispatcher) claimOf(now time.Time, max int) sqlite.Claim {
 
 // start runs the handler of each claimed task on its own goroutine, and
 // returns how many it started; the claim's size bounds them. A task
-// already running here (its lease ran out and this owner claimed it again)
-// is not started twice: the running handler's outcome settles the renewed
-// claim.
+// already running or kept here (its lease ran out and this owner claimed
+// it again) is not started twice: the running handler's outcome settles
+// the renewed claim.
 func (d *Dispatcher) start(ctx context.Context, claimed []sqlite.Claimed, inflight map[string]bool, out chan<- outcome) int {
 	n := 0
 	for _, c := range claimed {
@@ -508,13 +544,61 @@ func (d *Dispatcher) start(ctx context.Context, claimed []sqlite.Claimed, inflig
 		}
 		inflight[name] = true
 		n++
-		go func() {
-			hctx, cancel := context.WithTimeout(ctx, d.opts.Lease)
-			defer cancel()
-			out <- outcome{claimed: c, err: d.handle(hctx, c.Task)}
-		}()
+		d.run(ctx, c, out)
 	}
 	return n
+}
+
+// keep holds the claimed tasks not due at now, claimed ahead, for
+// startEarly, each taking a worker, and returns the others.
+func (d *Dispatcher) keep(now time.Time, claimed []sqlite.Claimed, inflight map[string]bool) []sqlite.Claimed {
+	var due []sqlite.Claimed
+	kept := len(d.early)
+	for _, c := range claimed {
+		switch {
+		case !c.ETA.After(now):
+			due = append(due, c)
+		case !inflight[c.Name()]:
+			inflight[c.Name()] = true
+			d.early = append(d.early, c)
+		}
+	}
+	if len(d.early) > kept {
+		slices.SortStableFunc(d.early, func(a, b sqlite.Claimed) int { return a.ETA.Compare(b.ETA) })
+	}
+	return due
+}
+
+// startEarly runs the handlers of the tasks claimed ahead that are due at
+// now.
+func (d *Dispatcher) startEarly(ctx context.Context, now time.Time, out chan<- outcome) {
+	n := 0
+	for n < len(d.early) && !d.early[n].ETA.After(now) {
+		d.run(ctx, d.early[n], out)
+		n++
+	}
+	d.early = append(d.early[:0], d.early[n:]...)
+}
+
+// handBackEarly forgets the tasks claimed ahead and not started, and
+// returns their names, to hand back.
+func (d *Dispatcher) handBackEarly(inflight map[string]bool) []string {
+	names := make([]string, len(d.early))
+	for i, c := range d.early {
+		names[i] = c.Name()
+		delete(inflight, names[i])
+	}
+	d.early = nil
+	return names
+}
+
+// run runs the handler of c on its own goroutine.
+func (d *Dispatcher) run(ctx context.Context, c sqlite.Claimed, out chan<- outcome) {
+	go func() {
+		hctx, cancel := context.WithTimeout(ctx, d.opts.Lease)
+		defer cancel()
+		out <- outcome{claimed: c, err: d.handle(hctx, c.Task)}
+	}()
 }
 
 // handle runs the handler, turning a panic into a failure so that one bad

@@ -131,6 +131,82 @@ func TestRunRunsATaskNotBeforeItsETA(t *testing.T) {
 	<-stopped
 }
 
+// sleptUntil waits, within 10 s, for d to go to sleep until at.
+func sleptUntil(t *testing.T, asleep <-chan time.Time, at time.Time) {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case until := <-asleep:
+			if until.Equal(at) {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("the dispatcher never slept until %v", at)
+		}
+	}
+}
+
+// heldBy claims for another owner, looking at the row as it will be at
+// at with every owner alive, and reports whether the task was held.
+func heldBy(t *testing.T, s *sqlite.Store, at time.Time) bool {
+	t.Helper()
+	got, _, _, err := s.ClaimTasks(t.Context(), sqlite.Claim{Owner: "B", Now: at, Max: 10, Lease: time.Minute, OrphanAfter: 24 * time.Hour})
+	must(t, err)
+	return len(got) == 0
+}
+
+// A task claimed ahead is held from its claim on, so the claim's commit
+// is not in its lateness, and still starts at its ETA, not before.
+func TestRunClaimsAheadAndStartsAtTheETA(t *testing.T) {
+	t.Parallel()
+	s := tempStore(t)
+	handled := make(chan time.Time, 1)
+	d := New(s, func(context.Context, task.Task) error { handled <- time.Now(); return nil },
+		Options{Now: time.Now, Ahead: time.Hour, Poll: time.Hour, Heartbeat: time.Hour, OrphanAfter: 3 * time.Hour, Logger: quiet})
+	asleep := make(chan time.Time, 100)
+	d.hooks.sleeping = func(until time.Time) { asleep <- until }
+	ctx, cancel := context.WithCancel(t.Context())
+	stopped := running(t, ctx, d)
+	eta := time.Now().Add(300 * time.Millisecond)
+	must(t, d.Post(ctx, enqueue(t, s, tick(1, eta))))
+	// Claimed: Run sleeps until the task's ETA, to start it.
+	sleptUntil(t, asleep, eta)
+	if !heldBy(t, s, eta.Add(time.Second)) {
+		t.Errorf("the task is free at its ETA; want it held by the dispatcher that claimed it ahead")
+	}
+	if at := <-handled; at.Before(eta) {
+		t.Errorf("task ran at %v, before its ETA %v", at, eta)
+	}
+	cancel()
+	<-stopped
+}
+
+// A dispatcher that stops hands back at once what it claimed ahead and
+// has not started: another process need not wait for the lease to end.
+func TestRunHandsBackWhatItClaimedAheadWhenItStops(t *testing.T) {
+	t.Parallel()
+	s := tempStore(t)
+	handled := make(chan task.Task, 1)
+	d := New(s, func(_ context.Context, tk task.Task) error { handled <- tk; return nil },
+		Options{Now: time.Now, Ahead: time.Hour, Poll: time.Hour, Heartbeat: time.Hour, OrphanAfter: 3 * time.Hour, Logger: quiet})
+	asleep := make(chan time.Time, 100)
+	d.hooks.sleeping = func(until time.Time) { asleep <- until }
+	ctx, cancel := context.WithCancel(t.Context())
+	stopped := running(t, ctx, d)
+	eta := time.Now().Add(30 * time.Minute)
+	must(t, d.Post(ctx, enqueue(t, s, tick(1, eta))))
+	sleptUntil(t, asleep, eta)
+	cancel()
+	<-stopped
+	if heldBy(t, s, eta) {
+		t.Error("the task is still held after the dispatcher stopped; want it handed back")
+	}
+	if len(handled) != 0 {
+		t.Errorf("handled %v, due in half an hour", <-handled)
+	}
+}
+
 func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {

@@ -19,16 +19,18 @@ import (
 // it.
 type Rows interface {
 	// ClaimTasks claims for c.Owner, in one transaction, up to c.Max free
-	// tasks whose ETA is at or before c.Now, earliest first, each held
-	// until c.Now+c.Lease. A task is free if no one holds it, its lease
-	// has ended, or its owner has had no heartbeat for c.OrphanAfter. A
+	// tasks whose ETA is at or before c.Now+c.Ahead, earliest first, each
+	// held until c.Lease after c.Now or its ETA, whichever is later. A
+	// task is free if no one holds it, its lease has ended, or its owner
+	// has had no heartbeat for c.OrphanAfter, all judged at c.Now. A
 	// claim that takes anything also records c.Owner's heartbeat at c.Now.
 	// Before claiming it settles c.Owner's earlier claims as AckTasks
 	// would (c.Done, c.Retry) and hands back c.Release as never delivered
 	// (free at once, failures unchanged). When it claims fewer than c.Max
 	// it also returns when the next task can be claimed, as NextDue would
 	// right after it (ok false: no task left); a full claim's next and ok
-	// say nothing. Lease and OrphanAfter must be positive.
+	// say nothing. Lease and OrphanAfter must be positive, Ahead not
+	// negative.
 	ClaimTasks(ctx context.Context, c sqlite.Claim) (claimed []sqlite.Claimed, next time.Time, ok bool, err error)
 	// AckTasks deletes the tasks done and hands back the tasks of retry,
 	// free again at their new ETA with one more failure counted, in one

@@ -40,7 +40,8 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		{"a retry counts a failure and waits; an owner that lost a task cannot hand it back", testAck},
 		{"a claim acknowledges and hands back in its transaction", testClaimAcknowledges},
 		{"tasks enqueued already due are adopted, claimed by the adopter", testAdoption},
-		{"a zero Lease or OrphanAfter is refused", testRefusesZeroDurations},
+		{"a claim ahead takes what falls due within Ahead, each held from its ETA", testClaimAhead},
+		{"a zero Lease or OrphanAfter, or a negative Ahead, is refused", testRefusesZeroDurations},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -228,14 +229,27 @@ func testAdoption(t *testing.T, s Store) {
 	eq(t, "not adopted, free", claim(t, s, sqlite.Claim{Owner: "C", Now: t0, Max: 10}), "p/j/tick/3#0")
 }
 
+func testClaimAhead(t *testing.T, s Store) {
+	enqueue(t, s, tick(1, t0), tick(2, t0.Add(time.Second)), tick(3, t0.Add(time.Hour)))
+	// Owners that never fall silent here: only leases free claims.
+	alive := 24 * time.Hour
+	eq(t, "A claims what is due and what falls due within a second", claim(t, s, sqlite.Claim{Owner: "A", Now: t0, Ahead: time.Second, Max: 10, Lease: lease, OrphanAfter: alive}),
+		"p/j/tick/1#0", "p/j/tick/2#0")
+	eq(t, "B takes the task A held since t0 when its lease ends, not the one A holds from its ETA",
+		claim(t, s, sqlite.Claim{Owner: "B", Now: t0.Add(lease + time.Second - time.Nanosecond), Max: 10, Lease: lease, OrphanAfter: alive}), "p/j/tick/1#0")
+	eq(t, "the lease of a task claimed ahead ends Lease after its ETA",
+		claim(t, s, sqlite.Claim{Owner: "B", Now: t0.Add(lease + time.Second), Max: 10, Lease: lease, OrphanAfter: alive}), "p/j/tick/2#0")
+}
+
 func testRefusesZeroDurations(t *testing.T, s Store) {
 	enqueue(t, s, tick(1, t0))
 	for _, c := range []sqlite.Claim{
 		{Owner: "A", Now: t0, Max: 1, OrphanAfter: orphan},
 		{Owner: "A", Now: t0, Max: 1, Lease: lease},
+		{Owner: "A", Now: t0, Max: 1, Lease: lease, OrphanAfter: orphan, Ahead: -time.Nanosecond},
 	} {
 		if _, _, _, err := s.ClaimTasks(t.Context(), c); err == nil {
-			t.Errorf("ClaimTasks(Lease %v, OrphanAfter %v) succeeded", c.Lease, c.OrphanAfter)
+			t.Errorf("ClaimTasks(Lease %v, OrphanAfter %v, Ahead %v) succeeded", c.Lease, c.OrphanAfter, c.Ahead)
 		}
 	}
 	if err := s.Heartbeat(t.Context(), "A", t0, 0); err == nil {
