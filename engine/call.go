@@ -36,7 +36,9 @@ func (e *Engine) carryOut(ctx context.Context, jobID string, c committed) error 
 			if err != nil {
 				return err
 			}
-			more, err := e.update(ctx, jobID, fn)
+			// What the call returned: the next launches wait for their
+			// own commits, not for this one.
+			more, err := e.update(store.Deferrable(ctx), jobID, fn)
 			if err != nil {
 				return err
 			}

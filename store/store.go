@@ -217,6 +217,22 @@ type Tx interface {
 // more, in more reads.
 const MaxHasInvocations = 1000
 
+type deferrableKey struct{}
+
+// Deferrable marks the writes made with ctx as ones no target call waits
+// for, such as the record of an attempt's outcome: a store with a single
+// writer lets the writes a launch waits for go first. It changes only the
+// order in which writes to different jobs commit.
+func Deferrable(ctx context.Context) context.Context {
+	return context.WithValue(ctx, deferrableKey{}, true)
+}
+
+// IsDeferrable reports whether ctx was marked by Deferrable.
+func IsDeferrable(ctx context.Context) bool {
+	v, _ := ctx.Value(deferrableKey{}).(bool)
+	return v
+}
+
 // Store is a persistence backend. It is safe for concurrent use.
 type Store interface {
 	// Update runs fn in a transaction on the entity group of jobID and

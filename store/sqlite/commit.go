@@ -25,10 +25,12 @@ const maxBatch = 1024
 type request struct {
 	ctx      context.Context
 	op       func(*writer) error
-	isUpdate bool   // counted in Stats.Updates
-	onCommit func() // if not nil, run by the committer once op's writes committed
-	state    atomic.Int32
-	done     chan result // buffered: the committer never waits for the caller
+	isUpdate bool // counted in Stats.Updates
+	// deferrable: no target call waits for it (store.Deferrable).
+	deferrable bool
+	onCommit   func() // if not nil, run by the committer once op's writes committed
+	state      atomic.Int32
+	done       chan result // buffered: the committer never waits for the caller
 }
 
 // States of a request: the committer takes it or its caller withdraws it,
@@ -64,12 +66,17 @@ func (s *Store) committed(r *request) {
 	}
 }
 
-// queue holds the requests not yet taken by the committer.
+// queue holds the requests not yet taken by the committer, the
+// deferrable ones apart: a batch of the others commits sooner than one
+// that also runs them, and every launch waits for its batch. A deferrable
+// request waits for at most one batch taken ahead of it.
 type queue struct {
-	mu     sync.Mutex
-	reqs   []*request
-	closed bool
-	ready  chan struct{} // a token when reqs may be non-empty
+	mu         sync.Mutex
+	reqs       []*request
+	later      []*request // deferrable
+	passedOver bool       // the last batch left deferrable requests waiting
+	closed     bool
+	ready      chan struct{} // a token when reqs or later may be non-empty
 }
 
 func (q *queue) init() { q.ready = make(chan struct{}, 1) }
@@ -80,7 +87,11 @@ func (q *queue) push(r *request) bool {
 	if q.closed {
 		return false
 	}
-	q.reqs = append(q.reqs, r)
+	if r.deferrable {
+		q.later = append(q.later, r)
+	} else {
+		q.reqs = append(q.reqs, r)
+	}
 	select {
 	case q.ready <- struct{}{}:
 	default:
@@ -110,22 +121,36 @@ const maxYields = 8
 func (q *queue) len() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return len(q.reqs)
+	return len(q.reqs) + len(q.later)
 }
 
-// take removes up to max requests that their callers have not withdrawn.
+// take removes up to max requests that their callers have not withdrawn,
+// the deferrable ones only if no other waits or if the last batch passed
+// them over.
 func (q *queue) take(max int) []*request {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	var out []*request
+	out, q.reqs = takeFrom(q.reqs, out, max)
+	if len(out) > 0 && !q.passedOver {
+		q.passedOver = len(q.later) > 0
+		return out
+	}
+	out, q.later = takeFrom(q.later, out, max)
+	q.passedOver = false
+	return out
+}
+
+// takeFrom appends to out the requests of reqs not withdrawn, up to max in
+// all, and returns it with what is left of reqs.
+func takeFrom(reqs, out []*request, max int) ([]*request, []*request) {
 	i := 0
-	for ; i < len(q.reqs) && len(out) < max; i++ {
-		if q.reqs[i].state.CompareAndSwap(queued, taken) {
-			out = append(out, q.reqs[i])
+	for ; i < len(reqs) && len(out) < max; i++ {
+		if reqs[i].state.CompareAndSwap(queued, taken) {
+			out = append(out, reqs[i])
 		}
 	}
-	q.reqs = append(q.reqs[:0], q.reqs[i:]...)
-	return out
+	return out, append(reqs[:0], reqs[i:]...)
 }
 
 // close refuses further requests and returns those still waiting.
@@ -147,7 +172,7 @@ func (s *Store) write(ctx context.Context, isUpdate bool, onCommit func(), op fu
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	r := &request{ctx: ctx, op: op, isUpdate: isUpdate, onCommit: onCommit, done: make(chan result, 1)}
+	r := &request{ctx: ctx, op: op, isUpdate: isUpdate, deferrable: store.IsDeferrable(ctx), onCommit: onCommit, done: make(chan result, 1)}
 	if !s.queue.push(r) {
 		return ErrClosed
 	}

@@ -23,6 +23,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sundial-cron/sundial/store"
 	"github.com/sundial-cron/sundial/store/sqlite"
 	"github.com/sundial-cron/sundial/task"
 )
@@ -616,7 +617,7 @@ func (d *Dispatcher) handle(ctx context.Context, t task.Task) (err error) {
 // with backoff, in one transaction.
 func (d *Dispatcher) ack(ctx context.Context, now time.Time, outs []outcome, inflight map[string]bool) {
 	done, retry := d.settle(now, outs, inflight)
-	if err := d.store.AckTasks(ctx, d.opts.Owner, done, retry); err != nil {
+	if err := d.store.AckTasks(store.Deferrable(ctx), d.opts.Owner, done, retry); err != nil {
 		// The claims stay; their lease ends and the tasks come again.
 		d.log.Error("task/local: ack", "err", err)
 	}
