@@ -1,10 +1,11 @@
 // Package local is the embedded task queue: a dispatcher over the task rows
 // of a store/sqlite file. Tasks commit with the store transaction that
-// enqueued them; the dispatcher claims due rows with a lease, runs the
-// handler on a bounded pool of workers, deletes what succeeded and hands
-// back what failed, with backoff. A task already due when its transaction
-// enqueues it is written claimed by the dispatcher (adopted) and starts
-// as soon as the engine posts it, without a claim of its own.
+// enqueued them; the dispatcher claims rows with a lease shortly before
+// they are due, runs the handler at each one's ETA on a bounded pool of
+// workers, deletes what succeeded and hands back what failed, with
+// backoff. A task already due when its transaction enqueues it is written
+// claimed by the dispatcher (adopted) and starts as soon as the engine
+// posts it, without a claim of its own.
 //
 // Several processes may run dispatchers on one file. Each heartbeats its
 // owner row; a claim whose owner stopped heartbeating for OrphanAfter is
@@ -261,9 +262,9 @@ func (d *Dispatcher) release(ctx context.Context, now time.Time, names []string)
 }
 
 // Post makes the adopted ones of tasks ready to start, and wakes Run if
-// one of them is, or if one of the others is due before Run would wake
-// anyway. The tasks are already rows: the transaction that enqueued them
-// committed. It never fails.
+// one of them is, or if one of the others is to be claimed (Ahead of its
+// ETA) before Run would wake anyway. The tasks are already rows: the
+// transaction that enqueued them committed. It never fails.
 func (d *Dispatcher) Post(_ context.Context, tasks []task.Task) error {
 	if len(tasks) == 0 {
 		return nil
