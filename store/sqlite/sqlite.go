@@ -67,15 +67,16 @@ type Options struct {
 
 // committerCacheKiB bounds the committer's page cache, in SQLite's
 // accounting (a 4 KiB page and its header, about 4.3 KiB). Each cached
-// page costs an 8 KiB slot of modernc's allocator, so this is about twice
-// as much resident memory, and a cache that large stays full: the
-// committer touches pages of the jobs table and of the invocation indexes
-// all over the file, and SQLite evicts only when the cache is full. 64 MiB
-// (until 2026-11-25) held a file of 10,000 every-minute jobs whole after
-// a few minutes, about 150 MiB resident at length, with no measured gain in
-// lateness or CPU over 8 MiB at 10,000 or at 100,000 jobs: a page the
-// cache lacks is read from the operating system's page cache, which holds
-// the file anyway (docs/benchmarks.md, "Memory at 10,000 jobs").
+// page costs an 8 KiB slot of modernc's allocator, about twice its size
+// resident. The cache fills to its bound: the committer touches pages of
+// the jobs table and of the invocation indexes all over the file, and
+// SQLite evicts only when the cache is full. At
+// 64 MiB (until 2026-11-25) it held the whole file of 10,000 every-minute
+// jobs, and the process grew from 96 to 130 MiB resident in three minutes,
+// with no measured gain in lateness or CPU over 8 MiB at 10,000 or at
+// 100,000 jobs: a page the cache lacks is read from the operating system's
+// page cache, which holds the file anyway (docs/benchmarks.md, "Memory at
+// 10,000 jobs").
 const committerCacheKiB = 8192
 
 // ErrClosed is returned by calls on a closed Store.
