@@ -72,10 +72,11 @@ func TestCommitterPageCacheIsBounded(t *testing.T) {
 	if total != jobs*len(state) {
 		t.Fatalf("read %d bytes of state back, want %d", total, jobs*len(state))
 	}
-	// SQLite counts the cache's hash table and page headers too, a few
-	// percent over the pages' own share.
-	if limit := bound * 11 / 10; used > limit || used < limit/2 {
-		t.Errorf("after reading a %d MiB table the committer's page cache holds %d KiB; want at most %d KiB (the bound and a tenth), and more than half of it",
+	// SQLite counts the cache's hash table and headers too, and pages
+	// the statement still holds, up to an eighth over the bound in these
+	// runs; a cache sized to the file would hold the whole table.
+	if limit := bound * 3 / 2; used > limit || used < bound/2 {
+		t.Errorf("after reading a %d MiB table the committer's page cache holds %d KiB; want at most %d KiB (the bound and a half), and more than half the bound",
 			total>>20, used>>10, limit>>10)
 	}
 }
