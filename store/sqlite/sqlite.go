@@ -65,6 +65,20 @@ type Options struct {
 	Readers int
 }
 
+// committerCacheKiB bounds the committer's page cache, in SQLite's
+// accounting (a 4 KiB page and its header, about 4.3 KiB). Each cached
+// page costs an 8 KiB slot of modernc's allocator, about twice its size
+// resident. The cache fills to its bound: the committer touches pages of
+// the jobs table and of the invocation indexes all over the file, and
+// SQLite evicts only when the cache is full. At
+// 64 MiB (until 2026-11-25) it held the whole file of 10,000 every-minute
+// jobs, and the process grew from 96 to 130 MiB resident in three minutes,
+// with no measured gain in lateness or CPU over 8 MiB at 10,000 or at
+// 100,000 jobs: a page the cache lacks is read from the operating system's
+// page cache, which holds the file anyway (docs/benchmarks.md, "Memory at
+// 10,000 jobs").
+const committerCacheKiB = 8192
+
 // ErrClosed is returned by calls on a closed Store.
 var ErrClosed = errors.New("sqlite: store closed")
 
@@ -135,12 +149,8 @@ func open(path string, opts Options, hooks testHooks) (*Store, error) {
 	// multi-row statement changes, to undo it alone if it fails; in a
 	// temporary file that costs system calls on the committer's path.
 	//
-	// cache_size: the committer touches a random page of the jobs and
-	// invocations tables per Update; with SQLite's default 2 MB cache a
-	// file of 100,000 jobs is read back page by page, one system call
-	// each, on the committer's path. 64 MiB holds their hot pages (it is
-	// filled only as far as the file needs).
-	wq := url.Values{"_pragma": {busy, "journal_mode(WAL)", "synchronous(" + syncMode + ")", "temp_store(MEMORY)", "cache_size(-65536)",
+	// cache_size: see committerCacheKiB.
+	wq := url.Values{"_pragma": {busy, "journal_mode(WAL)", "synchronous(" + syncMode + ")", "temp_store(MEMORY)", fmt.Sprintf("cache_size(-%d)", committerCacheKiB),
 		fmt.Sprintf("wal_autocheckpoint(%d)", walRestartPages)}}
 	writeDB, err := sql.Open("sqlite", path+"?"+wq.Encode())
 	if err != nil {
