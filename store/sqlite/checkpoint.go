@@ -14,11 +14,7 @@ import (
 //
 // A passive checkpoint never blocks the committer. It runs at most every
 // checkpointPause: a page that several commits rewrote meanwhile (a busy
-// job's row is rewritten three times per occurrence) is copied once. And
-// it waits for a lull, a checkpointLull with no commit, for up to
-// checkpointPause: cron jobs fall due together at the turn of a second or
-// a minute, and a copy (and its fsyncs) started by the burst's first
-// commit took a core, and the disk, from the rest of the burst.
+// job's row is rewritten three times per occurrence) is copied once.
 //
 // The WAL file starts over only when a write begins with every frame
 // copied, which a busy committer rarely leaves time for; so the writer
@@ -27,7 +23,6 @@ import (
 // copy, and lets the next write start the WAL over.
 const (
 	checkpointPause = 500 * time.Millisecond
-	checkpointLull  = 20 * time.Millisecond
 	walRestartPages = 16384
 )
 
@@ -40,9 +35,6 @@ func (s *Store) checkpointLoop(db *sql.DB) {
 		case <-s.quit:
 			return
 		}
-		if !s.awaitLull() {
-			return
-		}
 		// Errors change nothing: the writer's automatic checkpoint is
 		// the backstop.
 		var busy, log, done int
@@ -53,23 +45,6 @@ func (s *Store) checkpointLoop(db *sql.DB) {
 			return
 		}
 	}
-}
-
-// awaitLull returns once checkpointLull passed with no commit, or after
-// checkpointPause in all; false if the Store is closing.
-func (s *Store) awaitLull() bool {
-	for range checkpointPause / checkpointLull {
-		n := s.commits.Load()
-		select {
-		case <-time.After(checkpointLull):
-		case <-s.quit:
-			return false
-		}
-		if s.commits.Load() == n {
-			return true
-		}
-	}
-	return true
 }
 
 // wakeCheckpointer asks for a checkpoint of what just committed; one
