@@ -156,30 +156,42 @@ func heldBy(t *testing.T, s *sqlite.Store, at time.Time) bool {
 	return len(got) == 0
 }
 
-// A task claimed ahead is held from its claim on, so the claim's commit
-// is not in its lateness, and still starts at its ETA, not before.
-func TestRunClaimsAheadAndStartsAtTheETA(t *testing.T) {
-	t.Parallel()
-	s := tempStore(t)
-	handled := make(chan time.Time, 1)
-	d := New(s, func(context.Context, task.Task) error { handled <- time.Now(); return nil },
+// claimedAhead runs a dispatcher of s that claims an hour ahead, posts
+// a task due at eta, and returns once Run sleeps until eta, having
+// claimed it; stop stops Run and waits for it to return. The handler
+// sends the times it ran at.
+func claimedAhead(t *testing.T, s *sqlite.Store, eta time.Time) (handled <-chan time.Time, stop func()) {
+	t.Helper()
+	ran := make(chan time.Time, 1)
+	d := New(s, func(context.Context, task.Task) error { ran <- time.Now(); return nil },
 		Options{Now: time.Now, Ahead: time.Hour, Poll: time.Hour, Heartbeat: time.Hour, OrphanAfter: 3 * time.Hour, Logger: quiet})
 	asleep := make(chan time.Time, 100)
 	d.hooks.sleeping = func(until time.Time) { asleep <- until }
 	ctx, cancel := context.WithCancel(t.Context())
 	stopped := running(t, ctx, d)
-	eta := time.Now().Add(300 * time.Millisecond)
 	must(t, d.Post(ctx, enqueue(t, s, tick(1, eta))))
 	// Claimed: Run sleeps until the task's ETA, to start it.
 	sleptUntil(t, asleep, eta)
+	return ran, func() {
+		cancel()
+		<-stopped
+	}
+}
+
+// A task claimed ahead is held from its claim on, so the claim's commit
+// is not in its lateness, and still starts at its ETA, not before.
+func TestRunClaimsAheadAndStartsAtTheETA(t *testing.T) {
+	t.Parallel()
+	s := tempStore(t)
+	eta := time.Now().Add(300 * time.Millisecond)
+	handled, stop := claimedAhead(t, s, eta)
+	defer stop()
 	if !heldBy(t, s, eta.Add(time.Second)) {
 		t.Errorf("the task is free at its ETA; want it held by the dispatcher that claimed it ahead")
 	}
 	if at := <-handled; at.Before(eta) {
 		t.Errorf("task ran at %v, before its ETA %v", at, eta)
 	}
-	cancel()
-	<-stopped
 }
 
 // A dispatcher that stops hands back at once what it claimed ahead and
@@ -187,23 +199,14 @@ func TestRunClaimsAheadAndStartsAtTheETA(t *testing.T) {
 func TestRunHandsBackWhatItClaimedAheadWhenItStops(t *testing.T) {
 	t.Parallel()
 	s := tempStore(t)
-	handled := make(chan task.Task, 1)
-	d := New(s, func(_ context.Context, tk task.Task) error { handled <- tk; return nil },
-		Options{Now: time.Now, Ahead: time.Hour, Poll: time.Hour, Heartbeat: time.Hour, OrphanAfter: 3 * time.Hour, Logger: quiet})
-	asleep := make(chan time.Time, 100)
-	d.hooks.sleeping = func(until time.Time) { asleep <- until }
-	ctx, cancel := context.WithCancel(t.Context())
-	stopped := running(t, ctx, d)
 	eta := time.Now().Add(30 * time.Minute)
-	must(t, d.Post(ctx, enqueue(t, s, tick(1, eta))))
-	sleptUntil(t, asleep, eta)
-	cancel()
-	<-stopped
+	handled, stop := claimedAhead(t, s, eta)
+	stop()
 	if heldBy(t, s, eta) {
 		t.Error("the task is still held after the dispatcher stopped; want it handed back")
 	}
 	if len(handled) != 0 {
-		t.Errorf("handled %v, due in half an hour", <-handled)
+		t.Errorf("handled at %v, due in half an hour", <-handled)
 	}
 }
 
