@@ -91,9 +91,10 @@ var errStopping = errors.New("the dispatcher is stopping")
 // DefaultWorkers is Options.Workers' default.
 const DefaultWorkers = 1024
 
-// defaultAhead is Options.Ahead's default: longer than a claim's commit
-// takes under load (docs/benchmarks.md), short enough that what a claim
-// holds ahead is a fraction of a second's tasks.
+// defaultAhead is Options.Ahead's default: many times what a claim's
+// commit takes at 10,000 every-minute jobs (a few milliseconds), and
+// short enough that what Run holds ahead is a fraction of a second's
+// tasks.
 const defaultAhead = 200 * time.Millisecond
 
 // Dispatcher runs the handler for the task rows of one store. Use either
