@@ -1,12 +1,14 @@
 package command
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -159,12 +161,17 @@ func (p *process) stop(grace time.Duration) (note string) {
 	return "output still open after SIGKILL: a process left the attempt's process group and may still run"
 }
 
-// killHolders sends SIGKILL to every process but the server that has the
-// pipe with inode ino open and is not in killed yet, adds them to killed,
-// and returns how many it added. It is the
-// fallback for hosts without cgroup v2, where nothing else finds a process
-// that left its process group (setsid); it reads only what the server's
-// user may read, which is every process it may kill.
+// killHolders sends SIGKILL to every process that has the pipe with inode
+// ino open and is not in killed yet, but the server and its children,
+// adds them to killed, and returns how many it added. It is the fallback
+// for hosts without cgroup v2, where nothing else finds a process that
+// left its process group (setsid); it reads only what the server's user
+// may read, which is every process it may kill.
+//
+// The server's children are spared: this attempt's own child has been
+// reaped, and any other is another attempt's, which holds every pipe the
+// server has open between its fork and its exec. Killing those failed
+// attempts that had nothing to do with this one.
 func killHolders(ino uint64, killed map[int]bool) int {
 	want := "pipe:[" + strconv.FormatUint(ino, 10) + "]"
 	procs, err := os.ReadDir("/proc")
@@ -174,7 +181,7 @@ func killHolders(ino uint64, killed map[int]bool) int {
 	self, n := os.Getpid(), 0
 	for _, e := range procs {
 		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == self || killed[pid] {
+		if err != nil || pid == self || killed[pid] || parent(e.Name()) == self {
 			continue
 		}
 		fds, err := os.ReadDir("/proc/" + e.Name() + "/fd")
@@ -192,4 +199,21 @@ func killHolders(ino uint64, killed map[int]bool) int {
 		}
 	}
 	return n
+}
+
+// parent returns the parent process id of the process pid, or 0 if it
+// cannot be read.
+func parent(pid string) int {
+	b, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return 0
+	}
+	// "pid (comm) state ppid ...", where comm may hold spaces and
+	// parentheses: the fields start after its last ')'.
+	fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(fields) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(fields[1])
+	return ppid
 }
