@@ -162,16 +162,17 @@ func (p *process) stop(grace time.Duration) (note string) {
 }
 
 // killHolders sends SIGKILL to every process that has the pipe with inode
-// ino open and is not in killed yet, but the server and its children,
-// adds them to killed, and returns how many it added. It is the fallback
-// for hosts without cgroup v2, where nothing else finds a process that
-// left its process group (setsid); it reads only what the server's user
-// may read, which is every process it may kill.
+// ino open and is not in killed yet, but the server and the children it is
+// starting, adds them to killed, and returns how many it added. It is the
+// fallback for hosts without cgroup v2, where nothing else finds a process
+// that left its process group (setsid); it reads only what the server's
+// user may read, which is every process it may kill.
 //
-// The server's children are spared: this attempt's own child has been
-// reaped, and any other is another attempt's, which holds every pipe the
-// server has open between its fork and its exec. Killing those failed
-// attempts that had nothing to do with this one.
+// Another attempt's process, between its fork and its exec, holds every
+// pipe the server has open: it is the server's child, still running the
+// server's program, and is spared. Killing it failed an attempt that had
+// nothing to do with this one. (An orphan the server adopted, as PID 1 of
+// a container, is its child too, but runs a program of its own.)
 func killHolders(ino uint64, killed map[int]bool) int {
 	want := "pipe:[" + strconv.FormatUint(ino, 10) + "]"
 	procs, err := os.ReadDir("/proc")
@@ -179,9 +180,10 @@ func killHolders(ino uint64, killed map[int]bool) int {
 		return 0
 	}
 	self, n := os.Getpid(), 0
+	exe, _ := os.Readlink("/proc/self/exe")
 	for _, e := range procs {
 		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == self || killed[pid] || parent(e.Name()) == self {
+		if err != nil || pid == self || killed[pid] || forking(e.Name(), self, exe) {
 			continue
 		}
 		fds, err := os.ReadDir("/proc/" + e.Name() + "/fd")
@@ -201,19 +203,19 @@ func killHolders(ino uint64, killed map[int]bool) int {
 	return n
 }
 
-// parent returns the parent process id of the process pid, or 0 if it
-// cannot be read.
-func parent(pid string) int {
+// forking reports whether the process pid is a child of the server's,
+// self, still running the server's program, exe: one it is starting.
+func forking(pid string, self int, exe string) bool {
 	b, err := os.ReadFile("/proc/" + pid + "/stat")
 	if err != nil {
-		return 0
+		return false
 	}
 	// "pid (comm) state ppid ...", where comm may hold spaces and
 	// parentheses: the fields start after its last ')'.
 	fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-	if len(fields) < 2 {
-		return 0
+	if len(fields) < 2 || fields[1] != strconv.Itoa(self) {
+		return false
 	}
-	ppid, _ := strconv.Atoi(fields[1])
-	return ppid
+	its, err := os.Readlink("/proc/" + pid + "/exe")
+	return err == nil && its == exe
 }
