@@ -156,9 +156,12 @@ func takeFrom(reqs, out []*request, max int) ([]*request, []*request) {
 // close refuses further requests and returns those still waiting.
 func (q *queue) close() []*request {
 	q.mu.Lock()
+	defer q.mu.Unlock()
 	q.closed = true
-	q.mu.Unlock()
-	return q.take(math.MaxInt)
+	var out []*request
+	out, q.reqs = takeFrom(q.reqs, out, math.MaxInt)
+	out, q.later = takeFrom(q.later, out, math.MaxInt)
+	return out
 }
 
 // write queues op for the committer and waits for its answer. A request

@@ -42,3 +42,19 @@ func TestDeferrableRequestsWaitForAtMostOneBatch(t *testing.T) {
 	take("within max", 1, "u4")
 	take("passed over once, so taken with the others", 10, "u5", "d3")
 }
+
+// Closing answers every waiting request, the deferrable ones too, even
+// when a batch would pass them over: their callers wait for an answer.
+func TestCloseReturnsTheDeferrableRequestsToo(t *testing.T) {
+	var q queue
+	q.init()
+	u, d := &request{}, &request{deferrable: true}
+	q.push(u)
+	q.push(d)
+	if got := q.close(); len(got) != 2 || got[0] != u || got[1] != d {
+		t.Errorf("close returned %d requests; want both the waiting ones", len(got))
+	}
+	if q.push(&request{}) {
+		t.Error("a closed queue took a request")
+	}
+}
