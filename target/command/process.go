@@ -183,7 +183,7 @@ func killHolders(ino uint64, killed map[int]bool) int {
 	exe, _ := os.Readlink("/proc/self/exe")
 	for _, e := range procs {
 		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == self || killed[pid] || forking(e.Name(), self, exe) {
+		if err != nil || pid == self || killed[pid] {
 			continue
 		}
 		fds, err := os.ReadDir("/proc/" + e.Name() + "/fd")
@@ -192,7 +192,7 @@ func killHolders(ino uint64, killed map[int]bool) int {
 		}
 		for _, fd := range fds {
 			if link, err := os.Readlink("/proc/" + e.Name() + "/fd/" + fd.Name()); err == nil && link == want {
-				if syscall.Kill(pid, syscall.SIGKILL) == nil {
+				if !forking(e.Name(), self, exe) && syscall.Kill(pid, syscall.SIGKILL) == nil {
 					killed[pid] = true
 					n++
 				}
