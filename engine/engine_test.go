@@ -593,19 +593,22 @@ func (s *countingStore) Update(ctx context.Context, jobID string, fn func(store.
 	return s.Store.Update(ctx, jobID, fn)
 }
 
-// meetingStore holds each Update until two are under way at once (or its
-// context ends).
+// meetingStore holds each Update until two have been under way at once (or
+// its context ends). After they met it lets every Update through: running
+// can reach two again, and met is closed only once.
 type meetingStore struct {
 	store.Store
 	mu      sync.Mutex
 	running int
 	met     chan struct{}
+	closed  bool
 }
 
 func (s *meetingStore) Update(ctx context.Context, jobID string, fn func(store.Tx) error) ([]task.Task, error) {
 	s.mu.Lock()
-	if s.running++; s.running == 2 {
+	if s.running++; s.running == 2 && !s.closed {
 		close(s.met)
+		s.closed = true
 	}
 	s.mu.Unlock()
 	defer func() {
