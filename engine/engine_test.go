@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -580,6 +581,44 @@ func TestApplyingTheRevisionRunningCostsNoTransaction(t *testing.T) {
 	if got := h.job("p/b").Definition; !strings.Contains(string(got), "*/10") {
 		t.Errorf("p/b's stored definition %s, want the changed schedule", got)
 	}
+}
+
+// TestApplyingARevisionMarksTheJobsItAdds: the jobs a revision adds, which
+// the project's listing just found absent, are defined with store.NewJob,
+// so the store need not read them again; the others are not.
+func TestApplyingARevisionMarksTheJobsItAdds(t *testing.T) {
+	h := newHarness(t, engine.Options{})
+	st := &newJobStore{Store: h.st, marked: map[string]bool{}}
+	eng := engine.New(st, h.disp, map[string]target.Target{"rec": h.tgt}, engine.Options{Now: h.clock})
+	def := engine.Definition{Schedule: "*/5 * * * *", Target: "rec"}
+	if err := eng.ApplyProject(h.ctx, "p", engine.Revision{ID: "r1", Jobs: []engine.Job{{ID: "p/a", Definition: def}}}); err != nil {
+		t.Fatal(err)
+	}
+	changed := def
+	changed.Schedule = "*/10 * * * *"
+	if err := eng.ApplyProject(h.ctx, "p", engine.Revision{ID: "r2", Jobs: []engine.Job{{ID: "p/a", Definition: changed}, {ID: "p/b", Definition: def}}}); err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]bool{"p/a": false, "p/b": true}; !maps.Equal(st.marked, want) {
+		t.Errorf("last Update of each job marked NewJob: %v, want %v", st.marked, want)
+	}
+	if got := h.job("p/b").State; got != string(statemachine.Scheduled) {
+		t.Errorf("p/b is %s; want SCHEDULED", got)
+	}
+}
+
+// newJobStore notes whether each job's last Update was marked NewJob.
+type newJobStore struct {
+	store.Store
+	mu     sync.Mutex
+	marked map[string]bool
+}
+
+func (s *newJobStore) Update(ctx context.Context, jobID string, fn func(store.Tx) error) ([]task.Task, error) {
+	s.mu.Lock()
+	s.marked[jobID] = store.IsNewJob(ctx)
+	s.mu.Unlock()
+	return s.Store.Update(ctx, jobID, fn)
 }
 
 // countingStore counts Updates.

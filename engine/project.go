@@ -90,7 +90,12 @@ func (e *Engine) ApplyProject(ctx context.Context, project string, rev Revision)
 			if o.had && e.runs(j.ID, def, was[i]) {
 				return
 			}
-			o.changed, o.err = e.define(ctx, j.ID, def)
+			jctx := ctx
+			if !o.had {
+				// Just listed absent: the store need not read it again.
+				jctx = store.NewJob(ctx)
+			}
+			o.changed, o.err = e.define(jctx, j.ID, def)
 		}
 	})
 	var errs []error

@@ -233,6 +233,24 @@ func IsDeferrable(ctx context.Context) bool {
 	return v
 }
 
+type newJobKey struct{}
+
+// NewJob marks the Updates made with ctx as ones on jobs the caller has
+// just found absent, such as the jobs a config adds, listed with the
+// project's jobs: a store may run their functions on that absence without
+// reading the job again. It is a hint, never trusted: the store checks the
+// absence when it commits, and a job that exists after all (defined
+// meanwhile) has the function run again on the job as it is.
+func NewJob(ctx context.Context) context.Context {
+	return context.WithValue(ctx, newJobKey{}, true)
+}
+
+// IsNewJob reports whether ctx was marked by NewJob.
+func IsNewJob(ctx context.Context) bool {
+	v, _ := ctx.Value(newJobKey{}).(bool)
+	return v
+}
+
 // Store is a persistence backend. It is safe for concurrent use.
 type Store interface {
 	// Update runs fn in a transaction on the entity group of jobID and

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -269,6 +270,34 @@ func TestNewJobDefinedElsewhereMeanwhile(t *testing.T) {
 	}
 	if got := count(t, a, "p/same"); got != 2 || runs != 2 {
 		t.Errorf("counter %d after %d runs, want 2 after 2: the other process's definition was overwritten", got, runs)
+	}
+}
+
+// TestANewJobIsAHintNotTrusted: an Update marked store.NewJob runs its
+// function on the job's absence without reading it; on a job that exists
+// after all (here, defined by another process), the insert is refused and
+// the function runs again on the job as it is, which it updates.
+func TestANewJobIsAHintNotTrusted(t *testing.T) {
+	t.Parallel()
+	path := tempPath(t)
+	a, b := openAt(t, path, Options{}, testHooks{}), openAt(t, path, Options{}, testHooks{})
+	if _, err := a.Update(t.Context(), "p/same", incr); err != nil {
+		t.Fatal(err)
+	}
+	var found []bool
+	_, err := b.Update(store.NewJob(t.Context()), "p/same", func(tx store.Tx) error {
+		_, err := tx.Job()
+		found = append(found, err == nil)
+		return incr(tx)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []bool{false, true}; !slices.Equal(found, want) {
+		t.Errorf("the function found the job %v, want %v: assumed absent unread, then found on the committer", found, want)
+	}
+	if got := count(t, b, "p/same"); got != 2 {
+		t.Errorf("counter %d, want 2: the other process's job was overwritten", got)
 	}
 }
 

@@ -18,9 +18,10 @@ import (
 // fn first runs on the caller's goroutine against the Store's cache of
 // what its committer last committed of the group (cache.go), or, for a
 // group the cache does not hold, against its job row as a reader finds
-// it (or its absence); the committer then only checks that the job's
-// version is still the one fn saw and writes (an fn that fails or writes
-// nothing is checked on a reader). If the group changed meanwhile, or fn
+// it, or its absence (assumed, unread, for a ctx marked by store.NewJob);
+// the committer then only checks that the job's version is still the one
+// fn saw and writes (an fn that fails or writes nothing is checked on a
+// reader). If the group changed meanwhile, or fn
 // asked what the cache cannot answer, fn runs again on the committer,
 // inside the physical transaction it writes in, where it sees the file as
 // it is: there it shares the transaction with other Updates, so it must
@@ -37,7 +38,12 @@ func (s *Store) Update(ctx context.Context, jobID string, fn func(store.Tx) erro
 		return nil, ErrClosed
 	}
 	g := s.cache.get(jobID)
-	if g == nil {
+	switch {
+	case g != nil:
+	case store.IsNewJob(ctx):
+		// Checked by apply's INSERT, which inserts only an absent job.
+		g = &cachedGroup{version: noVersion}
+	default:
 		var err error
 		if g, err = s.load(ctx, jobID); err != nil {
 			return nil, err
