@@ -30,7 +30,7 @@ func BenchmarkUpdate(b *testing.B) {
 				t0 := time.Date(2026, 3, 8, 9, 0, 0, 0, time.UTC)
 				update := func(i int64) error {
 					id := fmt.Sprintf("bench/job%04d", i%1024)
-					_, err := s.Update(store.NewJob(b.Context()), id, func(tx store.Tx) error {
+					_, err := s.Update(b.Context(), id, func(tx store.Tx) error {
 						at := t0.Add(time.Duration(i) * time.Second)
 						err := tx.PutJob(&store.JobRecord{ID: id, Project: "bench", State: "RUNNING", WatchdogTimerTs: at, Definition: blob, EncodedState: blob})
 						if err == nil {

@@ -21,13 +21,13 @@ import (
 // it, or its absence (assumed, unread, for a ctx marked by store.NewJob);
 // the committer then only checks that the job's version is still the one
 // fn saw and writes (an fn that fails or writes nothing is checked on a
-// reader). If the group changed meanwhile, or fn
-// asked what the cache cannot answer, fn runs again on the committer,
-// inside the physical transaction it writes in, where it sees the file as
-// it is: there it shares the transaction with other Updates, so it must
-// be quick and do no I/O outside tx (calling this Store's writes from it
-// deadlocks), and Updates run in the order they were queued, each seeing
-// the writes of those before it.
+// reader). If the group changed meanwhile, or fn asked what the cache
+// cannot answer, fn runs again on the committer, inside the physical
+// transaction it writes in, where it sees the file as it is: there it
+// shares the transaction with other Updates, so it must be quick and do
+// no I/O outside tx (calling this Store's writes from it deadlocks), and
+// Updates run in the order they were queued, each seeing the writes of
+// those before it.
 //
 // A Put or Enqueue that failed fails the Update even if fn ignores the
 // error, so a half-written transaction never commits. ctx only withdraws
