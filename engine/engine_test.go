@@ -594,20 +594,22 @@ func TestApplyingARevisionMarksTheJobsItAdds(t *testing.T) {
 	if err := eng.ApplyProject(h.ctx, "p", engine.Revision{ID: "r1", Jobs: []engine.Job{{ID: "p/a", Definition: def}}}); err != nil {
 		t.Fatal(err)
 	}
+	clear(st.marked)
 	changed := def
 	changed.Schedule = "*/10 * * * *"
 	if err := eng.ApplyProject(h.ctx, "p", engine.Revision{ID: "r2", Jobs: []engine.Job{{ID: "p/a", Definition: changed}, {ID: "p/b", Definition: def}}}); err != nil {
 		t.Fatal(err)
 	}
 	if want := map[string]bool{"p/a": false, "p/b": true}; !maps.Equal(st.marked, want) {
-		t.Errorf("last Update of each job marked NewJob: %v, want %v", st.marked, want)
+		t.Errorf("jobs with an Update marked NewJob: %v, want %v", st.marked, want)
 	}
 	if got := h.job("p/b").State; got != string(statemachine.Scheduled) {
 		t.Errorf("p/b is %s; want SCHEDULED", got)
 	}
 }
 
-// newJobStore notes whether each job's last Update was marked NewJob.
+// newJobStore notes, for each job, whether any of its Updates was marked
+// NewJob.
 type newJobStore struct {
 	store.Store
 	mu     sync.Mutex
@@ -616,7 +618,7 @@ type newJobStore struct {
 
 func (s *newJobStore) Update(ctx context.Context, jobID string, fn func(store.Tx) error) ([]task.Task, error) {
 	s.mu.Lock()
-	s.marked[jobID] = store.IsNewJob(ctx)
+	s.marked[jobID] = s.marked[jobID] || store.IsNewJob(ctx)
 	s.mu.Unlock()
 	return s.Store.Update(ctx, jobID, fn)
 }

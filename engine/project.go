@@ -90,12 +90,7 @@ func (e *Engine) ApplyProject(ctx context.Context, project string, rev Revision)
 			if o.had && e.runs(j.ID, def, was[i]) {
 				return
 			}
-			jctx := ctx
-			if !o.had {
-				// Just listed absent: the store need not read it again.
-				jctx = store.NewJob(ctx)
-			}
-			o.changed, o.err = e.define(jctx, j.ID, def)
+			o.changed, o.err = e.define(ctx, j.ID, def, !o.had)
 		}
 	})
 	var errs []error
@@ -246,12 +241,14 @@ func (e *Engine) runs(jobID string, def Definition, l listedJob) bool {
 // reason (auto-disabled, an unreadable state) stays so until its
 // definition changes.
 func (e *Engine) Define(ctx context.Context, jobID string, def Definition) error {
-	_, err := e.define(ctx, jobID, def)
+	_, err := e.define(ctx, jobID, def, false)
 	return err
 }
 
 // define is Define, reporting whether it created or redefined the job.
-func (e *Engine) define(ctx context.Context, jobID string, def Definition) (changed bool, err error) {
+// listedAbsent: the caller has just listed the job's project without it,
+// so the store need not read the job again (store.NewJob).
+func (e *Engine) define(ctx context.Context, jobID string, def Definition, listedAbsent bool) (changed bool, err error) {
 	if err := e.check(jobID, &def); err != nil {
 		return false, err
 	}
@@ -259,7 +256,11 @@ func (e *Engine) define(ctx context.Context, jobID string, def Definition) (chan
 	if err != nil {
 		return false, err
 	}
-	c, err := e.updateOrDisable(ctx, jobID, func(jt *jobTx) error {
+	uctx := ctx
+	if listedAbsent {
+		uctx = store.NewJob(ctx)
+	}
+	c, err := e.updateOrDisable(uctx, jobID, func(jt *jobTx) error {
 		changed = false // a transaction tried again starts over
 		switch {
 		case jt.job == nil:
