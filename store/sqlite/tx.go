@@ -41,7 +41,9 @@ func (s *Store) Update(ctx context.Context, jobID string, fn func(store.Tx) erro
 	switch {
 	case g != nil:
 	case store.IsNewJob(ctx):
-		// Checked by apply's INSERT, which inserts only an absent job.
+		// Checked as any absence read on a reader is: apply inserts
+		// only an absent job and refuses a write without one, and
+		// stillCurrent reads the job for an fn that writes nothing.
 		g = &cachedGroup{version: noVersion}
 	default:
 		var err error
