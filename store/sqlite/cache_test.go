@@ -275,8 +275,9 @@ func TestNewJobDefinedElsewhereMeanwhile(t *testing.T) {
 
 // TestANewJobIsAHintNotTrusted: an Update marked store.NewJob runs its
 // function on the job's absence without reading it; on a job that exists
-// after all (here, defined by another process), the insert is refused and
-// the function runs again on the job as it is, which it updates.
+// after all (here, defined by another process), the insert is refused, or
+// for a function that writes nothing the reader's check fails, and the
+// function runs again on the job as it is.
 func TestANewJobIsAHintNotTrusted(t *testing.T) {
 	t.Parallel()
 	path := tempPath(t)
@@ -298,6 +299,19 @@ func TestANewJobIsAHintNotTrusted(t *testing.T) {
 	}
 	if got := count(t, b, "p/same"); got != 2 {
 		t.Errorf("counter %d, want 2: the other process's job was overwritten", got)
+	}
+	// A function that writes nothing is checked on a reader instead.
+	c := openAt(t, path, Options{}, testHooks{})
+	found = nil
+	if _, err := c.Update(store.NewJob(t.Context()), "p/same", func(tx store.Tx) error {
+		_, err := tx.Job()
+		found = append(found, err == nil)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if want := []bool{false, true}; !slices.Equal(found, want) {
+		t.Errorf("a function writing nothing found the job %v, want %v", found, want)
 	}
 }
 
