@@ -537,6 +537,48 @@ func TestApplyProjectDefinesJobsSideBySide(t *testing.T) {
 	}
 }
 
+// TestApplyingIsBoundedAcrossRevisions: revisions applied at once, as the
+// config refresher applies every project's at a start, define at most
+// engine.ApplyWorkers jobs at a time between them, not that many each;
+// and they do reach the bound, so that their transactions can share the
+// store's batches.
+func TestApplyingIsBoundedAcrossRevisions(t *testing.T) {
+	h := newHarness(t, engine.Options{})
+	st := &gateStore{Store: h.st, full: engine.ApplyWorkers, open: make(chan struct{}), reached: make(chan struct{})}
+	eng := engine.New(st, &enginetest.LateQueue{Queue: h.disp}, map[string]target.Target{"rec": h.tgt}, engine.Options{Now: h.clock})
+	def := engine.Definition{Schedule: "*/5 * * * *", Target: "rec"}
+	ctx, cancel := context.WithTimeout(h.ctx, time.Minute)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, p := range []string{"p", "q"} {
+		var jobs []engine.Job
+		for i := range engine.ApplyWorkers {
+			jobs = append(jobs, engine.Job{ID: fmt.Sprintf("%s/j%d", p, i), Definition: def})
+		}
+		wg.Go(func() {
+			if err := eng.ApplyProject(ctx, p, engine.Revision{ID: "r1", Jobs: jobs}); err != nil {
+				t.Errorf("ApplyProject %s: %v", p, err)
+			}
+		})
+	}
+	select {
+	case <-st.reached:
+	case <-ctx.Done():
+		t.Fatalf("the two revisions never had %d jobs under way at once", engine.ApplyWorkers)
+	}
+	// With the bound per revision, the other revision's workers would be
+	// under way already; give them a moment to show up.
+	time.Sleep(100 * time.Millisecond)
+	close(st.open)
+	wg.Wait()
+	if got := st.most(); got > engine.ApplyWorkers {
+		t.Errorf("%d jobs applied at once; want at most %d", got, engine.ApplyWorkers)
+	}
+	if got := h.job("q/j0").State; got != string(statemachine.Scheduled) {
+		t.Errorf("q/j0 is %s; want SCHEDULED", got)
+	}
+}
+
 // TestApplyingTheRevisionRunningCostsNoTransaction: applying again the
 // revision a project runs, as every start does, or a new one that leaves
 // its jobs as they are, opens no transaction for them; a job it changes,
@@ -632,6 +674,48 @@ type countingStore struct {
 func (s *countingStore) Update(ctx context.Context, jobID string, fn func(store.Tx) error) ([]task.Task, error) {
 	s.updates.Add(1)
 	return s.Store.Update(ctx, jobID, fn)
+}
+
+// gateStore holds every Update until open is closed, and closes reached
+// once full of them are under way at once; most is the highest count seen.
+type gateStore struct {
+	store.Store
+	full    int
+	open    chan struct{}
+	reached chan struct{}
+
+	mu      sync.Mutex
+	running int
+	peak    int
+}
+
+func (s *gateStore) Update(ctx context.Context, jobID string, fn func(store.Tx) error) ([]task.Task, error) {
+	s.mu.Lock()
+	s.running++
+	if s.running > s.peak {
+		s.peak = s.running
+		if s.peak == s.full {
+			close(s.reached)
+		}
+	}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.running--
+		s.mu.Unlock()
+	}()
+	select {
+	case <-s.open:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return s.Store.Update(ctx, jobID, fn)
+}
+
+func (s *gateStore) most() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.peak
 }
 
 // meetingStore holds each Update until two have been under way at once (or

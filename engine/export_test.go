@@ -1,0 +1,4 @@
+package engine
+
+// ApplyWorkers is applyWorkers, for the tests of its bound.
+const ApplyWorkers = applyWorkers
