@@ -22,6 +22,7 @@ import (
 
 	"github.com/sundial-cron/sundial/access"
 	"github.com/sundial-cron/sundial/config"
+	"github.com/sundial-cron/sundial/internal/idlegc"
 	"github.com/sundial-cron/sundial/web"
 	"github.com/sundial-cron/sundial/web/signin"
 
@@ -359,6 +360,7 @@ func serveEmbedded(ctx context.Context, f serveFlags, logger *slog.Logger, now f
 	var eng *engine.Engine
 	disp := local.New(st, func(ctx context.Context, t task.Task) error { return eng.HandleTask(ctx, t) }, local.Options{
 		Workers:   f.workers,
+		Idle:      idlegc.Start(ctx, now).Idle,
 		Now:       now,
 		Logger:    logger,
 		LockDir:   f.db + ".owners",

@@ -79,6 +79,12 @@ type Options struct {
 	// A failed task is retried after BackoffMin, doubling with each
 	// failure up to BackoffMax. Defaults 1s and 10 minutes.
 	BackoffMin, BackoffMax time.Duration
+	// Idle, if set, is told each time Run goes to sleep with no task in
+	// hand (none running, none claimed ahead) that it will start nothing
+	// before until (unless Post brings something due sooner), for work
+	// best done between the bursts of launches (internal/idlegc). It must
+	// not block.
+	Idle func(until time.Time)
 	// Now is the clock. Required: nothing here reads the wall clock.
 	Now func() time.Time
 	// Logger gets handler failures and store errors. Default slog.Default().
@@ -390,6 +396,9 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 			wakeAt = nextBeat
 		}
 		wakeAt = d.sleep(wakeAt)
+		if d.opts.Idle != nil && len(inflight) == 0 {
+			d.opts.Idle(wakeAt)
+		}
 		timer.Reset(wakeAt.Sub(d.opts.Now()))
 		select {
 		case o := <-out:

@@ -194,6 +194,32 @@ func TestRunClaimsAheadAndStartsAtTheETA(t *testing.T) {
 	}
 }
 
+// Run tells Options.Idle until when it sleeps with nothing in hand: until
+// it claims the next task ahead of its ETA, not the Poll it would
+// otherwise sleep for.
+func TestRunTellsIdleUntilWhenItSleeps(t *testing.T) {
+	t.Parallel()
+	s := tempStore(t)
+	eta := time.Now().Add(time.Hour)
+	idle := make(chan time.Time, 100)
+	d := New(s, func(context.Context, task.Task) error { return nil },
+		Options{Now: time.Now, Ahead: time.Minute, Poll: 3 * time.Hour, Heartbeat: 3 * time.Hour, OrphanAfter: 6 * time.Hour, Logger: quiet,
+			Idle: func(until time.Time) {
+				select {
+				case idle <- until:
+				default: // Idle must not block
+				}
+			}})
+	ctx, cancel := context.WithCancel(t.Context())
+	stopped := running(t, ctx, d)
+	defer func() {
+		cancel()
+		<-stopped
+	}()
+	must(t, d.Post(ctx, enqueue(t, s, tick(1, eta))))
+	sleptUntil(t, idle, eta.Add(-time.Minute))
+}
+
 // A dispatcher that stops hands back at once what it claimed ahead and
 // has not started: another process need not wait for the lease to end.
 func TestRunHandsBackWhatItClaimedAheadWhenItStops(t *testing.T) {

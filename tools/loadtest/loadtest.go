@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/sundial-cron/sundial/engine"
+	"github.com/sundial-cron/sundial/internal/idlegc"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store/sqlite"
 	"github.com/sundial-cron/sundial/target"
@@ -168,8 +169,10 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 
 	obs := newObserver(opts.Now)
 	var eng *engine.Engine
+	gcCtx, stopGC := context.WithCancel(ctx)
+	defer stopGC()
 	disp := local.New(st, func(ctx context.Context, t task.Task) error { return eng.HandleTask(ctx, t) }, local.Options{
-		Workers: opts.Workers, Now: opts.Now, Logger: opts.Logger,
+		Workers: opts.Workers, Now: opts.Now, Logger: opts.Logger, Idle: idlegc.Start(gcCtx, opts.Now).Idle,
 	})
 	eng = engine.New(st, disp, map[string]target.Target{"noop": noop.Target{}}, engine.Options{
 		Now: opts.Now, Observer: obs, Logger: opts.Logger,

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sundial-cron/sundial/engine"
+	"github.com/sundial-cron/sundial/internal/idlegc"
 	"github.com/sundial-cron/sundial/retention"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store/sqlite"
@@ -99,8 +100,10 @@ func Soak(ctx context.Context, opts SoakOptions) ([]SoakSample, error) {
 
 	obs := &soakObserver{}
 	var eng *engine.Engine
+	gcCtx, stopGC := context.WithCancel(ctx)
+	defer stopGC()
 	disp := local.New(st, func(ctx context.Context, t task.Task) error { return eng.HandleTask(ctx, t) }, local.Options{
-		Workers: opts.Workers, Now: opts.Now,
+		Workers: opts.Workers, Now: opts.Now, Idle: idlegc.Start(gcCtx, opts.Now).Idle,
 	})
 	eng = engine.New(st, disp, map[string]target.Target{"noop": noop.Target{}}, engine.Options{Now: opts.Now, Observer: obs})
 	wdTick := time.NewTicker(time.Minute)
