@@ -11,8 +11,8 @@
 // launches were 41 ms late against 28 ms for the others
 // (docs/benchmarks.md, "The collector in the lulls").
 //
-// A Collector is told when the dispatcher goes to sleep with nothing
-// running, and until when (Idle). If the heap has grown at least three
+// A Collector is told when the dispatcher goes to sleep with no task in
+// hand, and until when (Idle). If the heap has grown at least three
 // fifths of the way from what the last collection left to the runtime's
 // next goal, and the lull is long enough for a collection like the last
 // one it forced, it collects there and then: the runtime's own collection
@@ -105,8 +105,7 @@ func (c *Collector) lull(until time.Time) bool {
 // the last collection, is at least three fifths of the way to the next
 // goal. A second's burst of 10,000 every-minute jobs allocates about a
 // fifth of the way, so the collection comes in a lull before the pacer
-// starts one in a burst; at half of the way it came a lull sooner, for no
-// less lateness.
+// starts one in a burst.
 func due(objects, live, goal uint64) bool {
 	if goal <= live {
 		return false
