@@ -518,7 +518,8 @@ func (cancelOnDisable) TaskFailed(string, task.Kind, bool)           {}
 // second one is under way; one at a time, the apply would never end.
 func TestApplyProjectDefinesJobsSideBySide(t *testing.T) {
 	h := newHarness(t, engine.Options{})
-	st := &meetingStore{Store: h.st, met: make(chan struct{})}
+	met := make(chan struct{})
+	st := &gateStore{Store: h.st, full: 2, open: met, reached: met} // open once two met
 	eng := engine.New(st, &enginetest.LateQueue{Queue: h.disp}, map[string]target.Target{"rec": h.tgt}, engine.Options{Now: h.clock})
 	def := engine.Definition{Schedule: "*/5 * * * *", Target: "rec"}
 	var jobs []engine.Job
@@ -677,7 +678,9 @@ func (s *countingStore) Update(ctx context.Context, jobID string, fn func(store.
 }
 
 // gateStore holds every Update until open is closed, and closes reached
-// once full of them are under way at once; most is the highest count seen.
+// once full of them are under way at once (only once: the highest count
+// seen, most, only grows). open and reached may be one channel: the
+// Updates are then held until full of them meet.
 type gateStore struct {
 	store.Store
 	full    int
@@ -716,35 +719,4 @@ func (s *gateStore) most() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.peak
-}
-
-// meetingStore holds each Update until two have been under way at once (or
-// its context ends). After they met it lets every Update through: running
-// can reach two again, and met is closed only once.
-type meetingStore struct {
-	store.Store
-	mu      sync.Mutex
-	running int
-	met     chan struct{}
-	closed  bool
-}
-
-func (s *meetingStore) Update(ctx context.Context, jobID string, fn func(store.Tx) error) ([]task.Task, error) {
-	s.mu.Lock()
-	if s.running++; s.running == 2 && !s.closed {
-		close(s.met)
-		s.closed = true
-	}
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		s.running--
-		s.mu.Unlock()
-	}()
-	select {
-	case <-s.met:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	return s.Store.Update(ctx, jobID, fn)
 }
