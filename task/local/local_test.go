@@ -220,6 +220,39 @@ func TestRunTellsIdleUntilWhenItSleeps(t *testing.T) {
 	sleptUntil(t, idle, eta.Add(-time.Minute))
 }
 
+// Run tells Options.Idle nothing while it holds a task, even one it only
+// claimed ahead and sleeps until: a collection in that sleep would run
+// into the task's start (and, in a burst, into the other handlers').
+func TestRunTellsIdleNothingWithATaskInHand(t *testing.T) {
+	t.Parallel()
+	s := tempStore(t)
+	eta := time.Now().Add(time.Hour)
+	var mu sync.Mutex
+	var told []time.Time
+	d := New(s, func(context.Context, task.Task) error { return nil },
+		Options{Now: time.Now, Ahead: 2 * time.Hour, Poll: 3 * time.Hour, Heartbeat: 3 * time.Hour, OrphanAfter: 6 * time.Hour, Logger: quiet,
+			Idle: func(until time.Time) {
+				mu.Lock()
+				told = append(told, until)
+				mu.Unlock()
+			}})
+	asleep := make(chan time.Time, 100)
+	d.hooks.sleeping = func(until time.Time) { asleep <- until }
+	ctx, cancel := context.WithCancel(t.Context())
+	stopped := running(t, ctx, d)
+	must(t, d.Post(ctx, enqueue(t, s, tick(1, eta))))
+	sleptUntil(t, asleep, eta) // claimed ahead, held until its ETA
+	cancel()
+	<-stopped
+	mu.Lock()
+	defer mu.Unlock()
+	for _, until := range told {
+		if until.Equal(eta) {
+			t.Errorf("Idle told of the sleep until %v, with the task due then in hand", eta)
+		}
+	}
+}
+
 // A dispatcher that stops hands back at once what it claimed ahead and
 // has not started: another process need not wait for the lease to end.
 func TestRunHandsBackWhatItClaimedAheadWhenItStops(t *testing.T) {
