@@ -362,6 +362,12 @@ func (e *Engine) release(project string) {
 // job, which refuses it or takes it as a no-op.
 func (e *Engine) updateOrDisable(ctx context.Context, jobID string, fn func(*jobTx) error) (committed, error) {
 	c, err := e.update(ctx, jobID, fn)
+	return e.orDisable(ctx, jobID, fn, c, err)
+}
+
+// orDisable is the rest of updateOrDisable, given what its first update
+// of the job returned.
+func (e *Engine) orDisable(ctx context.Context, jobID string, fn func(*jobTx) error, c committed, err error) (committed, error) {
 	if pe := asPermanent(err); pe != nil {
 		if err := e.disableBroken(ctx, jobID, pe); err != nil {
 			return committed{}, err

@@ -580,6 +580,45 @@ func TestApplyingIsBoundedAcrossRevisions(t *testing.T) {
 	}
 }
 
+// TestApplyingKeepsDefinesInFlight: with a store.Submitter, each apply
+// worker submits engine.ApplyDepth of its jobs' transactions before it
+// waits for the first, so that a large config's definitions fill the
+// store's commits without a goroutine each; and never more.
+func TestApplyingKeepsDefinesInFlight(t *testing.T) {
+	h := newHarness(t, engine.Options{})
+	const inFlight = engine.ApplyWorkers * engine.ApplyDepth
+	st := &submitGateStore{gateStore: gateStore{Store: h.st, full: inFlight, open: make(chan struct{}), reached: make(chan struct{})}, sub: h.st}
+	eng := engine.New(st, &enginetest.LateQueue{Queue: h.disp}, map[string]target.Target{"rec": h.tgt}, engine.Options{Now: h.clock})
+	def := engine.Definition{Schedule: "*/5 * * * *", Target: "rec"}
+	var jobs []engine.Job
+	for i := range inFlight + engine.ApplyWorkers {
+		jobs = append(jobs, engine.Job{ID: fmt.Sprintf("p/j%d", i), Definition: def})
+	}
+	ctx, cancel := context.WithTimeout(h.ctx, time.Minute)
+	defer cancel()
+	applied := make(chan error, 1)
+	go func() { applied <- eng.ApplyProject(ctx, "p", engine.Revision{ID: "r1", Jobs: jobs}) }()
+	select {
+	case <-st.reached:
+	case <-ctx.Done():
+		t.Fatalf("never %d transactions in flight at once; at most %d: each worker waited for one before the next", inFlight, st.most())
+	}
+	// Had a worker gone on past its depth, more would be under way by now.
+	time.Sleep(100 * time.Millisecond)
+	close(st.open)
+	if err := <-applied; err != nil {
+		t.Fatalf("ApplyProject: %v", err)
+	}
+	if got := st.most(); got > inFlight {
+		t.Errorf("%d transactions in flight at once; want at most %d", got, inFlight)
+	}
+	for _, j := range []engine.Job{jobs[0], jobs[len(jobs)-1]} {
+		if got := h.job(j.ID).State; got != string(statemachine.Scheduled) {
+			t.Errorf("%s is %s; want SCHEDULED", j.ID, got)
+		}
+	}
+}
+
 // TestApplyingTheRevisionRunningCostsNoTransaction: applying again the
 // revision a project runs, as every start does, or a new one that leaves
 // its jobs as they are, opens no transaction for them; a job it changes,
@@ -693,7 +732,20 @@ type gateStore struct {
 }
 
 func (s *gateStore) Update(ctx context.Context, jobID string, fn func(store.Tx) error) ([]task.Task, error) {
+	s.enter()
+	defer s.leave()
+	select {
+	case <-s.open:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return s.Store.Update(ctx, jobID, fn)
+}
+
+// enter counts an Update under way, and leave one that ended.
+func (s *gateStore) enter() {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.running++
 	if s.running > s.peak {
 		s.peak = s.running
@@ -701,18 +753,33 @@ func (s *gateStore) Update(ctx context.Context, jobID string, fn func(store.Tx) 
 			close(s.reached)
 		}
 	}
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		s.running--
-		s.mu.Unlock()
-	}()
-	select {
-	case <-s.open:
-	case <-ctx.Done():
-		return nil, ctx.Err()
+}
+
+func (s *gateStore) leave() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.running--
+}
+
+// submitGateStore is gateStore for a store.Submitter: a submitted
+// transaction is under way from its Submit until its wait returns, and
+// each wait is held until open is closed.
+type submitGateStore struct {
+	gateStore
+	sub store.Submitter
+}
+
+func (s *submitGateStore) Submit(ctx context.Context, jobID string, fn func(store.Tx) error) func() ([]task.Task, error) {
+	s.enter()
+	return func() ([]task.Task, error) {
+		defer s.leave()
+		select {
+		case <-s.open:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return s.sub.Submit(ctx, jobID, fn)()
 	}
-	return s.Store.Update(ctx, jobID, fn)
 }
 
 func (s *gateStore) most() int {

@@ -1,4 +1,8 @@
 package engine
 
-// ApplyWorkers is applyWorkers, for the tests of its bound.
-const ApplyWorkers = applyWorkers
+// ApplyWorkers and ApplyDepth are applyWorkers and applyDepth, for the
+// tests of their bounds.
+const (
+	ApplyWorkers = applyWorkers
+	ApplyDepth   = applyDepth
+)

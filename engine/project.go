@@ -76,7 +76,7 @@ func (e *Engine) ApplyProject(ctx context.Context, project string, rev Revision)
 		was[i], listed[i].had = stored[j.ID]
 		delete(stored, j.ID)
 	}
-	e.parallel(ctx, len(jobs), func(i int) {
+	e.pipelined(ctx, len(jobs), applyDepth, func(i int) (finish func()) {
 		j, o := jobs[i], &listed[i]
 		switch {
 		case ProjectOf(j.ID) != project:
@@ -88,10 +88,12 @@ func (e *Engine) ApplyProject(ctx context.Context, project string, rev Revision)
 			def := j.Definition
 			def.Revision = rev.ID
 			if o.had && e.runs(j.ID, def, was[i]) {
-				return
+				return nil
 			}
-			o.changed, o.err = e.define(ctx, j.ID, def, !o.had)
+			wait := e.defining(ctx, j.ID, def, !o.had)
+			return func() { o.changed, o.err = wait() }
 		}
+		return nil
 	})
 	var errs []error
 	changes := &Changes{}
@@ -157,19 +159,35 @@ func (e *Engine) ApplyProject(ctx context.Context, project string, rev Revision)
 	return nil
 }
 
-// applyWorkers is how many jobs the engine applies at once, across all
-// the revisions being applied: enough for their transactions to fill the
-// store's batches. Not per revision: the config refresher applies every
-// project at once, and at a first start 100 projects with 64 workers each
-// took 60 MiB more memory than 10,000 jobs (docs/benchmarks.md), as each
-// worker's goroutine keeps the stack its transactions grew (16 KiB).
-// 512 rather than 1,024: 8 MiB less at a first start of 10,000 jobs, for
-// defining 100,000 jobs about a fifth slower (docs/benchmarks.md).
-const applyWorkers = 512
+// applyWorkers is how many goroutines apply jobs at once, across all the
+// revisions being applied: not per revision, since the config refresher
+// applies every project at once, and each worker keeps the stack its
+// transactions grew (16 KiB). With a store.Submitter each keeps
+// applyDepth of its jobs' transactions in flight, 1,024 in all: enough
+// to fill the store's commits when a large config is defined. 512 workers
+// waiting for one transaction each defined 100,000 jobs in 14-16 s; 128
+// keeping 8 each, in 11 s, with 4-6 MiB less at the peak of a first start
+// of 10,000 jobs (more in flight defined faster still, but the memory the
+// waiting transactions hold outgrew the stacks saved: docs/benchmarks.md).
+const (
+	applyWorkers = 128
+	applyDepth   = 8
+)
 
 // parallel calls fn(i) for every i in [0, n), on workers that each hold
 // one of the engine's applyWorkers slots, and for none once ctx is done.
 func (e *Engine) parallel(ctx context.Context, n int, fn func(i int)) {
+	e.pipelined(ctx, n, 1, func(i int) func() {
+		fn(i)
+		return nil
+	})
+}
+
+// pipelined is parallel for work started by start(i) and finished by the
+// function it returns (nil: finished already): each worker has up to
+// depth started before it finishes the oldest, and finishes all it
+// started, even once ctx is done.
+func (e *Engine) pipelined(ctx context.Context, n, depth int, start func(i int) (finish func())) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range min(n, applyWorkers) {
@@ -185,8 +203,18 @@ func (e *Engine) parallel(ctx context.Context, n int, fn func(i int)) {
 		}
 		wg.Go(func() {
 			defer func() { <-e.applying }()
+			var started []func()
 			for i := int(next.Add(1)) - 1; i < n && ctx.Err() == nil; i = int(next.Add(1)) - 1 {
-				fn(i)
+				if finish := start(i); finish != nil {
+					started = append(started, finish)
+				}
+				if len(started) == depth {
+					started[0]()
+					started = append(started[:0], started[1:]...)
+				}
+			}
+			for _, finish := range started {
+				finish()
 			}
 		})
 	}
@@ -251,18 +279,25 @@ func (e *Engine) Define(ctx context.Context, jobID string, def Definition) error
 // listedAbsent: the caller has just listed the job's project without it,
 // so the store need not read the job again (store.NewJob).
 func (e *Engine) define(ctx context.Context, jobID string, def Definition, listedAbsent bool) (changed bool, err error) {
+	return e.defining(ctx, jobID, def, listedAbsent)()
+}
+
+// defining is define, returning once the job's transaction is submitted
+// (Engine.updateLater); wait reports what define would have.
+func (e *Engine) defining(ctx context.Context, jobID string, def Definition, listedAbsent bool) (wait func() (changed bool, err error)) {
 	if err := e.check(jobID, &def); err != nil {
-		return false, err
+		return func() (bool, error) { return false, err }
 	}
 	encoded, err := encodeDefinition(def)
 	if err != nil {
-		return false, err
+		return func() (bool, error) { return false, err }
 	}
 	uctx := ctx
 	if listedAbsent {
 		uctx = store.NewJob(ctx)
 	}
-	c, err := e.updateOrDisable(uctx, jobID, func(jt *jobTx) error {
+	var changed bool
+	fn := func(jt *jobTx) error {
 		changed = false // a transaction tried again starts over
 		switch {
 		case jt.job == nil:
@@ -293,11 +328,15 @@ func (e *Engine) define(ctx context.Context, jobID string, def Definition, liste
 			return err
 		}
 		return jt.step(statemachine.Defined{})
-	})
-	if err != nil {
-		return false, err
 	}
-	return changed, e.carryOut(ctx, jobID, c)
+	submitted := e.updateLater(uctx, jobID, fn)
+	return func() (bool, error) {
+		c, err := submitted()
+		if c, err = e.orDisable(uctx, jobID, fn, c, err); err != nil {
+			return false, err
+		}
+		return changed, e.carryOut(ctx, jobID, c)
+	}
 }
 
 // Disable makes the job DISABLED for reason, keeping its history. Queued

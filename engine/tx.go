@@ -68,8 +68,32 @@ type committed struct {
 // writes recording them have committed.
 func (e *Engine) update(ctx context.Context, jobID string, fn func(*jobTx) error) (committed, error) {
 	var c committed
-	tasks, err := e.store.Update(ctx, jobID, func(tx store.Tx) error {
-		c = committed{}
+	tasks, err := e.store.Update(ctx, jobID, e.txFunc(jobID, fn, &c))
+	return e.afterUpdate(ctx, jobID, c, tasks, err)
+}
+
+// updateLater is update, returning once the transaction is submitted if
+// the store is a store.Submitter; wait reports what update would have.
+// Without a Submitter it updates at once.
+func (e *Engine) updateLater(ctx context.Context, jobID string, fn func(*jobTx) error) (wait func() (committed, error)) {
+	sub, ok := e.store.(store.Submitter)
+	if !ok {
+		c, err := e.update(ctx, jobID, fn)
+		return func() (committed, error) { return c, err }
+	}
+	c := new(committed)
+	submitted := sub.Submit(ctx, jobID, e.txFunc(jobID, fn, c))
+	return func() (committed, error) {
+		tasks, err := submitted()
+		return e.afterUpdate(ctx, jobID, *c, tasks, err)
+	}
+}
+
+// txFunc is the store's transaction function for update: it runs fn on
+// the job and sets *c to what the steps did.
+func (e *Engine) txFunc(jobID string, fn func(*jobTx) error, c *committed) func(store.Tx) error {
+	return func(tx store.Tx) error {
+		*c = committed{}
 		// Without its monotonic reading: the machine keeps times derived
 		// from now, and a state the engine caches must be the one decoding
 		// its stored form would give (jobCache).
@@ -94,12 +118,17 @@ func (e *Engine) update(ctx context.Context, jobID string, fn func(*jobTx) error
 		if !changed {
 			return errUnchanged
 		}
-		c = committed{acts: jt.actions, records: jt.records, state: jt.m, notices: notices}
+		*c = committed{acts: jt.actions, records: jt.records, state: jt.m, notices: notices}
 		if r := jt.m.Reason; jt.m.State == statemachine.Disabled && (jt.loaded.State != statemachine.Disabled || jt.loaded.Reason.Kind != r.Kind) {
 			c.disabled = &r
 		}
 		return nil
-	})
+	}
+}
+
+// afterUpdate reads the outcome of update's transaction: what it committed,
+// c, with the tasks to post, or the error it failed with.
+func (e *Engine) afterUpdate(ctx context.Context, jobID string, c committed, tasks []task.Task, err error) (committed, error) {
 	if errors.Is(err, errUnchanged) {
 		return committed{}, nil
 	}

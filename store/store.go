@@ -251,6 +251,20 @@ func IsNewJob(ctx context.Context) bool {
 	return v
 }
 
+// Submitter is a Store whose Updates can be started without waiting for
+// their commits, so that one caller keeps many transactions in flight: a
+// store with a single writer fills its commits with them, and one whose
+// transactions are round trips has them travel side by side. Defining
+// thousands of new jobs then takes neither a goroutine each nor a commit
+// each.
+type Submitter interface {
+	// Submit starts Update(ctx, jobID, fn) and returns without waiting
+	// for its commit; wait waits for it and returns what Update would
+	// have. fn may run on another goroutine, and more than once, as
+	// within Update. Every wait must be called, once.
+	Submit(ctx context.Context, jobID string, fn func(Tx) error) (wait func() ([]task.Task, error))
+}
+
 // Store is a persistence backend. It is safe for concurrent use.
 type Store interface {
 	// Update runs fn in a transaction on the entity group of jobID and

@@ -46,7 +46,10 @@ type Store struct {
 	afterExpiryRead func()
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store     = (*Store)(nil)
+	_ store.Submitter = (*Store)(nil)
+)
 
 // New returns a store on client. Close closes the client.
 func New(client *datastore.Client, opts Options) *Store {
@@ -58,6 +61,35 @@ func New(client *datastore.Client, opts Options) *Store {
 
 // Close closes the Datastore client.
 func (s *Store) Close() error { return s.client.Close() }
+
+// Submit runs Update on a goroutine of its own (store.Submitter): each of
+// a job's transactions is a round trip to Datastore, so a caller with many
+// in flight has them commit side by side.
+func (s *Store) Submit(ctx context.Context, jobID string, fn func(store.Tx) error) (wait func() ([]task.Task, error)) {
+	type answer struct {
+		tasks    []task.Task
+		err      error
+		panicked any
+	}
+	done := make(chan answer, 1)
+	go func() {
+		var a answer
+		// A panic in fn is raised where the answer is waited for, as
+		// Update raises it in its caller.
+		defer func() {
+			a.panicked = recover()
+			done <- a
+		}()
+		a.tasks, a.err = s.Update(ctx, jobID, fn)
+	}()
+	return func() ([]task.Task, error) {
+		a := <-done
+		if a.panicked != nil {
+			panic(a.panicked)
+		}
+		return a.tasks, a.err
+	}
+}
 
 // Update runs fn in a Datastore transaction on the job's entity group and
 // runs it again on a conflict, up to MaxAttempts times. The writes fn makes

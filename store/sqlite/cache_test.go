@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sundial-cron/sundial/store"
+	"github.com/sundial-cron/sundial/task"
 )
 
 // TestCacheNeverAnswersForTheFile: an Update runs its function on the
@@ -385,5 +386,68 @@ func TestAFailureOnTheCacheIsCheckedNotRunAgain(t *testing.T) {
 	runs = 0
 	if _, err := a.Update(t.Context(), "p/same", failAtOne); err != nil || runs != 2 {
 		t.Errorf("stale cache: error %v after %d runs, want success on the committer's run", err, runs)
+	}
+}
+
+// TestSubmitKeepsManyUpdatesInFlight: one goroutine submits Updates of
+// several new jobs while the committer is busy; each is queued before
+// the next is submitted, none waits for a commit, and once the committer
+// is free they all commit together. A job submitted again in between,
+// its first write still queued, has its function run again on the
+// committer, where it sees that write.
+func TestSubmitKeepsManyUpdatesInFlight(t *testing.T) {
+	t.Parallel()
+	b, hooks := newBatcher()
+	s := openAt(t, tempPath(t), Options{}, hooks)
+	held := b.hold(t, s)
+	const n = 8
+	var sawFirst bool
+	submitted := make(chan []func() ([]task.Task, error), 1)
+	go func() {
+		var waits []func() ([]task.Task, error)
+		for i := range n {
+			id := fmt.Sprintf("p/new%d", i)
+			waits = append(waits, s.Submit(store.NewJob(t.Context()), id, func(tx store.Tx) error {
+				return tx.PutJob(&store.JobRecord{ID: id, Project: "p", State: "SCHEDULED"})
+			}))
+			b.waitQueued(1)
+		}
+		submitted <- append(waits, s.Submit(store.NewJob(t.Context()), "p/new0", func(tx store.Tx) error {
+			j, err := tx.Job()
+			if errors.Is(err, store.ErrNotFound) {
+				return tx.PutJob(&store.JobRecord{ID: "p/new0", Project: "p", State: "SCHEDULED"})
+			}
+			if err != nil {
+				return err
+			}
+			sawFirst = true
+			j.State = "PAUSED"
+			return tx.PutJob(j)
+		}))
+	}()
+	var waits []func() ([]task.Task, error)
+	select {
+	case waits = <-submitted:
+	case <-time.After(time.Minute):
+		close(b.release)
+		t.Fatal("Submit waited for the commit, which the held committer cannot make")
+	}
+	close(b.release)
+	if err := <-held; err != nil {
+		t.Fatal(err)
+	}
+	for i, wait := range waits {
+		if _, err := wait(); err != nil {
+			t.Errorf("Submit %d: %v", i, err)
+		}
+	}
+	if !sawFirst {
+		t.Error("the second Submit of p/new0 never saw the first one's write")
+	}
+	if j, err := s.Job(t.Context(), "p/new0"); err != nil || j.State != "PAUSED" {
+		t.Errorf("p/new0 = %+v, %v; want PAUSED, written by the second Submit", j, err)
+	}
+	if st := s.Stats(); st.Commits > 3 {
+		t.Errorf("Stats = %+v, want at most 3 commits (the holder, the %d new jobs together, the one run again)", st, n)
 	}
 }

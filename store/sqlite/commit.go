@@ -172,22 +172,36 @@ func (q *queue) close() []*request {
 // onCommit, if not nil, runs on the committer right after the COMMIT that
 // made op's writes durable, before the answer.
 func (s *Store) write(ctx context.Context, isUpdate bool, onCommit func(), op func(*writer) error) error {
-	if err := ctx.Err(); err != nil {
+	r, err := s.push(ctx, isUpdate, onCommit, op)
+	if err != nil {
 		return err
+	}
+	return r.wait()
+}
+
+// push queues op for the committer; see write.
+func (s *Store) push(ctx context.Context, isUpdate bool, onCommit func(), op func(*writer) error) (*request, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	r := &request{ctx: ctx, op: op, isUpdate: isUpdate, deferrable: store.IsDeferrable(ctx), onCommit: onCommit, done: make(chan result, 1)}
 	if !s.queue.push(r) {
-		return ErrClosed
+		return nil, ErrClosed
 	}
 	if s.hooks.queued != nil {
 		s.hooks.queued()
 	}
+	return r, nil
+}
+
+// wait waits for the committer's answer to a pushed request; see write.
+func (r *request) wait() error {
 	var res result
 	select {
 	case res = <-r.done:
-	case <-ctx.Done():
+	case <-r.ctx.Done():
 		if r.state.CompareAndSwap(queued, withdrawn) {
-			return ctx.Err()
+			return r.ctx.Err()
 		}
 		res = <-r.done
 	}

@@ -116,7 +116,10 @@ type testHooks struct {
 	commit func() error // fails a physical COMMIT when it returns an error
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store     = (*Store)(nil)
+	_ store.Submitter = (*Store)(nil)
+)
 
 // Open opens (creating if needed) the database file at path and its schema.
 // It refuses, with an error wrapping ErrDamaged, an empty file and a file

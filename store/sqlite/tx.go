@@ -34,8 +34,17 @@ import (
 // an Update whose writes the committer has not taken; once it has, Update
 // reports what happened.
 func (s *Store) Update(ctx context.Context, jobID string, fn func(store.Tx) error) ([]task.Task, error) {
+	return s.Submit(ctx, jobID, fn)()
+}
+
+// Submit is Update, returning once fn has run on the caller's goroutine
+// and its writes are queued for the committer (store.Submitter): one
+// caller can then keep many Updates in flight, and the committer's batches
+// fill with them. fn runs again, on the committer, when wait is called,
+// if the job changed meanwhile.
+func (s *Store) Submit(ctx context.Context, jobID string, fn func(store.Tx) error) (wait func() ([]task.Task, error)) {
 	if s.closed.Load() {
-		return nil, ErrClosed
+		return answered(nil, ErrClosed)
 	}
 	g := s.cache.get(jobID)
 	switch {
@@ -48,14 +57,22 @@ func (s *Store) Update(ctx context.Context, jobID string, fn func(store.Tx) erro
 	default:
 		var err error
 		if g, err = s.load(ctx, jobID); err != nil {
-			return nil, err
+			return answered(nil, err)
 		}
 	}
-	tasks, err := s.updateCached(ctx, jobID, g, fn)
-	if !errors.Is(err, errStale) {
-		return tasks, err
+	cached := s.submitCached(ctx, jobID, g, fn)
+	return func() ([]task.Task, error) {
+		tasks, err := cached()
+		if !errors.Is(err, errStale) {
+			return tasks, err
+		}
+		return s.updateOnCommitter(ctx, jobID, fn)
 	}
-	return s.updateOnCommitter(ctx, jobID, fn)
+}
+
+// answered is a wait for an Update whose answer is known already.
+func answered(tasks []task.Task, err error) func() ([]task.Task, error) {
+	return func() ([]task.Task, error) { return tasks, err }
 }
 
 // load reads jobID's row on a reader, as a group to run fn on: a job
@@ -83,9 +100,10 @@ func (s *Store) load(ctx context.Context, jobID string) (*cachedGroup, error) {
 // committer instead.
 var errStale = errors.New("sqlite: the cached job is stale")
 
-// updateCached runs fn on the cached group g and has the committer write
-// its writes if the job is still at g's version.
-func (s *Store) updateCached(ctx context.Context, jobID string, g *cachedGroup, fn func(store.Tx) error) ([]task.Task, error) {
+// submitCached runs fn on the cached group g and queues its writes for
+// the committer, which writes them if the job is still at g's version;
+// wait reports how that went.
+func (s *Store) submitCached(ctx context.Context, jobID string, g *cachedGroup, fn func(store.Tx) error) (wait func() ([]task.Task, error)) {
 	t := &tx{s: s, jobID: jobID, invs: map[string]*store.InvocationRecord{}, cached: g, version: g.version}
 	if g.job == nil {
 		t.jobAbsent = true
@@ -98,7 +116,7 @@ func (s *Store) updateCached(ctx context.Context, jobID string, g *cachedGroup, 
 		err = t.failed
 	}
 	if t.unanswered {
-		return nil, errStale
+		return answered(nil, errStale)
 	}
 	if err != nil || !t.writes() {
 		// fn failed, or has nothing to write (the engine's way of saying
@@ -109,21 +127,26 @@ func (s *Store) updateCached(ctx context.Context, jobID string, g *cachedGroup, 
 			if errors.Is(cerr, errStale) {
 				s.cache.drop(jobID, g)
 			}
-			return nil, cerr
+			return answered(nil, cerr)
 		}
-		return nil, err
+		return answered(nil, err)
 	}
-	err = s.write(ctx, true, t.committed, func(w *writer) error {
+	r, err := s.push(ctx, true, t.committed, func(w *writer) error {
 		t.w = w
 		return t.apply()
 	})
 	if err != nil {
-		if errors.Is(err, errStale) {
-			s.cache.drop(jobID, g)
-		}
-		return nil, err
+		return answered(nil, err)
 	}
-	return t.tasks, nil
+	return func() ([]task.Task, error) {
+		if err := r.wait(); err != nil {
+			if errors.Is(err, errStale) {
+				s.cache.drop(jobID, g)
+			}
+			return nil, err
+		}
+		return t.tasks, nil
+	}
 }
 
 // stillCurrent checks, on a reader, that the job is still at the version

@@ -83,6 +83,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"a cancelled Update does not run", testCancelled},
 		{"concurrent Updates of one job lose nothing", testConcurrentOneJob},
 		{"concurrent Updates of many jobs lose nothing", testConcurrentManyJobs},
+		{"Updates submitted together, of one job and of many, lose nothing", testSubmitted},
 		{"Overdue lists set, passed watchdog timers, most overdue first", testOverdue},
 		{"Invocations pages newest first without gaps or repeats", testInvocationsPaging},
 		{"Jobs pages by id, per project and for all", testJobsPaging},
@@ -740,6 +741,57 @@ func hammer(t *testing.T, s store.Store, jobs, workers, perWorker int) {
 func testConcurrentOneJob(t *testing.T, s store.Store) { hammer(t, s, 1, 32, 8) }
 
 func testConcurrentManyJobs(t *testing.T, s store.Store) { hammer(t, s, 16, 4, 4) }
+
+// testSubmitted: a store.Submitter given many Updates at once by one
+// caller, several of one job among them, commits each of them once, as
+// Update would.
+func testSubmitted(t *testing.T, s store.Store) {
+	sub, ok := s.(store.Submitter)
+	if !ok {
+		t.Skip("not a store.Submitter")
+	}
+	const jobs, each = 8, 4
+	var waits []func() ([]task.Task, error)
+	var ids []string
+	for range each {
+		for j := range jobs {
+			id := fmt.Sprintf("proj/job%03d", j)
+			ids = append(ids, id)
+			waits = append(waits, sub.Submit(t.Context(), id, func(tx store.Tx) error {
+				j, err := tx.Job()
+				if errors.Is(err, store.ErrNotFound) {
+					j, err = job(id), nil
+				}
+				if err != nil {
+					return err
+				}
+				n := 0
+				if len(j.EncodedState) > 0 {
+					if n, err = strconv.Atoi(string(j.EncodedState)); err != nil {
+						return err
+					}
+				}
+				j.EncodedState = []byte(strconv.Itoa(n + 1))
+				return tx.PutJob(j)
+			}))
+		}
+	}
+	for i, wait := range waits {
+		_, err := wait()
+		if errors.Is(err, store.ErrConflict) {
+			// As Update may: made again, as callers do.
+			_, err = increment(t.Context(), s, ids[i])
+		}
+		if err != nil {
+			t.Errorf("Submit %d: %v", i, err)
+		}
+	}
+	for j := range jobs {
+		if got := counter(t, s, fmt.Sprintf("proj/job%03d", j)); got != each {
+			t.Errorf("proj/job%03d counts %d after %d submitted increments", j, got, each)
+		}
+	}
+}
 
 func testOverdue(t *testing.T, s store.Store) {
 	now := t0
