@@ -166,8 +166,8 @@ func (e *Engine) ApplyProject(ctx context.Context, project string, rev Revision)
 // applyDepth of its jobs' transactions in flight, 1,024 in all: enough
 // to fill the store's commits when a large config is defined. 512 workers
 // waiting for one transaction each defined 100,000 jobs in 14-16 s; 128
-// keeping 8 each, in 11 s, with 4-6 MiB less at the peak of a first start
-// of 10,000 jobs (more in flight defined faster still, but the memory the
+// keeping 8 each, in 10-11 s, with a lower peak at a first start of
+// 10,000 jobs (more in flight defined faster still, but the memory the
 // waiting transactions hold outgrew the stacks saved: docs/benchmarks.md).
 const (
 	applyWorkers = 128

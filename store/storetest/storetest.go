@@ -657,30 +657,36 @@ func testCancelled(t *testing.T, s store.Store) {
 func increment(ctx context.Context, s store.Store, id string) (int, error) {
 	for {
 		var wrote int
-		_, err := s.Update(ctx, id, func(tx store.Tx) error {
-			j, err := tx.Job()
-			if errors.Is(err, store.ErrNotFound) {
-				j, err = job(id), nil
-			}
-			if err != nil {
-				return err
-			}
-			n := 0
-			if len(j.EncodedState) > 0 {
-				if n, err = strconv.Atoi(string(j.EncodedState)); err != nil {
-					return err
-				}
-			}
-			wrote = n + 1
-			j.EncodedState = []byte(strconv.Itoa(wrote))
-			if err := tx.PutJob(j); err != nil {
-				return err
-			}
-			return tx.PutInvocation(&store.InvocationRecord{JobID: id, ID: fmt.Sprintf("inc-%05d", wrote), Occurrence: t0.Add(time.Duration(wrote) * time.Second), Status: "SUCCEEDED"})
-		})
+		_, err := s.Update(ctx, id, incrementing(id, &wrote))
 		if !errors.Is(err, store.ErrConflict) {
 			return wrote, err
 		}
+	}
+}
+
+// incrementing is increment's transaction: it sets *wrote to the count it
+// writes.
+func incrementing(id string, wrote *int) func(store.Tx) error {
+	return func(tx store.Tx) error {
+		j, err := tx.Job()
+		if errors.Is(err, store.ErrNotFound) {
+			j, err = job(id), nil
+		}
+		if err != nil {
+			return err
+		}
+		n := 0
+		if len(j.EncodedState) > 0 {
+			if n, err = strconv.Atoi(string(j.EncodedState)); err != nil {
+				return err
+			}
+		}
+		*wrote = n + 1
+		j.EncodedState = []byte(strconv.Itoa(*wrote))
+		if err := tx.PutJob(j); err != nil {
+			return err
+		}
+		return tx.PutInvocation(&store.InvocationRecord{JobID: id, ID: fmt.Sprintf("inc-%05d", *wrote), Occurrence: t0.Add(time.Duration(*wrote) * time.Second), Status: "SUCCEEDED"})
 	}
 }
 
@@ -757,23 +763,7 @@ func testSubmitted(t *testing.T, s store.Store) {
 		for j := range jobs {
 			id := fmt.Sprintf("proj/job%03d", j)
 			ids = append(ids, id)
-			waits = append(waits, sub.Submit(t.Context(), id, func(tx store.Tx) error {
-				j, err := tx.Job()
-				if errors.Is(err, store.ErrNotFound) {
-					j, err = job(id), nil
-				}
-				if err != nil {
-					return err
-				}
-				n := 0
-				if len(j.EncodedState) > 0 {
-					if n, err = strconv.Atoi(string(j.EncodedState)); err != nil {
-						return err
-					}
-				}
-				j.EncodedState = []byte(strconv.Itoa(n + 1))
-				return tx.PutJob(j)
-			}))
+			waits = append(waits, sub.Submit(t.Context(), id, incrementing(id, new(int))))
 		}
 	}
 	for i, wait := range waits {
@@ -787,8 +777,12 @@ func testSubmitted(t *testing.T, s store.Store) {
 		}
 	}
 	for j := range jobs {
-		if got := counter(t, s, fmt.Sprintf("proj/job%03d", j)); got != each {
-			t.Errorf("proj/job%03d counts %d after %d submitted increments", j, got, each)
+		id := fmt.Sprintf("proj/job%03d", j)
+		if got := counter(t, s, id); got != each {
+			t.Errorf("%s counts %d after %d submitted increments", id, got, each)
+		}
+		if invs, _, err := s.Invocations(t.Context(), id, store.Page{Limit: 2 * each}); err != nil || len(invs) != each {
+			t.Errorf("%s has %d invocations (err %v), want one per increment, %d", id, len(invs), err, each)
 		}
 	}
 }
