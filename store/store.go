@@ -254,9 +254,8 @@ func IsNewJob(ctx context.Context) bool {
 // Submitter is a Store whose Updates can be started without waiting for
 // their commits, so that one caller keeps many transactions in flight: a
 // store with a single writer fills its commits with them, and one whose
-// transactions are round trips has them travel side by side. Defining
-// thousands of new jobs then takes neither a goroutine each nor a commit
-// each.
+// transactions are round trips has them travel side by side. The engine
+// defines a large config's jobs so, with few goroutines of its own.
 type Submitter interface {
 	// Submit starts Update(ctx, jobID, fn) and returns without waiting
 	// for its commit; wait waits for it and returns what Update would
