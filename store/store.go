@@ -260,7 +260,8 @@ type Submitter interface {
 	// Submit starts Update(ctx, jobID, fn) and returns without waiting
 	// for its commit; wait waits for it and returns what Update would
 	// have. fn may run on another goroutine, and more than once, as
-	// within Update. Every wait must be called, once.
+	// within Update; a panic in it is raised in the caller, of Submit or
+	// of wait. Every wait must be called, once.
 	Submit(ctx context.Context, jobID string, fn func(Tx) error) (wait func() ([]task.Task, error))
 }
 

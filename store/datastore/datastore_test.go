@@ -56,6 +56,22 @@ func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store { return openStore(t, Options{}, nil) })
 }
 
+// TestSubmitRaisesAPanicInItsWait: Submit runs the Update on a goroutine
+// of its own; a panic in fn there is raised in the caller of wait, as
+// Update raises it in its caller, not in a goroutine no one recovers.
+func TestSubmitRaisesAPanicInItsWait(t *testing.T) {
+	t.Parallel()
+	s := openStore(t, Options{}, nil)
+	wait := s.Submit(t.Context(), "proj/panics", func(store.Tx) error { panic("boom") })
+	defer func() {
+		if p := recover(); p != "boom" {
+			t.Errorf("wait raised %v; want the function's panic, boom", p)
+		}
+	}()
+	_, err := wait()
+	t.Errorf("wait returned %v; want it to raise the function's panic", err)
+}
+
 // StoredBytes adds up the store's entities as Datastore sizes them for
 // storage: each key's name and each property's name and value, strings and
 // blobs at their length and other values at 8 bytes (storetest.Footprint).
