@@ -12,21 +12,18 @@ import (
 	"github.com/sundial-cron/sundial/store"
 )
 
-// jobCache keeps, per job, its state and its definition decoded, and the
-// definition's schedule parsed, each with the digest of the bytes it was
-// made from. Every transaction of a job decodes the state the one before
-// it encoded and parses the same definition; decoding was the engine's
-// largest cost in sundial simulate, and loading a zone reads the zone
-// database (docs/benchmarks.md).
+// jobCache keeps, per job, its definition decoded and the definition's
+// schedule parsed, with the digest of the bytes they were made from.
+// Every transaction of a job parses the same definition, and loading a
+// zone reads the zone database (docs/benchmarks.md). The job's state is
+// not kept here but in its memo (stateMemo), which the store hands back
+// with the record it was put with.
 //
-// An entry answers only for the exact bytes it was made from, so a state
-// put by a transaction that never committed is never used: the next state
-// read from the store is other bytes.
+// An entry answers only for the exact bytes it was made from.
 //
-// One entry per job, in plain maps under a lock per shard: two sync.Maps,
-// one for states and one for definitions, cost about 200 bytes a job of
-// their own at 100,000 jobs, and their nodes were more pointers for every
-// garbage collection to follow.
+// One entry per job, in plain maps under a lock per shard: a sync.Map
+// cost about 100 bytes a job of its own at 100,000 jobs, and its nodes
+// were more pointers for every garbage collection to follow.
 type jobCache struct {
 	shards [cacheShards]cacheShard
 }
@@ -40,18 +37,13 @@ type cacheShard struct {
 	m  map[string]*cacheEntry
 }
 
-// cacheEntry is modified only under its shard's lock, and what it points
-// to never: the state's slices and pointers are its own clones, and the
-// definition and schedule are shared read-only.
+// cacheEntry is never modified, only replaced, and the definition and
+// schedule it points to are shared read-only.
 type cacheEntry struct {
-	state digest
-	s     packedState
-	def   digest
-	d     *Definition
-	sched *schedule.Schedule
-	// Side by side, with the hash's bytes, to take no padding of their own.
-	hasState, hasDef bool
-	defSum           store.DefinitionSum
+	def    digest
+	d      *Definition
+	sched  *schedule.Schedule
+	defSum store.DefinitionSum
 }
 
 var shardSeed = maphash.MakeSeed()
@@ -60,59 +52,38 @@ func (c *jobCache) shard(jobID string) *cacheShard {
 	return &c.shards[maphash.String(shardSeed, jobID)%cacheShards]
 }
 
-// entry returns jobID's entry, created if absent; the caller holds sh.mu.
-func (sh *cacheShard) entry(jobID string) *cacheEntry {
-	e := sh.m[jobID]
-	if e == nil {
-		if sh.m == nil {
-			sh.m = map[string]*cacheEntry{}
-		}
-		e = &cacheEntry{}
-		sh.m[jobID] = e
-	}
-	return e
+// stateMemo is the engine's store.JobRecord.Memo: the state the record's
+// EncodedState holds, packed, and the digest of those bytes. The store
+// hands it back only with the record it was put with, so a state put by
+// a transaction that never committed is never read; and a state the
+// engine steps is read from it with no decoding, which at two
+// transactions a launch was 2-3 % of the CPU per launch
+// (docs/benchmarks.md, "One job's memory"). The machine's times carry no
+// monotonic reading (the engine's clock is read without it), so the memo
+// is what decoding the bytes would give, up to the times' locations,
+// which nothing reads.
+type stateMemo struct {
+	encoded digest
+	s       packedState
 }
 
-// state returns the job's state, from the cache if it holds these bytes.
-func (c *jobCache) state(job *store.JobRecord) (jobState, error) {
-	d := digestOf(job.EncodedState)
-	sh := c.shard(job.ID)
-	sh.mu.Lock()
-	e := sh.m[job.ID]
-	hit := e != nil && e.hasState && e.state == d
-	var p packedState
-	if hit {
-		p = e.s
-	}
-	sh.mu.Unlock()
-	if hit {
-		return p.unpack().clone(), nil
+// loadState returns the job's state, from its memo if the store handed
+// one back, and the digest of the bytes it is.
+func loadState(job *store.JobRecord) (jobState, digest, error) {
+	if m, ok := job.Memo.(*stateMemo); ok {
+		return m.s.unpack().clone(), m.encoded, nil
 	}
 	s, err := decodeState(job)
 	if err != nil {
-		return s, err
+		return s, digest{}, err
 	}
 	s.intern()
-	c.putState(job.ID, job.EncodedState, s)
-	return s, nil
+	return s, digestOf(job.EncodedState), nil
 }
 
-// putState remembers that encoded is s. The machine's times carry no
-// monotonic reading (the engine's clock is read without it), so s is what
-// decoding encoded would give, up to the times' locations, which nothing
-// reads.
-func (c *jobCache) putState(jobID string, encoded []byte, s jobState) {
-	d, p := digestOf(encoded), pack(s.clone())
-	sh := c.shard(jobID)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	e := sh.entry(jobID)
-	e.hasState, e.state, e.s = true, d, p
-}
-
-// packedState is a jobState in less memory, for the cache's entry per
-// job: the machine's five times as seconds and nanoseconds, with an index
-// into at most two locations instead of a location pointer each (the
+// packedState is a jobState in less memory, for the memo each job
+// keeps: the machine's five times as seconds and nanoseconds, with an
+// index into at most two locations instead of a location pointer each (the
 // engine's clock gives one, UTC schedules another), and the health,
 // nearly always zero, behind a pointer. Unpacked, it is the jobState it
 // was packed from, == for ==, so that it encodes to the bytes its entry
@@ -199,7 +170,7 @@ func (c *jobCache) named(jobID, hash string) (*Definition, bool) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	e := sh.m[jobID]
-	if e == nil || !e.hasDef || !e.defSum.Names(hash) {
+	if e == nil || !e.defSum.Names(hash) {
 		return nil, false
 	}
 	return e.d, true
@@ -210,7 +181,7 @@ func (c *jobCache) definition(jobID string, encoded []byte) (*Definition, *sched
 	dg := digestOf(encoded)
 	sh := c.shard(jobID)
 	sh.mu.Lock()
-	if e := sh.m[jobID]; e != nil && e.hasDef && e.def == dg {
+	if e := sh.m[jobID]; e != nil && e.def == dg {
 		d, s := e.d, e.sched
 		sh.mu.Unlock()
 		return d, s, nil
@@ -230,11 +201,13 @@ func (c *jobCache) definition(jobID string, encoded []byte) (*Definition, *sched
 	if err != nil {
 		return nil, nil, permanent(statemachine.ReasonScheduleInvalid, err, fmt.Errorf("job %s: %w", jobID, err))
 	}
-	sum := store.SumDefinition(encoded)
+	e := &cacheEntry{def: dg, d: def, sched: s, defSum: store.SumDefinition(encoded)}
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	e := sh.entry(jobID)
-	e.hasDef, e.def, e.defSum, e.d, e.sched = true, dg, sum, def, s
+	if sh.m == nil {
+		sh.m = map[string]*cacheEntry{}
+	}
+	sh.m[jobID] = e
 	return def, s, nil
 }
 

@@ -167,16 +167,7 @@ func TestDefineComparesDefinitionsByValueNotByTheirBytes(t *testing.T) {
 	}
 	h.runUntil(t0.Add(7 * time.Minute))
 	older := []byte(`{"schedule":"*/5 * * * *","policy":{"Overlap":""},"target":"rec","spec":{ "b": [2, 3], "a": 1 }}`)
-	if _, err := h.st.Update(h.ctx, "p/job", func(tx store.Tx) error {
-		j, err := tx.Job()
-		if err != nil {
-			return err
-		}
-		j.Definition = older
-		return tx.PutJob(j)
-	}); err != nil {
-		t.Fatal(err)
-	}
+	h.corrupt("p/job", func(j *store.JobRecord) { j.Definition = older })
 	before := h.snapshot("p/job")
 	if err := h.eng.Define(h.ctx, "p/job", def); err != nil {
 		t.Fatal(err)

@@ -14,17 +14,16 @@ import (
 )
 
 // corrupt writes the job as fn changes it, behind the engine's back, as a
-// release that wrote another format, or a damaged store, would leave it.
+// release that wrote another format, or a damaged store, would leave it:
+// from the bytes the file holds, without the engine's memo of its state.
 func (h *harness) corrupt(id string, fn func(j *store.JobRecord)) {
 	h.t.Helper()
-	if _, err := h.st.Update(h.ctx, id, func(tx store.Tx) error {
-		j, err := tx.Job()
-		if err != nil {
-			return err
-		}
-		fn(j)
-		return tx.PutJob(j)
-	}); err != nil {
+	j, err := h.st.Job(h.ctx, id)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	fn(j)
+	if _, err := h.st.Update(h.ctx, id, func(tx store.Tx) error { return tx.PutJob(j) }); err != nil {
 		h.t.Fatal(err)
 	}
 }

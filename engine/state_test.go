@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sundial-cron/sundial/store"
 	"github.com/sundial-cron/sundial/store/sqlite"
 	"github.com/sundial-cron/sundial/target"
 	"github.com/sundial-cron/sundial/target/noop"
@@ -18,10 +19,12 @@ type dropQueue struct{}
 
 func (dropQueue) Post(context.Context, []task.Task) error { return nil }
 
-// The state the engine caches for a job is the one the store holds: keyed
-// by its bytes, encoding to them, and free of the monotonic clock readings
-// a decoded state never has, even on a clock that gives them (time.Now).
-func TestCachedStateIsTheStoredOne(t *testing.T) {
+// The state a job's memo holds is the one the store holds: the memo the
+// SQLite store hands back is of the bytes in the file, encodes to them,
+// and is free of the monotonic clock readings a decoded state never has,
+// even on a clock that gives them (time.Now). The store holds the state
+// once: the record it hands back with the memo has no EncodedState.
+func TestMemoIsTheStoredState(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	st, err := sqlite.Open(filepath.Join(t.TempDir(), "sundial.db"), sqlite.Options{Synchronous: sqlite.SyncOff})
@@ -40,19 +43,26 @@ func TestCachedStateIsTheStoredOne(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sh := e.cache.shard("p/j")
-	sh.mu.Lock()
-	c := sh.m["p/j"]
-	sh.mu.Unlock()
-	if c == nil || !c.hasState {
-		t.Fatal("no state cached for the job")
+	var inTx *store.JobRecord
+	if _, err := st.Update(ctx, "p/j", func(tx store.Tx) error {
+		inTx, err = tx.Job()
+		return err
+	}); err != nil {
+		t.Fatal(err)
 	}
-	if c.state != digestOf(job.EncodedState) {
-		t.Errorf("the cache holds a state other than the store's %s", job.EncodedState)
+	m, ok := inTx.Memo.(*stateMemo)
+	if !ok {
+		t.Fatalf("the job came back with memo %T, want *stateMemo", inTx.Memo)
 	}
-	cs := c.s.unpack()
+	if inTx.EncodedState != nil {
+		t.Errorf("the store holds the state twice: as the memo and as %s", inTx.EncodedState)
+	}
+	if m.encoded != digestOf(job.EncodedState) {
+		t.Errorf("the memo is of a state other than the store's %s", job.EncodedState)
+	}
+	cs := m.s.unpack()
 	if b, err := encodeJobState(cs); err != nil || string(b) != string(job.EncodedState) {
-		t.Errorf("the cached state encodes to %s (%v), the store holds %s", b, err, job.EncodedState)
+		t.Errorf("the memo's state encodes to %s (%v), the store holds %s", b, err, job.EncodedState)
 	}
 	if len(cs.m.Active) == 0 {
 		t.Fatal("the trigger left no invocation in the state: the test checks nothing")

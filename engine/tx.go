@@ -34,8 +34,10 @@ type jobTx struct {
 	// over a state it could not read.
 	stateErr, defErr error
 	// loaded is the job's state and reason as loaded, to tell when a
-	// transaction disabled it.
+	// transaction disabled it; stored is the digest of its bytes, to tell
+	// when save has nothing new to write.
 	loaded statemachine.JobState
+	stored digest
 
 	actions []statemachine.Action
 	// output is what a target returned for an attempt, for its log.
@@ -161,14 +163,14 @@ func (jt *jobTx) load(jobID string) error {
 		return err
 	}
 	jt.job = job
-	switch s, err := jt.e.cache.state(job); {
+	switch s, stored, err := loadState(job); {
 	case asPermanent(err) != nil:
 		jt.stateErr = err
 	case err != nil:
 		return err
 	default:
 		jt.m, jt.health, jt.trail = s.m, s.health, s.audit
-		jt.loaded = s.m
+		jt.loaded, jt.stored = s.m, stored
 	}
 	if err := jt.setDefinition(job.Definition); asPermanent(err) != nil {
 		jt.defErr = err
@@ -350,11 +352,11 @@ func (jt *jobTx) save() (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if len(jt.actions) == 0 && string(encoded) == string(jt.job.EncodedState) {
+	d := digestOf(encoded)
+	if len(jt.actions) == 0 && d == jt.stored {
 		return false, nil
 	}
-	jt.e.cache.putState(jt.job.ID, encoded, s)
-	jt.job.EncodedState = encoded
+	jt.job.EncodedState, jt.job.Memo = encoded, &stateMemo{encoded: d, s: pack(s.clone())}
 	jt.job.State = string(jt.m.State)
 	jt.job.WatchdogTimerTs = jt.m.WatchdogTimerTs
 	return true, jt.tx.PutJob(jt.job)

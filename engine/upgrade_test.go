@@ -69,15 +69,15 @@ func TestAnUpgradeAddingAPolicyFieldRedefinesNoJob(t *testing.T) {
 				if err := e.Define(ctx, id, def); err != nil {
 					t.Fatal(err)
 				}
-				// What the older release left in the store.
-				if _, err := st.Update(ctx, id, func(tx store.Tx) error {
-					job, err := tx.Job()
-					if err != nil {
-						return err
-					}
-					job.Definition = older
-					return tx.PutJob(job)
-				}); err != nil {
+				// What the older release left in the store: the job as
+				// the file holds it (a transaction may hand back the
+				// engine's memo of its state instead of the bytes).
+				job, err := st.Job(ctx, id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				job.Definition = older
+				if _, err := st.Update(ctx, id, func(tx store.Tx) error { return tx.PutJob(job) }); err != nil {
 					t.Fatal(err)
 				}
 				before, err := st.Job(ctx, id)

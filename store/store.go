@@ -15,6 +15,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/sundial-cron/sundial/task"
@@ -44,6 +45,29 @@ type JobRecord struct {
 
 	Definition   []byte // the job's definition, as the engine encodes it
 	EncodedState []byte // the state machine's state, as the engine encodes it
+
+	// Memo is the state in the form its writer reads fastest, attached
+	// at PutJob beside the EncodedState it encodes to; opaque here, and
+	// never stored. A store that answers transactions from memory may
+	// keep it with the record a PutJob committed and hand it back from a
+	// later Tx.Job in place of EncodedState, which it then leaves nil
+	// (the SQLite store's cache holds each job's state once so). A record
+	// read from the file has EncodedState and no Memo, and one whose put
+	// did not commit is never handed back. A writer that attaches a Memo
+	// must read the state from it whenever it comes back, and must not
+	// modify it once put; a record with a Memo and no EncodedState is
+	// refused by PutJob (CheckPut), as its state would be lost.
+	Memo any
+}
+
+// CheckPut is what every store checks of a JobRecord put: a record handed
+// back with its Memo in place of its EncodedState cannot be put back as
+// it is.
+func CheckPut(j *JobRecord) error {
+	if j.Memo != nil && j.EncodedState == nil {
+		return fmt.Errorf("job %s put with a Memo and no EncodedState: its state would be lost", j.ID)
+	}
+	return nil
 }
 
 // InvocationRecord is a child of its job: one occurrence and the attempts to run
@@ -187,7 +211,8 @@ func (p Page) Size() int {
 
 // Tx is a transaction on one job's entity group.
 type Tx interface {
-	// Job returns the job, or ErrNotFound.
+	// Job returns the job, or ErrNotFound. Its EncodedState may be nil
+	// where the Memo of the record put is handed back (JobRecord.Memo).
 	Job() (*JobRecord, error)
 	PutJob(*JobRecord) error
 	// Invocation returns one of the job's invocations, or ErrNotFound.

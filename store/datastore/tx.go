@@ -68,6 +68,9 @@ func (t *tx) PutJob(j *store.JobRecord) error {
 	if j.ID != t.jobID {
 		return t.refuse(fmt.Errorf("datastore: job %s put in a transaction on %s: a transaction writes only its own job's group", j.ID, t.jobID))
 	}
+	if err := store.CheckPut(j); err != nil {
+		return t.refuse(fmt.Errorf("datastore: %w", err))
+	}
 	c := *j
 	t.job, t.jobRead, t.jobPut = &c, true, true
 	return nil

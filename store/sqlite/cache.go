@@ -23,7 +23,9 @@ import (
 // indeed does not exist.
 //
 // It holds one entry per job an Update read or wrote since Open; entries
-// and what they point to are never modified, only replaced.
+// and what they point to are never modified, only replaced. A job row put
+// with a Memo is held with the memo and without its EncodedState, so that
+// the engine's decoded state is the only copy of it in memory.
 type rowCache struct {
 	mu sync.Mutex
 	m  map[string]*cachedGroup
@@ -110,8 +112,14 @@ func (t *tx) committed() {
 		return
 	}
 	job := t.job
-	if job == nil {
+	switch {
+	case job == nil:
 		job = t.loaded
+	case job.Memo != nil:
+		// Its writer reads the state from the memo (store.JobRecord.Memo):
+		// the cache holds it once. t.job is this transaction's own copy,
+		// and apply, which wrote the bytes, does not run again.
+		job.EncodedState = nil
 	}
 	if job == nil {
 		t.s.cache.drop(t.jobID, nil)

@@ -336,6 +336,9 @@ func (t *tx) PutJob(j *store.JobRecord) error {
 	if j == nil || j.ID != t.jobID {
 		return t.fail(fmt.Errorf("sqlite: PutJob of another group than %q", t.jobID))
 	}
+	if err := store.CheckPut(j); err != nil {
+		return t.fail(fmt.Errorf("sqlite: %w", err))
+	}
 	// Encoding now reports a bad value to the caller of PutJob.
 	if _, err := jobArgs(j); err != nil {
 		return t.fail(err)

@@ -77,6 +77,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"invocations that share a definition share its stored bytes", testDefinitionStoredOnce},
 		{"a transaction reads its own writes", testReadsOwnWrites},
 		{"fn returning an error writes nothing", testFnErrorWritesNothing},
+		{"a Memo comes back only with the state it was put with, and is never stored", testMemo},
 		{"Update returns the tasks it enqueued", testReturnsEnqueued},
 		{"a repeated task name is one task", testDuplicateTaskName},
 		{"a transaction writes only its own group", testOwnGroupOnly},
@@ -508,6 +509,98 @@ func testReadsOwnWrites(t *testing.T, s store.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// memo is what a writer attaches to a job it puts; compared by pointer.
+type memo struct{ state string }
+
+func withMemo(id, state string) (*store.JobRecord, *memo) {
+	j := job(id)
+	m := &memo{state}
+	j.EncodedState, j.Memo = []byte(state), m
+	return j, m
+}
+
+func testMemo(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	j, m := withMemo("proj/a", "one")
+	var inTx *store.JobRecord
+	if _, err := s.Update(ctx, j.ID, func(tx store.Tx) error {
+		if err := tx.PutJob(j); err != nil {
+			return err
+		}
+		var err error
+		inTx, err = tx.Job()
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if inTx.Memo != m || string(inTx.EncodedState) != "one" {
+		t.Errorf("Job after PutJob in one transaction: memo %v, state %q; want the put ones", inTx.Memo, inTx.EncodedState)
+	}
+	// checkRead reads the job in a transaction: its state must be want's,
+	// as bytes or as want's memo.
+	checkRead := func(what, want string, wantMemo *memo) {
+		t.Helper()
+		var got *store.JobRecord
+		if _, err := s.Update(ctx, j.ID, func(tx store.Tx) error {
+			var err error
+			got, err = tx.Job()
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case got.Memo == nil && string(got.EncodedState) == want:
+		case got.Memo == nil:
+			t.Errorf("%s: state %q, want %q", what, got.EncodedState, want)
+		case got.Memo != wantMemo:
+			t.Errorf("%s: memo %v, want %v or none", what, got.Memo, wantMemo)
+		case got.EncodedState != nil && string(got.EncodedState) != want:
+			t.Errorf("%s: memo %v with state %q, want %q or none", what, got.Memo, got.EncodedState, want)
+		}
+	}
+	checkRead("after a commit", "one", m)
+	// The record as it comes back, put back as it is by a writer that
+	// changed something else: refused if its state is only in the memo.
+	if _, err := s.Update(ctx, j.ID, func(tx store.Tx) error {
+		got, err := tx.Job()
+		if err != nil {
+			return err
+		}
+		got.State = "PAUSED"
+		if err := tx.PutJob(got); got.EncodedState == nil && err == nil {
+			t.Error("PutJob took back a record with a memo and no state")
+		}
+		return errBoom
+	}); !errors.Is(err, errBoom) {
+		t.Fatalf("Update = %v, want %v", err, errBoom)
+	}
+	stored, err := s.Job(ctx, j.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stored.Memo != nil || string(stored.EncodedState) != "one" {
+		t.Errorf("read outside a transaction: memo %v, state %q; want no memo and %q", stored.Memo, stored.EncodedState, "one")
+	}
+
+	// A put that never commits: its memo never comes back.
+	uncommitted, _ := withMemo(j.ID, "two")
+	if _, err := s.Update(ctx, j.ID, func(tx store.Tx) error {
+		if err := tx.PutJob(uncommitted); err != nil {
+			return err
+		}
+		return errBoom
+	}); !errors.Is(err, errBoom) {
+		t.Fatalf("Update = %v, want %v", err, errBoom)
+	}
+	checkRead("after a put that did not commit", "one", m)
+
+	// A put without a memo: the state is its bytes again.
+	plain := job(j.ID)
+	plain.EncodedState = []byte("three")
+	put(t, s, plain)
+	checkRead("after a put without a memo", "three", nil)
 }
 
 func testFnErrorWritesNothing(t *testing.T, s store.Store) {
