@@ -379,8 +379,14 @@ func TestASlowProjectHoldsNoOtherProjectUp(t *testing.T) {
 		return ok
 	})
 	e.write("small.yaml", "jobs:\n  - id: a\n    schedule: \"@daily\"\n    noop: {}\n")
-	tick <- t0
 	waitFor(t, "small's edit to be applied while big is still being applied", func() bool {
+		// Ticks until a pass takes the edit: small's status is written
+		// inside its apply, and a pass that comes before that apply has
+		// ended leaves small to it, as it leaves big.
+		select {
+		case tick <- t0:
+		default:
+		}
 		s, _, _ := r.ProjectStatus(e.ctx, "small")
 		return s.Revision != "" && e.definition("small/a").Schedule == "@daily"
 	})
