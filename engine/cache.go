@@ -83,10 +83,10 @@ func loadState(job *store.JobRecord) (jobState, digest, error) {
 
 // packedState is a jobState in less memory, for the memo each job
 // keeps: the machine's five times as seconds and nanoseconds, with an
-// index into at most two locations instead of a location pointer each (the
-// engine's clock gives one, UTC schedules another), and the health,
+// index into at most two locations instead of a location pointer each
+// (the engine's clock gives one, UTC schedules another), and the health,
 // nearly always zero, behind a pointer. Unpacked, it is the jobState it
-// was packed from, == for ==, so that it encodes to the bytes its entry
+// was packed from, == for ==, so that it encodes to the bytes its memo
 // is for. A state whose times have more locations is kept whole.
 type packedState struct {
 	state     statemachine.State
@@ -234,9 +234,9 @@ func internString(s string) string {
 	return unique.Make(s).Value()
 }
 
-// digest stands for encoded bytes in the engine's cache, which holds an
-// entry per job: keeping a copy of the bytes instead took a fifth of the
-// memory of 100,000 jobs (docs/benchmarks.md). It is two independently
+// digest stands for encoded bytes in the engine's cache and in the memos,
+// one each per job: keeping a copy of the bytes instead took a fifth of
+// the memory of 100,000 jobs (docs/benchmarks.md). It is two independently
 // seeded 64-bit hashes, so two different encodings share a digest with a
 // chance of about 2^-128; 16 bytes, so that a stateMemo fits the 256-byte
 // size class and a cacheEntry the 64-byte one.
