@@ -584,6 +584,15 @@ func testMemo(t *testing.T, s store.Store) {
 		t.Errorf("read outside a transaction: memo %v, state %q; want no memo and %q", stored.Memo, stored.EncodedState, "one")
 	}
 
+	// Whatever the store hands back, a record with a memo and no state
+	// is refused, and the Update with it.
+	bare := job(j.ID)
+	bare.Memo = m
+	if _, err := s.Update(ctx, j.ID, func(tx store.Tx) error { return tx.PutJob(bare) }); err == nil {
+		t.Error("an Update put a job with a memo and no state")
+	}
+	checkRead("after a refused put", "one", m)
+
 	// A put that never commits: its memo never comes back.
 	uncommitted, _ := withMemo(j.ID, "two")
 	if _, err := s.Update(ctx, j.ID, func(tx store.Tx) error {
