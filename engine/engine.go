@@ -108,7 +108,8 @@ type Engine struct {
 	mu    sync.Mutex
 	calls map[string]int // target calls in flight, by project
 
-	applying chan struct{} // a slot per job being applied (parallel)
+	applying   chan struct{} // a slot per job being applied (parallel)
+	workerTurn chan struct{} // held while one apply takes its slots (pipelined)
 }
 
 // ErrBusy is returned by HandleTask for a StartInvocation of a project that
@@ -140,7 +141,7 @@ func New(st store.Store, q task.Queue, targets map[string]target.Target, opts Op
 	if opts.LogLimit <= 0 {
 		opts.LogLimit = 64 << 10
 	}
-	return &Engine{store: st, queue: q, targets: targets, opts: opts, calls: map[string]int{}, applying: make(chan struct{}, applyWorkers)}
+	return &Engine{store: st, queue: q, targets: targets, opts: opts, calls: map[string]int{}, applying: make(chan struct{}, applyWorkers), workerTurn: make(chan struct{}, 1)}
 }
 
 func randomNonce() int64 {

@@ -610,6 +610,123 @@ func TestApplyingKeepsDefinesInFlight(t *testing.T) {
 	}
 }
 
+// TestApplyingGivesTheWorkersToOneProjectAtATime: two projects waiting
+// to be applied while every worker is busy get the workers in turn, not
+// shared: the jobs in flight are then consecutive ones of one project,
+// which the store writes together (see pipelined).
+func TestApplyingGivesTheWorkersToOneProjectAtATime(t *testing.T) {
+	h := newHarness(t, engine.Options{})
+	const inFlight = engine.ApplyWorkers * engine.ApplyDepth
+	st := &orderStore{submitGateStore: submitGateStore{gateStore: gateStore{Store: h.st, full: inFlight, open: make(chan struct{}), reached: make(chan struct{})}, sub: h.st}}
+	eng := engine.New(st, &enginetest.LateQueue{Queue: h.disp}, map[string]target.Target{"rec": h.tgt}, engine.Options{Now: h.clock})
+	def := engine.Definition{Schedule: "*/5 * * * *", Target: "rec"}
+	revision := func(project string) engine.Revision {
+		var jobs []engine.Job
+		for i := range inFlight {
+			jobs = append(jobs, engine.Job{ID: fmt.Sprintf("%s/j%04d", project, i), Definition: def})
+		}
+		return engine.Revision{ID: "r1", Jobs: jobs}
+	}
+	ctx, cancel := context.WithTimeout(h.ctx, time.Minute)
+	defer cancel()
+	applied := make(chan error, 3)
+	apply := func(project string) {
+		go func() { applied <- eng.ApplyProject(ctx, project, revision(project)) }()
+	}
+	// "a" holds every worker, its defines held at the gate.
+	apply("a")
+	select {
+	case <-st.reached:
+	case <-ctx.Done():
+		t.Fatalf("a never had %d defines in flight; at most %d", inFlight, st.most())
+	}
+	apply("p")
+	apply("q")
+	// Both wait for workers before a's are free.
+	time.Sleep(100 * time.Millisecond)
+	close(st.open)
+	for range 3 {
+		if err := <-applied; err != nil {
+			t.Fatalf("ApplyProject: %v", err)
+		}
+	}
+	// Taken in turn, one project's defines all come before the other's,
+	// but for those its last workers had taken when a worker came free.
+	var order []string
+	for _, id := range st.submitted() {
+		if p := engine.ProjectOf(id); p != "a" {
+			order = append(order, p)
+		}
+	}
+	// How many of x's defines came before y's last.
+	before := func(x, y string) (n int) {
+		seen := 0
+		for _, p := range order {
+			switch p {
+			case x:
+				seen++
+			case y:
+				n = seen
+			}
+		}
+		return n
+	}
+	if mixed := min(before("q", "p"), before("p", "q")); mixed > engine.ApplyWorkers {
+		t.Errorf("%d of one project's %d defines came before the other's last: the workers were shared; want at most %d", mixed, inFlight, engine.ApplyWorkers)
+	}
+}
+
+// TestApplyingDefinesJobsInTheOrderOfTheirIDs: a revision's jobs are
+// defined in the store's order, whatever the config's, so that those in
+// flight lie together (see pipelined).
+func TestApplyingDefinesJobsInTheOrderOfTheirIDs(t *testing.T) {
+	h := newHarness(t, engine.Options{})
+	st := &orderStore{submitGateStore: submitGateStore{gateStore: gateStore{Store: h.st, open: make(chan struct{})}, sub: h.st}}
+	close(st.open)
+	eng := engine.New(st, h.disp, map[string]target.Target{"rec": h.tgt}, engine.Options{Now: h.clock})
+	def := engine.Definition{Schedule: "*/5 * * * *", Target: "rec"}
+	const inFlight = engine.ApplyWorkers * engine.ApplyDepth
+	const n = 8 * inFlight
+	var jobs []engine.Job
+	for i := n - 1; i >= 0; i-- {
+		jobs = append(jobs, engine.Job{ID: fmt.Sprintf("p/j%05d", i), Definition: def})
+	}
+	if err := eng.ApplyProject(h.ctx, "p", engine.Revision{ID: "r1", Jobs: jobs}); err != nil {
+		t.Fatal(err)
+	}
+	// The workers take the jobs in order; which of those they hold at
+	// once is submitted first is the scheduler's.
+	for k, id := range st.submitted() {
+		var i int
+		if _, err := fmt.Sscanf(id, "p/j%05d", &i); err != nil {
+			t.Fatal(err)
+		}
+		if d := i - k; d > inFlight || -d > inFlight {
+			t.Fatalf("%s was defined %d-th; want in the order of the ids, give or take %d", id, k, inFlight)
+		}
+	}
+}
+
+// orderStore records the jobs whose Updates are submitted, in order.
+type orderStore struct {
+	submitGateStore
+	mu    sync.Mutex
+	order []string
+}
+
+func (s *orderStore) Submit(ctx context.Context, jobID string, fn func(store.Tx) error) func() ([]task.Task, error) {
+	s.mu.Lock()
+	s.order = append(s.order, jobID)
+	s.mu.Unlock()
+	return s.submitGateStore.Submit(ctx, jobID, fn)
+}
+
+func (s *orderStore) submitted() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.order)
+}
+
 // TestApplyingTheRevisionRunningCostsNoTransaction: applying again the
 // revision a project runs, as every start does, or a new one that leaves
 // its jobs as they are, opens no transaction for them; a job it changes,

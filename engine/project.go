@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -76,7 +77,15 @@ func (e *Engine) ApplyProject(ctx context.Context, project string, rev Revision)
 		was[i], listed[i].had = stored[j.ID]
 		delete(stored, j.ID)
 	}
-	e.pipelined(ctx, len(jobs), applyDepth, func(i int) (finish func()) {
+	// Defined in the order of their ids, which is the store's: a commit
+	// of jobs that lie together writes fewer pages (see pipelined).
+	byID := make([]int, len(jobs))
+	for i := range byID {
+		byID[i] = i
+	}
+	slices.SortFunc(byID, func(a, b int) int { return strings.Compare(jobs[a].ID, jobs[b].ID) })
+	e.pipelined(ctx, len(jobs), applyDepth, func(k int) (finish func()) {
+		i := byID[k]
 		j, o := jobs[i], &listed[i]
 		switch {
 		case ProjectOf(j.ID) != project:
@@ -187,9 +196,25 @@ func (e *Engine) parallel(ctx context.Context, n int, fn func(i int)) {
 // function it returns (nil: finished already): each worker has up to
 // depth started before it finishes the oldest, and finishes all it
 // started, even once ctx is done.
+//
+// Calls take their workers in turn, the first to come taking every slot it
+// can use before the next takes any: its jobs are then the ones in flight,
+// and consecutive jobs of one project lie together in the store, where a
+// commit of jobs spread over every project being applied at once writes a
+// page, and splits it, in as many places. Defining 100,000 jobs of 100
+// projects took 13 s with the slots shared, 10 s taken in turn
+// (docs/benchmarks.md). The calls are served first come, first served,
+// and one waits only while every slot is busy, as before.
 func (e *Engine) pipelined(ctx context.Context, n, depth int, start func(i int) (finish func())) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
+	defer wg.Wait()
+	select {
+	case e.workerTurn <- struct{}{}:
+	case <-ctx.Done():
+		return
+	}
+	defer func() { <-e.workerTurn }()
 	for range min(n, applyWorkers) {
 		if int(next.Load()) >= n {
 			break // the workers started have taken every job
@@ -218,7 +243,6 @@ func (e *Engine) pipelined(ctx context.Context, n, depth int, start func(i int) 
 			}
 		})
 	}
-	wg.Wait()
 }
 
 // stoppedBy reports whether err is ctx's own, ctx being done.
