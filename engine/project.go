@@ -172,15 +172,17 @@ func (e *Engine) ApplyProject(ctx context.Context, project string, rev Revision)
 // revisions being applied: not per revision, since the config refresher
 // applies every project at once, and each worker keeps the stack its
 // transactions grew (16 KiB). With a store.Submitter each keeps
-// applyDepth of its jobs' transactions in flight, 1,024 in all: enough
-// to fill the store's commits when a large config is defined. 512 workers
-// waiting for one transaction each defined 100,000 jobs in 14-16 s; 128
-// keeping 8 each, in 10-11 s, with a lower peak at a first start of
-// 10,000 jobs (more in flight defined faster still, but the memory the
-// waiting transactions hold outgrew the stacks saved: docs/benchmarks.md).
+// applyDepth of its jobs' transactions in flight, 2,048 in all: enough
+// to fill the store's commits when a large config is defined. With the
+// workers taken in turn (pipelined), 128 keeping 16 each defined 100,000
+// jobs in 6.6-7.4 s against 9-11 s keeping 8, at the same peak for a
+// first start of 10,000 jobs; 32 each defined no faster, and that peak
+// grew (docs/benchmarks.md). Before the turn, 512 workers waiting for
+// one transaction each took 14-16 s, and each transaction in flight
+// holds about 2.5 KB until it commits.
 const (
 	applyWorkers = 128
-	applyDepth   = 8
+	applyDepth   = 16
 )
 
 // parallel calls fn(i) for every i in [0, n), on workers that each hold
