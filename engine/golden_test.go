@@ -285,3 +285,30 @@ func TestStoredShapesOfALaterVersionAreRefused(t *testing.T) {
 		t.Errorf("definition with a bad duration: err %v, want one naming policy.timeout", err)
 	}
 }
+
+// BenchmarkDecodeStored decodes a state and a definition of the version
+// this release writes, as each job's first transaction after a start
+// does.
+//
+//	go test ./engine -run '^$' -bench BenchmarkDecodeStored
+func BenchmarkDecodeStored(b *testing.B) {
+	for _, c := range []struct {
+		golden string
+		decode func([]byte) error
+	}{
+		{"state/v1-running.json", func(b []byte) error { _, err := decodeJobState(b); return err }},
+		{"definition/v1-full.json", func(b []byte) error { _, err := decodeDefinition(b); return err }},
+	} {
+		b.Run(c.golden, func(b *testing.B) {
+			enc, err := os.ReadFile(filepath.Join("testdata", c.golden))
+			if err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				if err := c.decode(enc); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

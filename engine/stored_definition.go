@@ -128,6 +128,13 @@ func durationString(d time.Duration) string {
 
 // decodeDefinition reads any version of a stored definition.
 func decodeDefinition(b []byte) (Definition, error) {
+	// Nearly every definition read is of the version this release writes:
+	// it is decoded as that at once, without a first pass over the bytes
+	// for the version alone, which was half of each decode.
+	var in storedDefinition
+	if json.Unmarshal(b, &in) == nil && in.Version == definitionVersion {
+		return in.definition()
+	}
 	var v struct {
 		Version *int `json:"v"`
 	}
@@ -148,6 +155,11 @@ func decodeDefinitionV1(b []byte) (Definition, error) {
 	if err := json.Unmarshal(b, &in); err != nil {
 		return Definition{}, err
 	}
+	return in.definition()
+}
+
+// definition is what a version 1 definition says, in the engine's terms.
+func (in storedDefinition) definition() (Definition, error) {
 	def := Definition{Schedule: in.Schedule, TimeZone: in.TimeZone, Gap: in.Gap, Repeat: in.Repeat, Target: in.Target, Spec: in.Spec, Revision: in.Revision}
 	if n := in.Notify; n != nil {
 		def.Notify = &Notify{URL: n.URL, Format: n.Format, On: n.On}

@@ -135,6 +135,12 @@ func (o storedOccurrence) occurrence() statemachine.Occurrence {
 
 // decodeJobState reads any version of the stored state.
 func decodeJobState(b []byte) (jobState, error) {
+	// As decodeDefinition: the version this release writes is decoded at
+	// once.
+	var in storedState
+	if json.Unmarshal(b, &in) == nil && in.Version == stateVersion {
+		return in.jobState(), nil
+	}
 	var v struct {
 		Version *int `json:"v"`
 	}
