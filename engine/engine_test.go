@@ -686,7 +686,7 @@ func TestApplyingDefinesJobsInTheOrderOfTheirIDs(t *testing.T) {
 	eng := engine.New(st, h.disp, map[string]target.Target{"rec": h.tgt}, engine.Options{Now: h.clock})
 	def := engine.Definition{Schedule: "*/5 * * * *", Target: "rec"}
 	const inFlight = engine.ApplyWorkers * engine.ApplyDepth
-	const n = 8 * inFlight
+	const n = 4 * inFlight
 	var jobs []engine.Job
 	for i := n - 1; i >= 0; i-- {
 		jobs = append(jobs, engine.Job{ID: fmt.Sprintf("p/j%05d", i), Definition: def})
