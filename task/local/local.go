@@ -35,13 +35,18 @@ type Options struct {
 	// process and per start: a restarted process that reused its old name
 	// would look alive to its own stale claims. Default: random.
 	Owner string
-	// Workers bounds the handlers running at once. Default 1024: a
+	// Workers bounds the handlers running at once. Default 2048: a
 	// handler spends most of its time waiting for its store commits, and
 	// the handlers waiting together are what group commit shares one
 	// commit among; with synchronous=FULL, 100,000 every-minute jobs fell
 	// behind their 5,000 store transactions a second with 256 (p99
-	// lateness 23 s over three minutes) and kept up with 1024 (0.92 s,
-	// docs/benchmarks.md).
+	// lateness 23 s over three minutes) and kept up with 1024 (0.92 s).
+	// A worker is held from a tick's transaction through its launch to
+	// the outcome's commit, so ticks due together beyond the workers wait
+	// for the first ones' outcomes: 100,000 jobs bring 1,667 a second,
+	// and with 2048 their p99 fell by a quarter (docs/benchmarks.md, "What
+	// is left at 100,000 jobs"). Fewer due together start no more
+	// handlers whatever the bound.
 	// Options.MaxCallsPerProject of the engine bounds what one project
 	// may take of them.
 	Workers int
@@ -95,7 +100,7 @@ type Options struct {
 var errStopping = errors.New("the dispatcher is stopping")
 
 // DefaultWorkers is Options.Workers' default.
-const DefaultWorkers = 1024
+const DefaultWorkers = 2048
 
 // defaultAhead is Options.Ahead's default: many times what a claim's
 // commit takes at 10,000 every-minute jobs (a few milliseconds), and
