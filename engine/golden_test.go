@@ -312,3 +312,16 @@ func BenchmarkDecodeStored(b *testing.B) {
 		})
 	}
 }
+
+// TestStoredShapesOfThisVersionThatDoNotDecodeAreRefused: a record of
+// the version this release writes with a field of the wrong type is an
+// error naming the field, from the one decode of it, never an empty state
+// or definition taken as read.
+func TestStoredShapesOfThisVersionThatDoNotDecodeAreRefused(t *testing.T) {
+	if _, err := decodeJobState(fmt.Appendf(nil, `{"v":%d,"state":5}`, stateVersion)); err == nil || !strings.Contains(err.Error(), "state") {
+		t.Errorf("state with a number for its state: err %v, want one naming the field", err)
+	}
+	if _, err := decodeDefinition(fmt.Appendf(nil, `{"v":%d,"schedule":5,"target":"noop"}`, definitionVersion)); err == nil || !strings.Contains(err.Error(), "schedule") {
+		t.Errorf("definition with a number for its schedule: err %v, want one naming the field", err)
+	}
+}

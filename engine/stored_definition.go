@@ -130,9 +130,11 @@ func durationString(d time.Duration) string {
 func decodeDefinition(b []byte) (Definition, error) {
 	// Nearly every definition read is of the version this release writes:
 	// it is decoded as that at once, without a first pass over the bytes
-	// for the version alone, which was half of each decode.
+	// for the version alone, which was half of each decode. A record of
+	// this version that fails it fails with that decode's error.
 	var in storedDefinition
-	if json.Unmarshal(b, &in) == nil && in.Version == definitionVersion {
+	whole := json.Unmarshal(b, &in)
+	if whole == nil && in.Version == definitionVersion {
 		return in.definition()
 	}
 	var v struct {
@@ -145,17 +147,9 @@ func decodeDefinition(b []byte) (Definition, error) {
 	case v.Version == nil:
 		return decodeDefinitionV0(b)
 	case *v.Version == definitionVersion:
-		return decodeDefinitionV1(b)
+		return Definition{}, whole
 	}
 	return Definition{}, fmt.Errorf("version %d: this release reads versions 0 to %d", *v.Version, definitionVersion)
-}
-
-func decodeDefinitionV1(b []byte) (Definition, error) {
-	var in storedDefinition
-	if err := json.Unmarshal(b, &in); err != nil {
-		return Definition{}, err
-	}
-	return in.definition()
 }
 
 // definition is what a version 1 definition says, in the engine's terms.

@@ -136,9 +136,10 @@ func (o storedOccurrence) occurrence() statemachine.Occurrence {
 // decodeJobState reads any version of the stored state.
 func decodeJobState(b []byte) (jobState, error) {
 	// As decodeDefinition: the version this release writes is decoded at
-	// once.
+	// once, and a record of it that fails fails with that decode's error.
 	var in storedState
-	if json.Unmarshal(b, &in) == nil && in.Version == stateVersion {
+	whole := json.Unmarshal(b, &in)
+	if whole == nil && in.Version == stateVersion {
 		return in.jobState(), nil
 	}
 	var v struct {
@@ -151,17 +152,9 @@ func decodeJobState(b []byte) (jobState, error) {
 	case v.Version == nil:
 		return decodeJobStateV0(b)
 	case *v.Version == stateVersion:
-		return decodeJobStateV1(b)
+		return jobState{}, whole
 	}
 	return jobState{}, fmt.Errorf("version %d: this release reads versions 0 to %d", *v.Version, stateVersion)
-}
-
-func decodeJobStateV1(b []byte) (jobState, error) {
-	var in storedState
-	if err := json.Unmarshal(b, &in); err != nil {
-		return jobState{}, err
-	}
-	return in.jobState(), nil
 }
 
 // jobState is what the stored state says, in the engine's terms. Every
