@@ -33,6 +33,7 @@ import (
 	"github.com/riverqueue/river/rivermigrate"
 
 	"github.com/sundial-cron/sundial/schedule"
+	"github.com/sundial-cron/sundial/tools/loadtest/measure"
 )
 
 const exitUsage = 2
@@ -80,7 +81,7 @@ type Report struct {
 	// Repeated counts measured occurrences worked more than once.
 	Repeated          int     `json:"repeated"`
 	LaunchesPerSecond float64 `json:"launches_per_s"`
-	Lateness
+	measure.Lateness
 	Failed int `json:"failed"`
 
 	// PeakRSSMiB is the harness's VmHWM, PeakHeapMiB its largest sampled
@@ -106,14 +107,6 @@ type Report struct {
 
 // OK reports whether every expected occurrence was worked exactly once.
 func (r Report) OK() bool { return r.Missing == 0 && r.Repeated == 0 && r.Failed == 0 }
-
-// Lateness are quantiles of how late the work started, in seconds.
-type Lateness struct {
-	LatenessP50 float64 `json:"lateness_p50_s"`
-	LatenessP90 float64 `json:"lateness_p90_s"`
-	LatenessP99 float64 `json:"lateness_p99_s"`
-	LatenessMax float64 `json:"lateness_max_s"`
-}
 
 // riverVersion is the River the module requires (go.mod pins it).
 const riverVersion = "v0.51.1"
@@ -255,17 +248,17 @@ func run(ctx context.Context, opts Options) (rep Report, err error) {
 	start := opts.Now().Add(opts.Warmup).Truncate(time.Second).Add(time.Second)
 	end := start.Add(time.Duration(opts.Minutes) * time.Minute)
 	rec.window(start, end)
-	if err := sleepUntil(ctx, opts.Now, start); err != nil {
+	if err := measure.SleepUntil(ctx, opts.Now, start); err != nil {
 		return rep, err
 	}
 	cpu0, pgCPU0 := selfCPU(), treeCPU(pg.pid())
-	if err := sleepUntil(ctx, opts.Now, end); err != nil {
+	if err := measure.SleepUntil(ctx, opts.Now, end); err != nil {
 		return rep, err
 	}
 	cpu1, pgCPU1 := selfCPU(), treeCPU(pg.pid())
 	rep.Expected = opts.Jobs * opts.Minutes
 	for deadline := end.Add(drainGrace); rec.measured() < rep.Expected && opts.Now().Before(deadline); {
-		if err := sleepUntil(ctx, opts.Now, opts.Now().Add(100*time.Millisecond)); err != nil {
+		if err := measure.SleepUntil(ctx, opts.Now, opts.Now().Add(100*time.Millisecond)); err != nil {
 			return rep, err
 		}
 	}
@@ -275,7 +268,7 @@ func run(ctx context.Context, opts Options) (rep Report, err error) {
 	rep.Missing = max(0, rep.Expected-rep.Launches)
 	rep.Repeated = repeated
 	rep.LaunchesPerSecond = float64(rep.Launches) / end.Sub(start).Seconds()
-	rep.Lateness = latenessOf(late)
+	rep.Lateness = measure.LatenessOf(late)
 	// /proc counts CPU in hundredths of a second: round off the float
 	// subtraction's noise.
 	rep.CPUSeconds, rep.PostgresCPUSeconds = ticks(cpu1-cpu0), ticks(pgCPU1-pgCPU0)
@@ -404,49 +397,12 @@ func (r *recorder) results() ([]time.Duration, int) {
 	return slices.Clone(r.late), r.repeated
 }
 
-// latenessOf sorts late and reads its quantiles as `sundial bench` does
-// (nearest rank); all zero for none.
-func latenessOf(late []time.Duration) Lateness {
-	if len(late) == 0 {
-		return Lateness{}
-	}
-	slices.Sort(late)
-	return Lateness{
-		LatenessP50: quantile(late, 0.50).Seconds(),
-		LatenessP90: quantile(late, 0.90).Seconds(),
-		LatenessP99: quantile(late, 0.99).Seconds(),
-		LatenessMax: late[len(late)-1].Seconds(),
-	}
-}
-
-func quantile(sorted []time.Duration, q float64) time.Duration {
-	i := int(q*float64(len(sorted))+0.5) - 1
-	return sorted[min(max(i, 0), len(sorted)-1)]
-}
-
-// sleepUntil waits until now() reaches t, or ctx is done.
-func sleepUntil(ctx context.Context, now func() time.Time, t time.Time) error {
-	d := t.Sub(now())
-	if d <= 0 {
-		return ctx.Err()
-	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 // memSampler keeps, every two seconds (as sundial bench's), the largest Go
 // heap of the harness and the largest summed RSS and PSS of the PostgreSQL
 // processes.
 type memSampler struct {
-	root int
-	quit chan struct{}
-	done chan struct{}
+	root    int
+	sampler *measure.Sampler
 
 	heap, pgRSS, pgPSS atomic.Uint64
 }
@@ -454,20 +410,8 @@ type memSampler struct {
 type memPeaks struct{ heap, pgRSS, pgPSS uint64 }
 
 func startMemSampler(root int) *memSampler {
-	m := &memSampler{root: root, quit: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(m.done)
-		t := time.NewTicker(2 * time.Second)
-		defer t.Stop()
-		for {
-			m.sample()
-			select {
-			case <-t.C:
-			case <-m.quit:
-				return
-			}
-		}
-	}()
+	m := &memSampler{root: root}
+	m.sampler = measure.StartSampler(2*time.Second, m.sample)
 	return m
 }
 
@@ -485,14 +429,7 @@ func (m *memSampler) sample() {
 	}
 }
 
-func (m *memSampler) stop() {
-	select {
-	case <-m.quit:
-	default:
-		close(m.quit)
-		<-m.done
-	}
-}
+func (m *memSampler) stop() { m.sampler.Stop() }
 
 func (m *memSampler) peaks() memPeaks {
 	m.stop()

@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/sundial-cron/sundial/tools/loadtest/measure"
 )
 
 // tableRow holds the figures the table shows, read from either report:
@@ -16,7 +18,7 @@ type tableRow struct {
 	Expected      int     `json:"expected"`
 	Launches      int     `json:"launches"`
 	DefineSeconds float64 `json:"define_s"`
-	Lateness
+	measure.Lateness
 	PeakRSSMiB         float64 `json:"peak_rss_mib"`
 	PostgresPeakRSSMiB float64 `json:"postgres_peak_rss_mib"`
 	PostgresPeakPSSMiB float64 `json:"postgres_peak_pss_mib"`

@@ -18,7 +18,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,6 +30,7 @@ import (
 	"github.com/sundial-cron/sundial/target/noop"
 	"github.com/sundial-cron/sundial/task"
 	"github.com/sundial-cron/sundial/task/local"
+	"github.com/sundial-cron/sundial/tools/loadtest/measure"
 	"github.com/sundial-cron/sundial/watchdog"
 )
 
@@ -90,7 +90,7 @@ type Report struct {
 	// LaunchesPerSecond is Launches over the measured minutes.
 	LaunchesPerSecond float64 `json:"launches_per_s"`
 	// Lateness of the measured launches: launch time minus scheduled time.
-	Lateness
+	measure.Lateness
 	// Skipped occurrences by reason over the whole run; "missed" must not
 	// appear.
 	Skipped map[string]int `json:"skipped"`
@@ -214,11 +214,11 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	start := opts.Now().Add(opts.Warmup).Truncate(time.Second).Add(time.Second)
 	end := start.Add(time.Duration(opts.Minutes) * time.Minute)
 	obs.window(start, end)
-	if err := sleepUntil(ctx, opts.Now, start); err != nil {
+	if err := measure.SleepUntil(ctx, opts.Now, start); err != nil {
 		return rep, err
 	}
 	before, cpuBefore := st.Stats(), processCPU()
-	if err := sleepUntil(ctx, opts.Now, end); err != nil {
+	if err := measure.SleepUntil(ctx, opts.Now, end); err != nil {
 		return rep, err
 	}
 	after, cpuAfter := st.Stats(), processCPU()
@@ -232,7 +232,7 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	// Let the last occurrences of the window launch, without waiting
 	// longer than needed.
 	for deadline := end.Add(drainGrace); obs.measured() < rep.Expected && opts.Now().Before(deadline); {
-		if err := sleepUntil(ctx, opts.Now, opts.Now().Add(100*time.Millisecond)); err != nil {
+		if err := measure.SleepUntil(ctx, opts.Now, opts.Now().Add(100*time.Millisecond)); err != nil {
 			return rep, err
 		}
 	}
@@ -244,7 +244,7 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	rep.Launches = len(late)
 	rep.Missing = max(0, rep.Expected-rep.Launches)
 	rep.LaunchesPerSecond = float64(rep.Launches) / end.Sub(start).Seconds()
-	rep.Lateness = latenessOf(late)
+	rep.Lateness = measure.LatenessOf(late)
 	rep.Skipped, rep.Failed, rep.WatchdogRepairs = skipped, failed, repairs
 	rep.StoreUpdates = after.Updates - before.Updates
 	rep.StoreCommits = after.Commits - before.Commits
@@ -288,50 +288,6 @@ func JobID(i, projects int) string {
 	return fmt.Sprintf("bench%03d/job%07d", i%projects, i)
 }
 
-// Lateness are quantiles of how late launches were, in seconds.
-type Lateness struct {
-	LatenessP50 float64 `json:"lateness_p50_s"`
-	LatenessP90 float64 `json:"lateness_p90_s"`
-	LatenessP99 float64 `json:"lateness_p99_s"`
-	LatenessMax float64 `json:"lateness_max_s"`
-}
-
-// latenessOf sorts late and reads its quantiles; all zero for none.
-func latenessOf(late []time.Duration) Lateness {
-	if len(late) == 0 {
-		return Lateness{}
-	}
-	slices.Sort(late)
-	return Lateness{
-		LatenessP50: quantile(late, 0.50).Seconds(),
-		LatenessP90: quantile(late, 0.90).Seconds(),
-		LatenessP99: quantile(late, 0.99).Seconds(),
-		LatenessMax: late[len(late)-1].Seconds(),
-	}
-}
-
-// quantile returns the q-quantile of sorted (nearest rank).
-func quantile(sorted []time.Duration, q float64) time.Duration {
-	i := int(q*float64(len(sorted))+0.5) - 1
-	return sorted[min(max(i, 0), len(sorted)-1)]
-}
-
-// sleepUntil waits until now() reaches t, or ctx is done.
-func sleepUntil(ctx context.Context, now func() time.Time, t time.Time) error {
-	d := t.Sub(now())
-	if d <= 0 {
-		return ctx.Err()
-	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 func syncName(s sqlite.Sync) string {
 	switch s {
 	case sqlite.SyncFull:
@@ -346,26 +302,13 @@ func syncName(s sqlite.Sync) string {
 
 // memSampler keeps the largest Go heap seen; the kernel keeps the peak RSS.
 type memSampler struct {
-	quit     chan struct{}
-	done     chan struct{}
+	sampler  *measure.Sampler
 	peakHeap atomic.Uint64
 }
 
 func startMemSampler() *memSampler {
-	m := &memSampler{quit: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(m.done)
-		t := time.NewTicker(2 * time.Second)
-		defer t.Stop()
-		for {
-			m.sample()
-			select {
-			case <-t.C:
-			case <-m.quit:
-				return
-			}
-		}
-	}()
+	m := &memSampler{}
+	m.sampler = measure.StartSampler(2*time.Second, m.sample)
 	return m
 }
 
@@ -377,14 +320,7 @@ func (m *memSampler) sample() {
 	}
 }
 
-func (m *memSampler) stop() {
-	select {
-	case <-m.quit:
-	default:
-		close(m.quit)
-		<-m.done
-	}
-}
+func (m *memSampler) stop() { m.sampler.Stop() }
 
 // peaks returns the peak RSS (0 where /proc cannot tell) and heap, in bytes.
 func (m *memSampler) peaks() (rss, heap uint64) {

@@ -41,25 +41,6 @@ func TestObserverKeepsOnlyTheWindowsOccurrences(t *testing.T) {
 	}
 }
 
-func TestQuantileIsTheNearestRank(t *testing.T) {
-	t.Parallel()
-	var d []time.Duration
-	for i := 1; i <= 100; i++ {
-		d = append(d, time.Duration(i))
-	}
-	for _, c := range []struct {
-		q    float64
-		want time.Duration
-	}{{0.5, 50}, {0.9, 90}, {0.99, 99}, {1, 100}, {0, 1}} {
-		if got := quantile(d, c.q); got != c.want {
-			t.Errorf("quantile(1..100, %v) = %v, want %v", c.q, got, c.want)
-		}
-	}
-	if got := quantile([]time.Duration{7}, 0.99); got != 7 {
-		t.Errorf("quantile of one = %v, want 7", got)
-	}
-}
-
 func TestRunRefusesBadOptions(t *testing.T) {
 	t.Parallel()
 	for _, o := range []Options{

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/sundial-cron/sundial/tools/loadtest/measure"
 )
 
 // Receiver is the url_fetch destination of a load test of the whole
@@ -59,7 +61,7 @@ type ServeReport struct {
 	Missing           int     `json:"missing"`
 	LaunchesPerSecond float64 `json:"launches_per_s"`
 	// Lateness is arrival at the receiver minus scheduled time.
-	Lateness
+	measure.Lateness
 	// Duplicates are requests for an occurrence that had already arrived,
 	// over the whole run: double launches, as a receiver sees them.
 	Duplicates int `json:"duplicates"`
@@ -96,6 +98,6 @@ func (r *Receiver) Report(jobs int, start time.Time, minutes int) ServeReport {
 	r.mu.Unlock()
 	rep.Missing = rep.Expected - rep.Received
 	rep.LaunchesPerSecond = float64(rep.Received) / end.Sub(start).Seconds()
-	rep.Lateness = latenessOf(late)
+	rep.Lateness = measure.LatenessOf(late)
 	return rep
 }

@@ -5,6 +5,8 @@ import (
 	"net/http/httptest"
 	"testing"
 	"time"
+
+	"github.com/sundial-cron/sundial/tools/loadtest/measure"
 )
 
 // The receiver counts each occurrence once, by its Sundial headers, within
@@ -38,7 +40,7 @@ func TestReceiverReport(t *testing.T) {
 	want := ServeReport{
 		Jobs: 2, Minutes: 2, Expected: 4, Received: 3, Missing: 1,
 		LaunchesPerSecond: 3.0 / 120,
-		Lateness:          Lateness{LatenessP50: 0.2, LatenessP90: 0.3, LatenessP99: 0.3, LatenessMax: 0.3},
+		Lateness:          measure.Lateness{LatenessP50: 0.2, LatenessP90: 0.3, LatenessP99: 0.3, LatenessMax: 0.3},
 		Duplicates:        1, Malformed: 1,
 	}
 	got.PeakRSSMiB = 0

@@ -20,6 +20,7 @@ import (
 	"github.com/sundial-cron/sundial/target/noop"
 	"github.com/sundial-cron/sundial/task"
 	"github.com/sundial-cron/sundial/task/local"
+	"github.com/sundial-cron/sundial/tools/loadtest/measure"
 	"github.com/sundial-cron/sundial/watchdog"
 )
 
@@ -177,7 +178,7 @@ func Soak(ctx context.Context, opts SoakOptions) ([]SoakSample, error) {
 		if s.Seconds >= opts.Duration.Seconds() {
 			return samples, nil
 		}
-		if err := sleepUntil(ctx, opts.Now, opts.Now().Add(opts.Sample)); err != nil {
+		if err := measure.SleepUntil(ctx, opts.Now, opts.Now().Add(opts.Sample)); err != nil {
 			return samples, err
 		}
 	}
