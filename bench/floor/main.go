@@ -60,7 +60,7 @@ type report struct {
 func main() {
 	c := config{}
 	flag.IntVar(&c.Jobs, "jobs", 100000, "jobs, each every minute at a second of its own")
-	flag.IntVar(&c.Batch, "batch", 250, "jobs per commit (the store's commits at 100,000 jobs hold about 190 launches)")
+	flag.IntVar(&c.Batch, "batch", 250, "jobs per commit (at 100,000 jobs a commit of the store holds the writes of about 190 launches)")
 	flag.DurationVar(&c.Warmup, "warmup", 10*time.Second, "unmeasured run before the measured seconds")
 	flag.IntVar(&c.Seconds, "seconds", 60, "measured seconds")
 	flag.BoolVar(&c.Queue, "queue", true, "write the task queue's rows (task/local keeps them in the same file)")
