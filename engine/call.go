@@ -20,13 +20,18 @@ func (e *Engine) carryOut(ctx context.Context, jobID string, c committed) error 
 			var err error
 			switch a := a.(type) {
 			case statemachine.Launch:
+				if !e.calling(jobID, a.Invocation, a.Attempt) {
+					continue // prepared, then aborted before its time
+				}
 				fn, err = e.launch(ctx, jobID, a.Invocation, a.Attempt, c.records[a.Invocation])
 			case statemachine.Resolve:
 				fn, err = e.resolve(ctx, jobID, a.Invocation, a.Attempt, c.records[a.Invocation])
 			case statemachine.Check:
 				fn, err = e.checkRunning(ctx, jobID, a.Invocation, a.Attempt, c.records[a.Invocation])
 			case statemachine.AbortTarget:
-				e.abortTarget(ctx, jobID, a.Invocation, a.Attempt, c.records[a.Invocation])
+				if !e.callOff(jobID, a.Invocation, a.Attempt) {
+					e.abortTarget(ctx, jobID, a.Invocation, a.Attempt, c.records[a.Invocation])
+				}
 				continue
 			case statemachine.TickLater, statemachine.StartInvocation, statemachine.PollLater, statemachine.Record, statemachine.RecordSkipped:
 				continue // writes, committed with the step

@@ -107,6 +107,11 @@ type Engine struct {
 
 	mu    sync.Mutex
 	calls map[string]int // target calls in flight, by project
+	// prepared holds the attempts whose launch PrepareTask committed and
+	// whose target this process has not called yet, by attempt key; true
+	// once an AbortTarget of one was carried out here, which calls its
+	// launch off.
+	prepared map[attemptRef]bool
 
 	applying   chan struct{} // a slot per job being applied (parallel)
 	workerTurn chan struct{} // held while one apply takes its slots (pipelined)
@@ -141,7 +146,7 @@ func New(st store.Store, q task.Queue, targets map[string]target.Target, opts Op
 	if opts.LogLimit <= 0 {
 		opts.LogLimit = 64 << 10
 	}
-	return &Engine{store: st, queue: q, targets: targets, opts: opts, calls: map[string]int{}, applying: make(chan struct{}, applyWorkers), workerTurn: make(chan struct{}, 1)}
+	return &Engine{store: st, queue: q, targets: targets, opts: opts, calls: map[string]int{}, prepared: map[attemptRef]bool{}, applying: make(chan struct{}, applyWorkers), workerTurn: make(chan struct{}, 1)}
 }
 
 func randomNonce() int64 {
@@ -274,6 +279,13 @@ func (e *Engine) HandleTask(ctx context.Context, t task.Task) error {
 		troubled = jt.health != (Health{})
 		return jt.step(ev)
 	})
+	return e.finish(ctx, t, c, troubled, err)
+}
+
+// finish carries out what a task's committed step asked for (c, or the
+// update's error err), and sorts out how the task ended: see HandleTask.
+// troubled says the job's Health held a failure when the step began.
+func (e *Engine) finish(ctx context.Context, t task.Task, c committed, troubled bool, err error) error {
 	if errors.Is(err, store.ErrNotFound) {
 		e.opts.Logger.Warn("dropping a task of an unknown job", "task", t.String())
 		return nil
@@ -308,6 +320,54 @@ func (e *Engine) HandleTask(ctx context.Context, t task.Task) error {
 	return nil
 }
 
+// errNotAhead ends a transaction PrepareTask cannot take ahead.
+var errNotAhead = errors.New("the tick cannot be taken ahead")
+
+// PrepareTask is a task.Preparer. A tick claimed ahead of its time, of a
+// job that awaits nothing but that tick (statemachine.AwaitsOnlyTick),
+// is stepped now, as of its time: the occurrence it makes due, and the
+// attempt it starts, commit before the occurrence's time instead of in
+// its lateness. What it returns calls the target, and must run at the
+// tick's time, not before: a write still comes before every call, and no
+// call comes early. Until the tick's time only a request can change such
+// a job; one that comes between (a pause, a new definition) applies from
+// the next occurrence, as it would had it come while the target was being
+// called. Anything else is not prepared, and is handled at its time.
+func (e *Engine) PrepareTask(ctx context.Context, t task.Task) (task.Handler, bool) {
+	if t.Kind != task.TickLater || !t.ETA.After(e.opts.Now()) {
+		return nil, false
+	}
+	project := ProjectOf(t.JobID)
+	if !e.acquire(project) {
+		return nil, false
+	}
+	troubled := false
+	c, err := e.update(ctx, t.JobID, func(jt *jobTx) error {
+		if jt.job == nil || jt.stateErr != nil || jt.defErr != nil || !jt.m.AwaitsOnlyTick(t.Nonce) {
+			return errNotAhead
+		}
+		jt.now, troubled = jt.m.TickAt, jt.health != (Health{})
+		return jt.step(statemachine.Tick{Nonce: t.Nonce, Start: true})
+	})
+	if err != nil {
+		// Handled at its time, where an error is reported as usual: a
+		// transaction that failed committed nothing.
+		e.release(project)
+		return nil, false
+	}
+	e.mu.Lock()
+	for _, a := range c.acts {
+		if l, ok := a.(statemachine.Launch); ok {
+			e.prepared[attemptRef{t.JobID, l.Invocation, l.Attempt}] = false
+		}
+	}
+	e.mu.Unlock()
+	return func(ctx context.Context, t task.Task) error {
+		defer e.release(project)
+		return e.finish(ctx, t, c, troubled, nil)
+	}, true
+}
+
 // maxLastError bounds the error kept in a job's Health: the error of a
 // target or a store may carry a whole response.
 const maxLastError = 1 << 10
@@ -332,6 +392,40 @@ func (e *Engine) setHealth(ctx context.Context, jobID string, cause error) {
 	if err != nil {
 		e.opts.Logger.Warn("recording the job's health failed", "job", jobID, "err", err)
 	}
+}
+
+// attemptRef names one attempt of one of a job's invocations.
+type attemptRef struct {
+	jobID, invocation string
+	attempt           int
+}
+
+// calling reports whether the launch of an attempt is still to be made:
+// false if it was prepared and an abort called it off meanwhile. It
+// forgets the attempt as prepared.
+func (e *Engine) calling(jobID, invocation string, attempt int) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.prepared) == 0 {
+		return true
+	}
+	k := attemptRef{jobID, invocation, attempt}
+	off := e.prepared[k]
+	delete(e.prepared, k)
+	return !off
+}
+
+// callOff calls off the launch of an attempt that was prepared and not
+// made yet, and reports whether it did: its target has nothing to stop.
+func (e *Engine) callOff(jobID, invocation string, attempt int) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	k := attemptRef{jobID, invocation, attempt}
+	if _, ok := e.prepared[k]; !ok {
+		return false
+	}
+	e.prepared[k] = true
+	return true
 }
 
 func (e *Engine) acquire(project string) bool {

@@ -210,6 +210,18 @@ var DefaultConfig = Config{
 	BackfillScan:   1000,
 }
 
+// AwaitsOnlyTick reports whether the job waits for nothing but the tick
+// with this nonce: SCHEDULED, ticking for it, with no invocation that has
+// not ended, nothing pending and no backfill. Until that tick no task
+// steps such a job; only a request can (a pause, a trigger, a new
+// definition). So its tick stepped ahead of TickAt, as of TickAt, takes
+// the step it would take at TickAt unless a request comes between, and a
+// host may take it then (engine.PrepareTask).
+func (j JobState) AwaitsOnlyTick(nonce int64) bool {
+	return nonce != 0 && j.TickNonce == nonce && j.State == Scheduled &&
+		len(j.Active) == 0 && j.Pending == nil && j.Backfill == nil
+}
+
 // Clone returns a copy of j that shares nothing with it: a step on the copy
 // leaves j as it was.
 func (j JobState) Clone() JobState {

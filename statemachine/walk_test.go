@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -261,4 +262,75 @@ func walkStep(t *testing.T, sn snapshot, now time.Time, v variant) error {
 		t.Fatal(err)
 	}
 	return nil
+}
+
+// TestATickAwaitedAloneIsSteppedByNoOtherTask pins what AwaitsOnlyTick
+// promises a host that takes a tick ahead of its time: on every job state
+// of the walk that awaits only its tick, every task but that tick (a
+// stale tick, a start, a poll's or a target's answer of any invocation,
+// the watchdog before the tick is overdue; requests and the tick itself
+// aside) changes nothing and emits
+// nothing. Only requests can come between.
+func TestATickAwaitedAloneIsSteppedByNoOtherTask(t *testing.T) {
+	t.Parallel()
+	requests := []string{"Defined", "Removed", "Triggered", "PauseRequested", "ResumeRequested", "AbortRequested/", "Tick/matching"}
+	isTask := func(name string) bool {
+		return !slices.ContainsFunc(requests, func(r string) bool { return strings.HasPrefix(name, r) })
+	}
+	awaiting := 0
+	for _, sn := range walkSnapshots(t, 12) {
+		if !sn.job.AwaitsOnlyTick(sn.job.TickNonce) {
+			continue
+		}
+		awaiting++
+		// Any time up to the tick's own: a tick taken ahead is stepped
+		// before it.
+		for _, now := range []time.Time{sn.now, sn.job.TickAt.Add(-time.Second), sn.job.TickAt} {
+			if now.Before(sn.now) || now.After(sn.job.TickAt) {
+				continue // the tick is not ahead, or overdue
+			}
+			for _, v := range variants(sn.job) {
+				if !isTask(v.name) {
+					continue
+				}
+				m := &sm.Machine{
+					JobID: testJobID, Now: now, Schedule: mustParse(t, sn.expr), Policy: sn.policy, Config: cfg,
+					NewNonce: func() int64 { return 1 << 40 }, Job: sn.job.Clone(),
+				}
+				if err := m.Step(v.event); err != nil || len(m.Actions) != 0 || !sameJob(m.Job, sn.job) {
+					t.Fatalf("schedule %q, at %s, %s to %s: error %v, actions\n%s\njob now %s; want nothing changed",
+						sn.expr, off(now), v.name, formatJob(sn.job), err, formatActions(m.Actions), formatJob(m.Job))
+				}
+			}
+		}
+	}
+	if awaiting == 0 {
+		t.Fatal("the walk reached no job awaiting only its tick")
+	}
+}
+
+func TestAwaitsOnlyTick(t *testing.T) {
+	t.Parallel()
+	idle := sm.JobState{State: sm.Scheduled, TickNonce: 7, TickAt: at(minute), NextAt: at(minute)}
+	inv := sm.Invocation{Occurrence: sm.Occurrence{ID: "o", At: t0}, Attempt: 1, Status: sm.StatusRunning}
+	for _, c := range []struct {
+		name  string
+		job   func(*sm.JobState)
+		nonce int64
+		want  bool
+	}{
+		{"scheduled, ticking for it", func(*sm.JobState) {}, 7, true},
+		{"another tick's nonce", func(*sm.JobState) {}, 8, false},
+		{"no tick expected", func(j *sm.JobState) { j.TickNonce = 0 }, 0, false},
+		{"paused", func(j *sm.JobState) { j.State = sm.Paused }, 7, false},
+		{"an invocation unfinished", func(j *sm.JobState) { j.State, j.Active = sm.Running, []sm.Invocation{inv} }, 7, false},
+		{"an occurrence pending", func(j *sm.JobState) { j.Pending = &sm.Occurrence{ID: "p", At: t0} }, 7, false},
+		{"a backfill under way", func(j *sm.JobState) { j.Backfill = &sm.Backfill{From: t0, To: at(hour)} }, 7, false},
+	} {
+		j := idle.Clone()
+		c.job(&j)
+		if got := j.AwaitsOnlyTick(c.nonce); got != c.want {
+			t.Errorf("%s: AwaitsOnlyTick(%d) = %v, want %v", c.name, c.nonce, got, c.want)
+		}
+	}
 }

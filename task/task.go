@@ -73,6 +73,14 @@ func (t Task) String() string {
 // deleted); an error asks the queue to deliver it again later.
 type Handler func(ctx context.Context, t Task) error
 
+// Preparer is offered a task claimed ahead of its ETA. It may take then,
+// and commit, the part of the task's handling that nothing but a request
+// can change before the ETA (its store writes), and return the handler of
+// the rest, which runs at the ETA: calls out of the process come no
+// earlier. ok false says it took nothing, and the task is handled at its
+// ETA as any other.
+type Preparer func(ctx context.Context, t Task) (rest Handler, ok bool)
+
 // Queue is the part of a task-queue backend the engine talks to.
 type Queue interface {
 	// Post is told about tasks right after the store transaction that

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sundial-cron/sundial/engine"
 	"github.com/sundial-cron/sundial/store/sqlite"
+	"github.com/sundial-cron/sundial/task/local"
 	"github.com/sundial-cron/sundial/tools/loadtest"
 )
 
@@ -31,6 +32,7 @@ func runBench(args []string, stdout, stderr io.Writer, now func() time.Time) int
 	syncMode := fs.String("sync", "full", "SQLite synchronous setting: full (the production setting) or normal")
 	fs.DurationVar(&opts.Warmup, "warmup", time.Minute, "unmeasured run before the measured minutes")
 	fs.IntVar(&opts.Workers, "workers", 0, "dispatcher workers (default: the dispatcher's)")
+	fs.DurationVar(&opts.Ahead, "ahead", local.DefaultAhead, "how long before their time tasks are claimed, and launches committed (0: at their time)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	memProfile := fs.String("memprofile", "", "write a heap profile taken at the end of the measured minutes to this file")
 	verbose := fs.Bool("v", false, "log the engine's and dispatcher's warnings to stderr")

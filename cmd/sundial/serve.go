@@ -55,6 +55,7 @@ type serveFlags struct {
 	sync           sqlite.Sync
 	commandCgroup  string
 	workers        int
+	ahead          time.Duration
 	refresh        time.Duration
 	stopGrace      time.Duration
 	maxCalls       int
@@ -121,6 +122,7 @@ func parseServeFlags(args []string, stderr io.Writer) (serveFlags, error) {
 	fs.StringVar(&f.commandUser, "command-user", "", "the Unix user (name or uid) commands run as, without supplementary groups; the server must run as root (default: the server's own user, who can read its database)")
 	fs.StringVar(&f.commandCgroup, "command-cgroup", "", "the cgroup v2 directory under which each command attempt gets a cgroup (default: sundial-commands in the server's own cgroup, where it can make one); none: process groups and rlimits only")
 	fs.IntVar(&f.workers, "workers", 0, "tasks handled at once (default: the dispatcher's)")
+	fs.DurationVar(&f.ahead, "ahead", local.DefaultAhead, "how long before their time tasks are claimed, and a job's launch committed; its target is called at its time (0: at its time)")
 	fs.DurationVar(&f.refresh, "config-refresh", time.Minute, "how often the config directory or repos are read again, give or take a tenth (SIGHUP reads them at once)")
 	fs.DurationVar(&f.stopGrace, "stop-grace", 30*time.Second, "how long running invocations may go on after SIGTERM")
 	fs.DurationVar(&f.taskGrace, "task-grace", statemachine.DefaultConfig.TaskGrace, "how late a task may be before the watchdog posts it again")
@@ -198,8 +200,8 @@ func parseServeFlags(args []string, stderr io.Writer) (serveFlags, error) {
 	if r := f.retention; r.Age <= 0 || r.Count <= 0 || r.FailureAge <= 0 || r.FailureCount <= 0 {
 		return f, errors.New("--retention-age, --retention-count, --retention-failure-age and --retention-failure-count must be positive")
 	}
-	if f.refresh <= 0 || f.taskGrace <= 0 || f.stopGrace < 0 || f.maxCalls < 0 || f.maxConns <= 0 {
-		return f, errors.New("--config-refresh, --task-grace and --max-connections must be positive, --stop-grace and --max-calls-per-project not negative")
+	if f.refresh <= 0 || f.taskGrace <= 0 || f.stopGrace < 0 || f.ahead < 0 || f.maxCalls < 0 || f.maxConns <= 0 {
+		return f, errors.New("--config-refresh, --task-grace and --max-connections must be positive, --stop-grace, --ahead and --max-calls-per-project not negative")
 	}
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
@@ -359,7 +361,9 @@ func serveEmbedded(ctx context.Context, f serveFlags, logger *slog.Logger, now f
 	metrics := web.NewMetrics(st)
 	var eng *engine.Engine
 	disp := local.New(st, func(ctx context.Context, t task.Task) error { return eng.HandleTask(ctx, t) }, local.Options{
+		Prepare:   func(ctx context.Context, t task.Task) (task.Handler, bool) { return eng.PrepareTask(ctx, t) },
 		Workers:   f.workers,
+		Ahead:     local.AheadOf(f.ahead),
 		Idle:      idlegc.Start(ctx, now).Idle,
 		Now:       now,
 		Logger:    logger,

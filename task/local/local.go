@@ -1,8 +1,9 @@
 // Package local is the embedded task queue: a dispatcher over the task rows
 // of a store/sqlite file. Tasks commit with the store transaction that
 // enqueued them; the dispatcher claims rows with a lease shortly before
-// they are due, runs the handler at each one's ETA on a bounded pool of
-// workers, deletes what succeeded and hands back what failed, with
+// they are due, offers each to a task.Preparer as it claims it, runs the
+// handler (or what the preparer left) at each one's ETA on a bounded pool
+// of workers, deletes what succeeded and hands back what failed, with
 // backoff. A task already due when its transaction enqueues it is written
 // claimed by the dispatcher (adopted) and starts as soon as the engine
 // posts it, without a claim of its own.
@@ -20,7 +21,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"slices"
 	"sync"
 	"time"
 
@@ -74,9 +74,15 @@ type Options struct {
 	// Ahead is how long before their ETA Run claims tasks, to start each
 	// at its ETA from memory: the claim's commit, which queues with every
 	// other write to the file, is then behind the task when it falls due
-	// instead of in its lateness. A task claimed ahead takes a worker from
-	// its claim on. Default 200ms; negative claims only what is due.
+	// instead of in its lateness, and so is what Prepare takes of it. A
+	// task claimed ahead takes a worker from its claim on. Default
+	// DefaultAhead; negative claims only what is due.
 	Ahead time.Duration
+	// Prepare, if set, is offered each task as Run claims it ahead of its
+	// ETA (task.Preparer); what it leaves runs at the ETA in place of the
+	// handler. A task it took something of runs at its ETA even when Run
+	// stops before then (within StopGrace); the others are handed back.
+	Prepare task.Preparer
 	// Poll is the longest the dispatcher sleeps without looking at the
 	// table, so tasks enqueued by another process (which cannot wake this
 	// one) are seen. Default 1 minute.
@@ -102,11 +108,24 @@ var errStopping = errors.New("the dispatcher is stopping")
 // DefaultWorkers is Options.Workers' default.
 const DefaultWorkers = 2048
 
-// defaultAhead is Options.Ahead's default: many times what a claim's
-// commit takes at 10,000 every-minute jobs (a few milliseconds), and
-// short enough that what Run holds ahead is a fraction of a second's
-// tasks.
-const defaultAhead = 200 * time.Millisecond
+// DefaultAhead is Options.Ahead's default. With a Prepare that commits a
+// launch ahead (engine.PrepareTask), it is how long before an occurrence
+// its launch may be written, and it must cover a burst's way through the
+// store's writes: at 100,000 every-minute jobs, the 1,667 launches due at
+// the turn of a second take about half a second of commits. With 200 ms
+// their p99 lateness was 0.29 s, with 1 s 0.14-0.15 s, with 2 s 0.16 s
+// (docs/benchmarks.md, "Launches committed ahead"); longer holds more
+// tasks, each a worker, and widens the window in which a pause applies
+// only from the next occurrence.
+const DefaultAhead = time.Second
+
+// AheadOf is the Options.Ahead of a flag whose 0 means none.
+func AheadOf(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
+}
 
 // Dispatcher runs the handler for the task rows of one store. Use either
 // Run (a service) or RunDue (a simulator stepping a fake clock), not both.
@@ -134,16 +153,13 @@ type Dispatcher struct {
 	gen      int
 	ready    []task.Task
 
-	// Run's tasks claimed ahead of their ETA, earliest first: held, each
-	// taking a worker, started when due.
-	early []sqlite.Claimed
-
 	hooks testHooks
 }
 
 // testHooks are signals for tests. Nil in production.
 type testHooks struct {
 	sleeping func(until time.Time) // Run is about to sleep until then
+	holding  func(t task.Task)     // Run claimed t ahead, and holds it until its ETA
 }
 
 var _ task.Queue = (*Dispatcher)(nil)
@@ -175,7 +191,7 @@ func New(store Rows, handler task.Handler, opts Options) *Dispatcher {
 	}
 	switch {
 	case opts.Ahead == 0:
-		opts.Ahead = defaultAhead
+		opts.Ahead = DefaultAhead
 	case opts.Ahead < 0:
 		opts.Ahead = 0
 	}
@@ -387,14 +403,10 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 				return nil
 			}
 		} else {
-			d.startEarly(hctx, now, out)
 			if free := d.opts.Workers - len(inflight); free > 0 {
 				if free -= d.start(hctx, d.takeReady(free), inflight, out); free > 0 {
 					wakeAt = d.fill(ctx, hctx, now, free, wakeAt, inflight, out)
 				}
-			}
-			if len(d.early) > 0 {
-				wakeAt = earlier(wakeAt, d.early[0].ETA)
 			}
 		}
 		if nextBeat.Before(wakeAt) {
@@ -425,7 +437,6 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 			// left to be claimed.
 			done = nil
 			d.store.Adopt(nil)
-			d.release(bg, d.opts.Now(), d.handBackEarly(inflight))
 			if d.opts.StopGrace > 0 {
 				stop := time.AfterFunc(d.opts.StopGrace, func() { stopHandlers(errStopping) })
 				defer stop.Stop()
@@ -448,7 +459,7 @@ func (d *Dispatcher) fill(ctx, hctx context.Context, now time.Time, free int, wa
 		}
 		return earlier(wakeAt, retry)
 	}
-	d.start(hctx, d.keep(now, claimed, inflight), inflight, out)
+	d.start(hctx, d.hold(hctx, ctx.Done(), now, claimed, inflight, out), inflight, out)
 	if len(inflight) == d.opts.Workers {
 		// A finishing worker wakes Run; what is due can wait for it.
 		return wakeAt
@@ -509,8 +520,9 @@ func (d *Dispatcher) RunDue(ctx context.Context, now time.Time) (handled int, ne
 			// acknowledges what ran, in its transaction, and hands back
 			// the adopted tasks that were not posted: they never will be.
 			claim := d.claimOf(now, d.opts.Workers)
-			claim.Done, claim.Retry = d.settle(now, outs, inflight)
-			claim.Release = d.unstarted()
+			var back []string
+			claim.Done, claim.Retry, back = d.settle(now, outs, inflight)
+			claim.Release = append(d.unstarted(), back...)
 			outs = outs[:0]
 			batch, next, ok, err := d.store.ClaimTasks(ctx, claim)
 			if err != nil || len(batch) == 0 {
@@ -541,6 +553,9 @@ func (d *Dispatcher) RunDue(ctx context.Context, now time.Time) (handled int, ne
 type outcome struct {
 	claimed sqlite.Claimed
 	err     error
+	// handBack: the task was claimed ahead, nothing was prepared of it,
+	// and Run stopped before its ETA.
+	handBack bool
 }
 
 func (d *Dispatcher) claimOf(now time.Time, max int) sqlite.Claim {
@@ -566,47 +581,76 @@ func (d *Dispatcher) start(ctx context.Context, claimed []sqlite.Claimed, inflig
 	return n
 }
 
-// keep holds the claimed tasks not due at now, claimed ahead, for
-// startEarly, each taking a worker, and returns the others.
-func (d *Dispatcher) keep(now time.Time, claimed []sqlite.Claimed, inflight map[string]bool) []sqlite.Claimed {
+// hold starts a holder for each claimed task not due at now, claimed
+// ahead, and returns the others.
+func (d *Dispatcher) hold(ctx context.Context, stop <-chan struct{}, now time.Time, claimed []sqlite.Claimed, inflight map[string]bool, out chan<- outcome) []sqlite.Claimed {
 	var due []sqlite.Claimed
-	kept := len(d.early)
 	for _, c := range claimed {
 		switch {
 		case !c.ETA.After(now):
 			due = append(due, c)
 		case !inflight[c.Name()]:
 			inflight[c.Name()] = true
-			d.early = append(d.early, c)
+			d.holder(ctx, stop, c, out)
 		}
-	}
-	if len(d.early) > kept {
-		slices.SortStableFunc(d.early, func(a, b sqlite.Claimed) int { return a.ETA.Compare(b.ETA) })
 	}
 	return due
 }
 
-// startEarly runs the handlers of the tasks claimed ahead that are due at
-// now.
-func (d *Dispatcher) startEarly(ctx context.Context, now time.Time, out chan<- outcome) {
-	n := 0
-	for n < len(d.early) && !d.early[n].ETA.After(now) {
-		d.run(ctx, d.early[n], out)
-		n++
+// holder holds c, claimed ahead of its ETA, on its own goroutine: it
+// offers c to Options.Prepare at once, then runs the handler, or what
+// Prepare left, at the ETA. If Run stops (stop) before then, a task
+// nothing was prepared of is handed back; one prepared waits for its ETA
+// as a running handler would, unless ctx ends first.
+func (d *Dispatcher) holder(ctx context.Context, stop <-chan struct{}, c sqlite.Claimed, out chan<- outcome) {
+	if d.hooks.holding != nil {
+		d.hooks.holding(c.Task)
 	}
-	d.early = append(d.early[:0], d.early[n:]...)
+	go func() {
+		// The claim holds from the ETA for a Lease (sqlite.Claim.Ahead).
+		hctx, cancel := context.WithDeadline(ctx, c.ETA.Add(d.opts.Lease))
+		defer cancel()
+		rest, prepared := d.handler, false
+		if d.opts.Prepare != nil {
+			var err error
+			if rest, prepared, err = d.prepare(hctx, c.Task); err != nil {
+				out <- outcome{claimed: c, err: err}
+				return
+			}
+			if !prepared {
+				rest = d.handler
+			}
+		}
+		timer := time.NewTimer(c.ETA.Sub(d.opts.Now()))
+		defer timer.Stop()
+		if !prepared {
+			select {
+			case <-timer.C:
+			case <-stop:
+				out <- outcome{claimed: c, handBack: true}
+				return
+			}
+		} else {
+			select {
+			case <-timer.C:
+			case <-hctx.Done():
+				out <- outcome{claimed: c, err: context.Cause(hctx)}
+				return
+			}
+		}
+		out <- outcome{claimed: c, err: d.handle(hctx, rest, c.Task)}
+	}()
 }
 
-// handBackEarly forgets the tasks claimed ahead and not started, and
-// returns their names, to hand back.
-func (d *Dispatcher) handBackEarly(inflight map[string]bool) []string {
-	names := make([]string, len(d.early))
-	for i, c := range d.early {
-		names[i] = c.Name()
-		delete(inflight, names[i])
-	}
-	d.early = nil
-	return names
+// prepare runs Options.Prepare, turning a panic into a failure.
+func (d *Dispatcher) prepare(ctx context.Context, t task.Task) (rest task.Handler, ok bool, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("preparing panicked: %v", p)
+		}
+	}()
+	rest, ok = d.opts.Prepare(ctx, t)
+	return rest, ok, nil
 }
 
 // run runs the handler of c on its own goroutine.
@@ -614,37 +658,46 @@ func (d *Dispatcher) run(ctx context.Context, c sqlite.Claimed, out chan<- outco
 	go func() {
 		hctx, cancel := context.WithTimeout(ctx, d.opts.Lease)
 		defer cancel()
-		out <- outcome{claimed: c, err: d.handle(hctx, c.Task)}
+		out <- outcome{claimed: c, err: d.handle(hctx, d.handler, c.Task)}
 	}()
 }
 
 // handle runs the handler, turning a panic into a failure so that one bad
 // task costs a retry, not the process.
-func (d *Dispatcher) handle(ctx context.Context, t task.Task) (err error) {
+func (d *Dispatcher) handle(ctx context.Context, h task.Handler, t task.Task) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("handler panicked: %v", p)
 		}
 	}()
-	return d.handler(ctx, t)
+	return h(ctx, t)
 }
 
 // ack deletes the tasks that succeeded and hands back those that failed,
-// with backoff, in one transaction.
+// with backoff, in one transaction, and those a stop handed back, in
+// another.
 func (d *Dispatcher) ack(ctx context.Context, now time.Time, outs []outcome, inflight map[string]bool) {
-	done, retry := d.settle(now, outs, inflight)
-	if err := d.store.AckTasks(store.Deferrable(ctx), d.opts.Owner, done, retry); err != nil {
-		// The claims stay; their lease ends and the tasks come again.
-		d.log.Error("task/local: ack", "err", err)
+	done, retry, back := d.settle(now, outs, inflight)
+	if len(done) > 0 || len(retry) > 0 {
+		if err := d.store.AckTasks(store.Deferrable(ctx), d.opts.Owner, done, retry); err != nil {
+			// The claims stay; their lease ends and the tasks come again.
+			d.log.Error("task/local: ack", "err", err)
+		}
 	}
+	d.release(ctx, now, back)
 }
 
-// settle sorts outs into the tasks to delete and those to hand back, with
-// backoff, and forgets them as in flight.
-func (d *Dispatcher) settle(now time.Time, outs []outcome, inflight map[string]bool) (done []string, retry []sqlite.Retry) {
+// settle sorts outs into the tasks to delete, those to hand back with
+// backoff, and those to hand back as they are, and forgets them as in
+// flight.
+func (d *Dispatcher) settle(now time.Time, outs []outcome, inflight map[string]bool) (done []string, retry []sqlite.Retry, back []string) {
 	for _, o := range outs {
 		name := o.claimed.Name()
 		delete(inflight, name)
+		if o.handBack {
+			back = append(back, name)
+			continue
+		}
 		if o.err == nil {
 			done = append(done, name)
 			continue
@@ -657,7 +710,7 @@ func (d *Dispatcher) settle(now time.Time, outs []outcome, inflight map[string]b
 		d.log.Log(context.Background(), level, "task/local: task failed", "task", o.claimed.Task.String(), "failures", o.claimed.Failures+1, "retry_at", eta, "err", o.err)
 		retry = append(retry, sqlite.Retry{Name: name, ETA: eta})
 	}
-	return done, retry
+	return done, retry, back
 }
 
 // backoff is the wait after the failures-th failure in a row.

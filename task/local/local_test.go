@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -156,22 +157,25 @@ func heldBy(t *testing.T, s *sqlite.Store, at time.Time) bool {
 	return len(got) == 0
 }
 
-// claimedAhead runs a dispatcher of s that claims an hour ahead, posts
-// a task due at eta, and returns once Run sleeps until eta, having
-// claimed it; stop stops Run and waits for it to return. The handler
-// sends the times it ran at.
-func claimedAhead(t *testing.T, s *sqlite.Store, eta time.Time) (handled <-chan time.Time, stop func()) {
+// claimedAhead runs a dispatcher of s that claims an hour ahead, with
+// prepare as its Options.Prepare, posts a task due at eta, and returns
+// once Run holds it, claimed; stop stops Run and waits for it to return.
+// The handler, and what prepare leaves, send the times they ran at.
+func claimedAhead(t *testing.T, s *sqlite.Store, eta time.Time, prepare task.Preparer) (handled <-chan time.Time, stop func()) {
 	t.Helper()
 	ran := make(chan time.Time, 1)
 	d := New(s, func(context.Context, task.Task) error { ran <- time.Now(); return nil },
-		Options{Now: time.Now, Ahead: time.Hour, Poll: time.Hour, Heartbeat: time.Hour, OrphanAfter: 3 * time.Hour, Logger: quiet})
-	asleep := make(chan time.Time, 100)
-	d.hooks.sleeping = func(until time.Time) { asleep <- until }
+		Options{Now: time.Now, Ahead: time.Hour, Poll: time.Hour, Heartbeat: time.Hour, OrphanAfter: 3 * time.Hour, Logger: quiet, Prepare: prepare})
+	held := make(chan task.Task, 1)
+	d.hooks.holding = func(tk task.Task) { held <- tk }
 	ctx, cancel := context.WithCancel(t.Context())
 	stopped := running(t, ctx, d)
 	must(t, d.Post(ctx, enqueue(t, s, tick(1, eta))))
-	// Claimed: Run sleeps until the task's ETA, to start it.
-	sleptUntil(t, asleep, eta)
+	select {
+	case <-held:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the dispatcher never held the task claimed ahead")
+	}
 	return ran, func() {
 		cancel()
 		<-stopped
@@ -184,7 +188,7 @@ func TestRunClaimsAheadAndStartsAtTheETA(t *testing.T) {
 	t.Parallel()
 	s := tempStore(t)
 	eta := time.Now().Add(300 * time.Millisecond)
-	handled, stop := claimedAhead(t, s, eta)
+	handled, stop := claimedAhead(t, s, eta, nil)
 	defer stop()
 	if !heldBy(t, s, eta.Add(time.Second)) {
 		t.Errorf("the task is free at its ETA; want it held by the dispatcher that claimed it ahead")
@@ -221,51 +225,134 @@ func TestRunTellsIdleUntilWhenItSleeps(t *testing.T) {
 }
 
 // Run tells Options.Idle nothing while it holds a task, even one it only
-// claimed ahead and sleeps until: a collection in that sleep would run
-// into the task's start (and, in a burst, into the other handlers').
+// claimed ahead and waits for: a collection in that sleep would run into
+// the task's start (and, in a burst, into the other handlers').
 func TestRunTellsIdleNothingWithATaskInHand(t *testing.T) {
 	t.Parallel()
 	s := tempStore(t)
 	eta := time.Now().Add(time.Hour)
-	var mu sync.Mutex
-	var told []time.Time
+	// From the claim on, the task is in hand.
+	var held atomic.Bool
+	var told atomic.Int32
 	d := New(s, func(context.Context, task.Task) error { return nil },
 		Options{Now: time.Now, Ahead: 2 * time.Hour, Poll: 3 * time.Hour, Heartbeat: 3 * time.Hour, OrphanAfter: 6 * time.Hour, Logger: quiet,
-			Idle: func(until time.Time) {
-				mu.Lock()
-				told = append(told, until)
-				mu.Unlock()
+			Idle: func(time.Time) {
+				if held.Load() {
+					told.Add(1)
+				}
 			}})
-	asleep := make(chan time.Time, 100)
-	d.hooks.sleeping = func(until time.Time) { asleep <- until }
+	d.hooks.holding = func(task.Task) { held.Store(true) }
+	asleep := make(chan struct{}, 100)
+	d.hooks.sleeping = func(time.Time) {
+		if held.Load() {
+			asleep <- struct{}{}
+		}
+	}
 	ctx, cancel := context.WithCancel(t.Context())
 	stopped := running(t, ctx, d)
 	must(t, d.Post(ctx, enqueue(t, s, tick(1, eta))))
-	sleptUntil(t, asleep, eta) // claimed ahead, held until its ETA
+	<-asleep // Run sleeps with the task in hand; Idle would be told now
 	cancel()
 	<-stopped
-	mu.Lock()
-	defer mu.Unlock()
-	for _, until := range told {
-		if until.Equal(eta) {
-			t.Errorf("Idle told of the sleep until %v, with the task due then in hand", eta)
+	if n := told.Load(); n > 0 {
+		t.Errorf("Idle told of %d sleeps with the task claimed ahead in hand", n)
+	}
+}
+
+// preparing is a task.Preparer that records when it was offered a task,
+// prepares it if ok, and leaves a rest that sends when it ran.
+func preparing(ok bool) (task.Preparer, <-chan time.Time, <-chan time.Time) {
+	offered, rest := make(chan time.Time, 1), make(chan time.Time, 1)
+	return func(context.Context, task.Task) (task.Handler, bool) {
+		offered <- time.Now()
+		if !ok {
+			return nil, false
 		}
+		return func(context.Context, task.Task) error { rest <- time.Now(); return nil }, true
+	}, offered, rest
+}
+
+// A task claimed ahead is offered to Prepare as it is claimed, long
+// before its ETA; what Prepare leaves runs in the handler's place, at the
+// ETA and not before.
+func TestRunPreparesAsItClaimsAheadAndRunsTheRestAtTheETA(t *testing.T) {
+	t.Parallel()
+	s := tempStore(t)
+	eta := time.Now().Add(time.Second)
+	prepare, offered, rest := preparing(true)
+	handled, stop := claimedAhead(t, s, eta, prepare)
+	defer stop()
+	if at := <-offered; !at.Before(eta.Add(-500 * time.Millisecond)) {
+		t.Errorf("offered to Prepare at %v, %v before its ETA; want it offered as it was claimed, an hour ahead", at, eta.Sub(at))
+	}
+	if at := <-rest; at.Before(eta) {
+		t.Errorf("the rest ran at %v, before the ETA %v", at, eta)
+	}
+	if len(handled) != 0 {
+		t.Error("the handler ran too; want only what Prepare left")
+	}
+}
+
+// A task Prepare took nothing of is handled by the handler at its ETA.
+func TestRunHandlesATaskNotPreparedAtItsETA(t *testing.T) {
+	t.Parallel()
+	s := tempStore(t)
+	eta := time.Now().Add(300 * time.Millisecond)
+	prepare, offered, _ := preparing(false)
+	handled, stop := claimedAhead(t, s, eta, prepare)
+	defer stop()
+	<-offered
+	if at := <-handled; at.Before(eta) {
+		t.Errorf("task ran at %v, before its ETA %v", at, eta)
 	}
 }
 
 // A dispatcher that stops hands back at once what it claimed ahead and
-// has not started: another process need not wait for the lease to end.
+// took nothing of: another process need not wait for the lease to end.
 func TestRunHandsBackWhatItClaimedAheadWhenItStops(t *testing.T) {
 	t.Parallel()
-	s := tempStore(t)
-	eta := time.Now().Add(30 * time.Minute)
-	handled, stop := claimedAhead(t, s, eta)
-	stop()
-	if heldBy(t, s, eta) {
-		t.Error("the task is still held after the dispatcher stopped; want it handed back")
+	for _, c := range []struct {
+		name    string
+		prepare task.Preparer
+	}{{"no preparer", nil}, {"nothing prepared", func(context.Context, task.Task) (task.Handler, bool) { return nil, false }}} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			s := tempStore(t)
+			eta := time.Now().Add(30 * time.Minute)
+			handled, stop := claimedAhead(t, s, eta, c.prepare)
+			stop()
+			if heldBy(t, s, eta) {
+				t.Error("the task is still held after the dispatcher stopped; want it handed back")
+			}
+			if len(handled) != 0 {
+				t.Errorf("handled at %v, due in half an hour", <-handled)
+			}
+		})
 	}
-	if len(handled) != 0 {
-		t.Errorf("handled at %v, due in half an hour", <-handled)
+}
+
+// A dispatcher that stops before the ETA of a task it prepared ahead does
+// not hand it back: what was prepared (a launch committed) is carried out
+// at its ETA, as a running handler goes on after a stop; Run returns
+// once it has, and the task is acknowledged.
+func TestRunCarriesOutWhatItPreparedWhenItStops(t *testing.T) {
+	t.Parallel()
+	s := tempStore(t)
+	eta := time.Now().Add(500 * time.Millisecond)
+	prepare, offered, rest := preparing(true)
+	_, stop := claimedAhead(t, s, eta, prepare)
+	<-offered
+	stop()
+	select {
+	case at := <-rest:
+		if at.Before(eta) {
+			t.Errorf("the rest ran at %v, before the ETA %v", at, eta)
+		}
+	default:
+		t.Fatal("Run returned without carrying out what it prepared")
+	}
+	if next, ok, err := s.NextDue(t.Context(), time.Minute); err != nil || ok {
+		t.Errorf("after the stop a task is due at %v (%v); want the task acknowledged, none left", next, err)
 	}
 }
 

@@ -54,6 +54,9 @@ type Options struct {
 	Sync sqlite.Sync
 	// Workers are the dispatcher's; default local.DefaultWorkers.
 	Workers int
+	// Ahead is how long before their time the dispatcher claims tasks,
+	// and the engine commits launches; 0 claims at their time.
+	Ahead time.Duration
 	// Projects spreads the jobs over this many projects. Default 100.
 	Projects int
 	// Now is the clock. Required.
@@ -172,7 +175,8 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	gcCtx, stopGC := context.WithCancel(ctx)
 	defer stopGC()
 	disp := local.New(st, func(ctx context.Context, t task.Task) error { return eng.HandleTask(ctx, t) }, local.Options{
-		Workers: opts.Workers, Now: opts.Now, Logger: opts.Logger, Idle: idlegc.Start(gcCtx, opts.Now).Idle,
+		Prepare: func(ctx context.Context, t task.Task) (task.Handler, bool) { return eng.PrepareTask(ctx, t) },
+		Workers: opts.Workers, Ahead: local.AheadOf(opts.Ahead), Now: opts.Now, Logger: opts.Logger, Idle: idlegc.Start(gcCtx, opts.Now).Idle,
 	})
 	eng = engine.New(st, disp, map[string]target.Target{"noop": noop.Target{}}, engine.Options{
 		Now: opts.Now, Observer: obs, Logger: opts.Logger,

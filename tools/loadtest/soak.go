@@ -104,6 +104,7 @@ func Soak(ctx context.Context, opts SoakOptions) ([]SoakSample, error) {
 	gcCtx, stopGC := context.WithCancel(ctx)
 	defer stopGC()
 	disp := local.New(st, func(ctx context.Context, t task.Task) error { return eng.HandleTask(ctx, t) }, local.Options{
+		Prepare: func(ctx context.Context, t task.Task) (task.Handler, bool) { return eng.PrepareTask(ctx, t) },
 		Workers: opts.Workers, Now: opts.Now, Idle: idlegc.Start(gcCtx, opts.Now).Idle,
 	})
 	eng = engine.New(st, disp, map[string]target.Target{"noop": noop.Target{}}, engine.Options{Now: opts.Now, Observer: obs})
