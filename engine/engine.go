@@ -332,7 +332,8 @@ var errNotAhead = errors.New("the tick cannot be taken ahead")
 // call comes early. Until the tick's time only a request can change such
 // a job; one that comes between (a pause, a new definition) applies from
 // the next occurrence, as it would had it come while the target was being
-// called. Anything else is not prepared, and is handled at its time.
+// called, except an abort of the attempt, which calls its launch off
+// (callOff). Anything else is not prepared, and is handled at its time.
 func (e *Engine) PrepareTask(ctx context.Context, t task.Task) (task.Handler, bool) {
 	if t.Kind != task.TickLater || !t.ETA.After(e.opts.Now()) {
 		return nil, false
@@ -346,7 +347,12 @@ func (e *Engine) PrepareTask(ctx context.Context, t task.Task) (task.Handler, bo
 		if jt.job == nil || jt.stateErr != nil || jt.defErr != nil || !jt.m.AwaitsOnlyTick(t.Nonce) {
 			return errNotAhead
 		}
-		jt.now, troubled = jt.m.TickAt, jt.health != (Health{})
+		// As of the tick's time; a transaction that comes later (a store
+		// far behind) is an ordinary tick, and records when it ran.
+		if jt.now.Before(jt.m.TickAt) {
+			jt.now = jt.m.TickAt
+		}
+		troubled = jt.health != (Health{})
 		return jt.step(statemachine.Tick{Nonce: t.Nonce, Start: true})
 	})
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sundial-cron/sundial/engine"
 	"github.com/sundial-cron/sundial/statemachine"
+	"github.com/sundial-cron/sundial/target"
 	"github.com/sundial-cron/sundial/task"
 )
 
@@ -280,5 +281,35 @@ func TestPreparedLaunchAndRequestsBeforeItsTime(t *testing.T) {
 				t.Errorf("the occurrence ended %s (%s); want %s", got.Status, got.Message, c.status)
 			}
 		})
+	}
+}
+
+// A tick prepared ahead whose transaction runs only after the tick's
+// time (a store far behind) is an ordinary tick: its record says when it
+// ran, so the history shows the lateness.
+func TestPrepareTaskRecordsWhenATransactionLateForItsTimeRan(t *testing.T) {
+	h := newHarness(t, engine.Options{})
+	h.define("p/a", "* * * * *", statemachine.Policy{}, "rec")
+	due := t0.Add(time.Minute)
+	tk := h.dueTick("p/a", due)
+	ran := due.Add(2 * time.Second)
+	// The first reading lets the tick be prepared; the transaction's
+	// comes after its time.
+	var mu sync.Mutex
+	readings := 0
+	clock := func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		if readings++; readings == 1 {
+			return due.Add(-500 * time.Millisecond)
+		}
+		return ran
+	}
+	eng := engine.New(h.st, h.disp, map[string]target.Target{"rec": h.tgt}, engine.Options{Now: clock})
+	if _, ok := eng.PrepareTask(h.ctx, tk); !ok {
+		t.Fatal("the tick was not prepared")
+	}
+	if inv := h.invocations("p/a")[0]; !inv.Started.Equal(ran) {
+		t.Errorf("the invocation started at %v; want %v, when its transaction ran", inv.Started, ran)
 	}
 }
