@@ -323,9 +323,17 @@ func (e *Engine) finish(ctx context.Context, t task.Task, c committed, troubled 
 // errNotAhead ends a transaction PrepareTask cannot take ahead.
 var errNotAhead = errors.New("the tick cannot be taken ahead")
 
-// PrepareTask is a task.Preparer. A tick claimed ahead of its time, of a
-// job that awaits nothing but that tick (statemachine.AwaitsOnlyTick),
-// is stepped now, as of its time: the occurrence it makes due, and the
+// MaxAhead is the furthest ahead of its time PrepareTask takes a tick. A
+// prepared tick moves the job's Cursor to an occurrence still to come, and
+// a new definition applied before then starts at the Cursor, not at its
+// own time; occurrences fall on whole seconds, so within a second of the
+// prepared one there is none of the new definition's for that to pass
+// over unrecorded.
+const MaxAhead = time.Second
+
+// PrepareTask is a task.Preparer. A tick claimed up to MaxAhead before
+// its time, of a job that awaits nothing but that tick
+// (statemachine.AwaitsOnlyTick), is stepped now, as of its time: the occurrence it makes due, and the
 // attempt it starts, commit before the occurrence's time instead of in
 // its lateness. What it returns calls the target, and must run at the
 // tick's time, not before: a write still comes before every call, and no
@@ -335,7 +343,7 @@ var errNotAhead = errors.New("the tick cannot be taken ahead")
 // called, except an abort of the attempt, which calls its launch off
 // (callOff). Anything else is not prepared, and is handled at its time.
 func (e *Engine) PrepareTask(ctx context.Context, t task.Task) (task.Handler, bool) {
-	if t.Kind != task.TickLater || !t.ETA.After(e.opts.Now()) {
+	if now := e.opts.Now(); t.Kind != task.TickLater || !t.ETA.After(now) || t.ETA.Sub(now) > MaxAhead {
 		return nil, false
 	}
 	project := ProjectOf(t.JobID)

@@ -104,6 +104,11 @@ func TestPrepareTaskLeavesWhatItCannotTakeAhead(t *testing.T) {
 			tk.Kind, tk.Invocation, tk.Attempt = task.StartInvocation, "x", 1
 			return tk
 		}},
+		{"a tick more than MaxAhead ahead", engine.Options{}, func(h *harness) task.Task {
+			tk := h.dueTick("p/a", due)
+			h.set(due.Add(-engine.MaxAhead - time.Millisecond))
+			return tk
+		}},
 		{"a tick already due", engine.Options{}, func(h *harness) task.Task {
 			tk := h.dueTick("p/a", due)
 			h.set(due)

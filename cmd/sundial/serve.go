@@ -200,8 +200,11 @@ func parseServeFlags(args []string, stderr io.Writer) (serveFlags, error) {
 	if r := f.retention; r.Age <= 0 || r.Count <= 0 || r.FailureAge <= 0 || r.FailureCount <= 0 {
 		return f, errors.New("--retention-age, --retention-count, --retention-failure-age and --retention-failure-count must be positive")
 	}
-	if f.refresh <= 0 || f.taskGrace <= 0 || f.stopGrace < 0 || f.ahead < 0 || f.maxCalls < 0 || f.maxConns <= 0 {
-		return f, errors.New("--config-refresh, --task-grace and --max-connections must be positive, --stop-grace, --ahead and --max-calls-per-project not negative")
+	if f.refresh <= 0 || f.taskGrace <= 0 || f.stopGrace < 0 || f.maxCalls < 0 || f.maxConns <= 0 {
+		return f, errors.New("--config-refresh, --task-grace and --max-connections must be positive, --stop-grace and --max-calls-per-project not negative")
+	}
+	if f.ahead < 0 || f.ahead > engine.MaxAhead {
+		return f, fmt.Errorf("--ahead %v: want 0 to %v (a launch is committed at most that far ahead)", f.ahead, engine.MaxAhead)
 	}
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })

@@ -37,6 +37,13 @@ func TestServeFlags(t *testing.T) {
 		{name: "an unknown sync mode", args: []string{"--sync", "off"}, wantErr: `--sync "off"`},
 		{name: "a stray argument", args: []string{"now"}, wantErr: `unexpected argument "now"`},
 		{name: "a negative stop grace", args: []string{"--stop-grace", "-1s"}, wantErr: "--stop-grace"},
+		{name: "launches committed further ahead than the engine takes them", args: []string{"--ahead", "2s"}, wantErr: "--ahead 2s: want 0 to 1s"},
+		{name: "a negative ahead", args: []string{"--ahead", "-1s"}, wantErr: "--ahead -1s"},
+		{name: "launches committed at their time", args: []string{"--ahead", "0"}, check: func(t *testing.T, f serveFlags) {
+			if f.ahead != 0 {
+				t.Errorf("ahead = %v; want 0", f.ahead)
+			}
+		}},
 		{name: "no connections", args: []string{"--max-connections", "0"}, wantErr: "--max-connections"},
 		{name: "a short webhook secret names its own flag", args: []string{"--config-repo", "file:///nowhere", "--config-webhook-secret-file", shortSecretFile}, wantErr: "--config-webhook-secret-file: " + shortSecretFile + ": the token has 5 bytes"},
 		{name: "a zero retention count", args: []string{"--retention-count", "0"}, wantErr: "--retention-count"},

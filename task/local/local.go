@@ -114,9 +114,8 @@ const DefaultWorkers = 2048
 // store's writes: at 100,000 every-minute jobs, the 1,667 launches due at
 // the turn of a second take about half a second of commits. With 200 ms
 // their p99 lateness was 0.29 s, with 1 s 0.14-0.15 s, with 2 s 0.16 s
-// (docs/benchmarks.md, "Launches committed ahead"); longer holds more
-// tasks, each a worker, and widens the window in which a pause applies
-// only from the next occurrence.
+// (docs/benchmarks.md, "Launches committed ahead"); the engine prepares
+// nothing further ahead than 1 s (engine.MaxAhead).
 const DefaultAhead = time.Second
 
 // AheadOf is the Options.Ahead of a flag whose 0 means none.
