@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/sundial-cron/sundial/store/sqlite"
+	"github.com/sundial-cron/sundial/tools/loadtest/measure"
 )
 
 type config struct {
@@ -41,6 +42,8 @@ type config struct {
 	Drop       []string      `json:"dropped_indexes"`
 	TicksFirst bool          `json:"ticks_first"`
 	DB         string        `json:"-"`
+	// Now is the clock; main gives it the wall clock.
+	Now func() time.Time `json:"-"`
 }
 
 type report struct {
@@ -58,7 +61,7 @@ type report struct {
 }
 
 func main() {
-	c := config{}
+	c := config{Now: time.Now}
 	flag.IntVar(&c.Jobs, "jobs", 100000, "jobs, each every minute at a second of its own")
 	flag.IntVar(&c.Batch, "batch", 250, "jobs per commit (at 100,000 jobs a commit of the store holds the writes of about 190 launches)")
 	flag.DurationVar(&c.Warmup, "warmup", 10*time.Second, "unmeasured run before the measured seconds")
@@ -186,7 +189,7 @@ func run(ctx context.Context, c config) (*report, error) {
 
 	// Defining, in order of id as engine.ApplyProject gives them, in
 	// commits of 1,000.
-	start := time.Now()
+	start := c.Now()
 	order := projectOrder(c.Jobs)
 	for lo := 0; lo < c.Jobs; lo += 1000 {
 		w.exec("BEGIN IMMEDIATE")
@@ -203,15 +206,17 @@ func run(ctx context.Context, c config) (*report, error) {
 	if w.err != nil {
 		return nil, w.err
 	}
-	r := &report{config: c, DefineS: time.Since(start).Seconds()}
+	r := &report{config: c, DefineS: c.Now().Sub(start).Seconds()}
 
 	warm := int(c.Warmup / time.Second)
-	first := time.Now().Truncate(time.Second).Add(time.Second)
+	first := c.Now().Truncate(time.Second).Add(time.Second)
 	var cpu0 time.Duration
 	logLine := []byte(strings.Repeat("2026-11-25T17:18:44.000268829Z attempt 1 LAUNCHING\n", 3))
 	for sec := 0; sec < warm+c.Seconds; sec++ {
 		due := first.Add(time.Duration(sec) * time.Second)
-		time.Sleep(time.Until(due))
+		if err := measure.SleepUntil(ctx, c.Now, due); err != nil {
+			return nil, err
+		}
 		if sec == warm {
 			cpu0 = cpuTime()
 		}
@@ -238,7 +243,7 @@ func run(ctx context.Context, c config) (*report, error) {
 				}
 			}
 			w.exec("COMMIT")
-			lastTick = time.Since(due)
+			lastTick = c.Now().Sub(due)
 		}
 		outcome := func(part []int) {
 			w.exec("BEGIN IMMEDIATE")
@@ -246,7 +251,7 @@ func run(ctx context.Context, c config) (*report, error) {
 				w.exec("UPDATE jobs SET state = 'SCHEDULED', watchdog_ts = ?, machine = ?, version = version + 1 WHERE id = ?",
 					due.Add(time.Minute).UnixNano(), machine("SCHEDULED", due.Add(time.Minute), rng.Int63()), ids[i])
 				w.exec("UPDATE invocations SET status = 'SUCCEEDED', ended = ?, message = 'noop: done', log = ? WHERE job_id = ? AND id = ?",
-					time.Now().UnixNano(), logLine, ids[i], invocation)
+					c.Now().UnixNano(), logLine, ids[i], invocation)
 				if c.Queue {
 					w.exec("DELETE FROM tasks WHERE name = ?", claimed[i])
 				}
@@ -276,7 +281,7 @@ func run(ctx context.Context, c config) (*report, error) {
 		if sec >= warm {
 			r.Launches += len(jobs)
 			r.LastTickMaxS = max(r.LastTickMaxS, lastTick.Seconds())
-			r.BurstMaxS = max(r.BurstMaxS, time.Since(due).Seconds())
+			r.BurstMaxS = max(r.BurstMaxS, c.Now().Sub(due).Seconds())
 		}
 	}
 	if r.Launches > 0 {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // TestFloorWritesWhatALaunchWrites runs two measured seconds of a small
@@ -12,7 +13,7 @@ import (
 // each job exactly one tick task, and a dropped index is gone.
 func TestFloorWritesWhatALaunchWrites(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "floor.db")
-	r, err := run(context.Background(), config{Jobs: 600, Batch: 7, Seconds: 2, Queue: true, Drop: []string{"invocations_done"}, DB: path})
+	r, err := run(context.Background(), config{Jobs: 600, Batch: 7, Seconds: 2, Queue: true, Drop: []string{"invocations_done"}, DB: path, Now: time.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
