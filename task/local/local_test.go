@@ -183,18 +183,35 @@ func claimedAhead(t *testing.T, s *sqlite.Store, eta time.Time, prepare task.Pre
 }
 
 // A task claimed ahead is held from its claim on, so the claim's commit
-// is not in its lateness, and still starts at its ETA, not before.
+// is not in its lateness, and still starts at its ETA, not before: with
+// no Prepare, and with one that takes nothing of it.
 func TestRunClaimsAheadAndStartsAtTheETA(t *testing.T) {
 	t.Parallel()
-	s := tempStore(t)
-	eta := time.Now().Add(300 * time.Millisecond)
-	handled, stop := claimedAhead(t, s, eta, nil)
-	defer stop()
-	if !heldBy(t, s, eta.Add(time.Second)) {
-		t.Errorf("the task is free at its ETA; want it held by the dispatcher that claimed it ahead")
-	}
-	if at := <-handled; at.Before(eta) {
-		t.Errorf("task ran at %v, before its ETA %v", at, eta)
+	for _, c := range []struct {
+		name    string
+		prepare bool
+	}{{"no preparer", false}, {"nothing prepared", true}} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			s := tempStore(t)
+			eta := time.Now().Add(300 * time.Millisecond)
+			var prepare task.Preparer
+			var offered <-chan time.Time
+			if c.prepare {
+				prepare, offered, _ = preparing(false)
+			}
+			handled, stop := claimedAhead(t, s, eta, prepare)
+			defer stop()
+			if !heldBy(t, s, eta.Add(time.Second)) {
+				t.Errorf("the task is free at its ETA; want it held by the dispatcher that claimed it ahead")
+			}
+			if at := <-handled; at.Before(eta) {
+				t.Errorf("task ran at %v, before its ETA %v", at, eta)
+			}
+			if c.prepare && len(offered) != 1 {
+				t.Error("the task was not offered to Prepare")
+			}
+		})
 	}
 }
 
@@ -290,20 +307,6 @@ func TestRunPreparesAsItClaimsAheadAndRunsTheRestAtTheETA(t *testing.T) {
 	}
 	if len(handled) != 0 {
 		t.Error("the handler ran too; want only what Prepare left")
-	}
-}
-
-// A task Prepare took nothing of is handled by the handler at its ETA.
-func TestRunHandlesATaskNotPreparedAtItsETA(t *testing.T) {
-	t.Parallel()
-	s := tempStore(t)
-	eta := time.Now().Add(300 * time.Millisecond)
-	prepare, offered, _ := preparing(false)
-	handled, stop := claimedAhead(t, s, eta, prepare)
-	defer stop()
-	<-offered
-	if at := <-handled; at.Before(eta) {
-		t.Errorf("task ran at %v, before its ETA %v", at, eta)
 	}
 }
 
