@@ -4,9 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sundial-cron/sundial/target"
-	"github.com/sundial-cron/sundial/target/command"
-	"github.com/sundial-cron/sundial/target/noop"
+	"github.com/sundial-cron/sundial/targets"
+	"github.com/sundial-cron/sundial/targets/command"
+	"github.com/sundial-cron/sundial/targets/noop"
 )
 
 // A project the operator did not name for commands cannot use the command
@@ -18,7 +18,7 @@ func TestParseRefusesCommandsOfProjectsNotNamed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	targets := map[string]target.Target{"noop": noop.Target{}, "command": cmd}
+	targets := map[string]targets.Target{"noop": noop.Target{}, "command": cmd}
 	const yaml = "jobs:\n  - id: beat\n    schedule: \"@hourly\"\n    noop: {}\n  - id: rotate\n    schedule: \"@hourly\"\n    command: {argv: [date]}\n"
 
 	path, p, err := parseFile(t, "billing.yaml", yaml, targets)

@@ -24,7 +24,7 @@ import (
 
 	"github.com/sundial-cron/sundial/access"
 	"github.com/sundial-cron/sundial/engine"
-	"github.com/sundial-cron/sundial/target"
+	"github.com/sundial-cron/sundial/targets"
 )
 
 // Project is one valid revision of a project's config.
@@ -66,10 +66,10 @@ func ProjectOf(path string) (id string, ok bool) {
 
 // Parse reads one project's config file. file names it in errors and gives
 // the project id; targets are the kinds the server runs, and each job's
-// spec is checked by its target when the target is a target.Checker. The
+// spec is checked by its target when the target is a targets.Checker. The
 // error, if any, is Errors listing what is wrong in the file: the first
 // maxErrors things, and how many more there are.
-func Parse(file string, data []byte, targets map[string]target.Target) (*Project, error) {
+func Parse(file string, data []byte, targets map[string]targets.Target) (*Project, error) {
 	d := &decoder{file: file}
 	p := &Project{File: file, Revision: revision(data)}
 	id, ok := ProjectOf(file)
@@ -165,7 +165,7 @@ func (d *decoder) syntax(err error) {
 	d.add(&Error{File: d.file}, "bad YAML: %s", strings.TrimPrefix(msg, "yaml: "))
 }
 
-func (d *decoder) project(p *Project, root *yaml.Node, targets map[string]target.Target) {
+func (d *decoder) project(p *Project, root *yaml.Node, targets map[string]targets.Target) {
 	fields, ok := d.mapping(root, "", "jobs", "roles")
 	if !ok {
 		return

@@ -17,8 +17,8 @@ import (
 	"github.com/sundial-cron/sundial/internal/fakeclock"
 	"github.com/sundial-cron/sundial/store"
 	"github.com/sundial-cron/sundial/store/sqlite"
-	"github.com/sundial-cron/sundial/target"
-	"github.com/sundial-cron/sundial/target/noop"
+	"github.com/sundial-cron/sundial/targets"
+	"github.com/sundial-cron/sundial/targets/noop"
 	"github.com/sundial-cron/sundial/task"
 	"github.com/sundial-cron/sundial/task/local"
 )
@@ -26,13 +26,13 @@ import (
 // t0 is where every test's clock starts: a Monday, 10:00 UTC.
 var t0 = time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
 
-// specChecker stands in for target/urlfetch and target/command, which are
+// specChecker stands in for targets/urlfetch and targets/command, which are
 // written alongside this package: it checks only that a spec has the field
 // names agreed with them, so these tests pin those names down.
 type specChecker struct{ fields any }
 
-func (specChecker) Launch(context.Context, target.Request) target.Result {
-	return target.Result{Status: target.Succeeded}
+func (specChecker) Launch(context.Context, targets.Request) targets.Result {
+	return targets.Result{Status: targets.Succeeded}
 }
 
 func (c specChecker) Check(spec json.RawMessage) error {
@@ -64,8 +64,8 @@ type commandSpec struct {
 }
 
 // allTargets are the kinds a server with commands enabled runs.
-func allTargets() map[string]target.Target {
-	return map[string]target.Target{
+func allTargets() map[string]targets.Target {
+	return map[string]targets.Target{
 		"noop":      noop.Target{},
 		"url_fetch": specChecker{&urlFetchSpec{}},
 		"command":   specChecker{&commandSpec{}},
@@ -84,7 +84,7 @@ type env struct {
 	eng   *engine.Engine
 	disp  *local.Dispatcher
 	clk   *fakeclock.Clock
-	tgts  map[string]target.Target
+	tgts  map[string]targets.Target
 	fresh *config.Refresher
 }
 

@@ -9,7 +9,7 @@ import (
 	"github.com/sundial-cron/sundial/engine"
 	"github.com/sundial-cron/sundial/schedule"
 	"github.com/sundial-cron/sundial/statemachine"
-	"github.com/sundial-cron/sundial/target"
+	"github.com/sundial-cron/sundial/targets"
 )
 
 // TargetKinds are the target fields a job may have, exactly one of them.
@@ -35,7 +35,7 @@ const (
 // job reads one job. The job's ID is set whenever the id could be read, so
 // that duplicates are found even among invalid jobs; ok is false when
 // anything about the job was wrong.
-func (d *decoder) job(project string, n *yaml.Node, path string, targets map[string]target.Target) (engine.Job, bool) {
+func (d *decoder) job(project string, n *yaml.Node, path string, known map[string]targets.Target) (engine.Job, bool) {
 	before := d.failures()
 	n = resolve(n)
 	var j engine.Job
@@ -61,7 +61,7 @@ func (d *decoder) job(project string, n *yaml.Node, path string, targets map[str
 		d.retention(f.value, path+".retention", &def.Retention)
 	}
 	d.when(fs, n, path, j.ID, def)
-	d.target(fs, n, path, project, j.ID, def, targets)
+	d.target(fs, n, path, project, j.ID, def, known)
 	d.notify(fs, path, def)
 	return j, d.failures() == before
 }
@@ -242,7 +242,7 @@ func (d *decoder) retries(n *yaml.Node, path string, p *statemachine.Policy) {
 
 // target reads the job's one target: its kind must be one the server runs,
 // and its settings are handed on as JSON for the target to check.
-func (d *decoder) target(fs map[string]field, n *yaml.Node, path, project, id string, def *engine.Definition, targets map[string]target.Target) {
+func (d *decoder) target(fs map[string]field, n *yaml.Node, path, project, id string, def *engine.Definition, known map[string]targets.Target) {
 	var kinds []string
 	for _, k := range TargetKinds {
 		if _, ok := fs[k]; ok {
@@ -262,12 +262,12 @@ func (d *decoder) target(fs map[string]field, n *yaml.Node, path, project, id st
 	}
 	kind := kinds[0]
 	f, fpath := fs[kind], path+"."+kind
-	t, ok := targets[kind]
+	t, ok := known[kind]
 	if !ok {
 		d.errorf(f.key, fpath, "job %s: target %s is not enabled on this server", nameOr(id, path), kind)
 		return
 	}
-	if g, ok := t.(target.ProjectGate); ok {
+	if g, ok := t.(targets.ProjectGate); ok {
 		if err := g.Allows(project); err != nil {
 			d.errorf(f.key, fpath, "job %s: %v", nameOr(id, path), err)
 			return
@@ -277,13 +277,13 @@ func (d *decoder) target(fs map[string]field, n *yaml.Node, path, project, id st
 	if !ok {
 		return
 	}
-	if c, ok := t.(target.Checker); ok {
+	if c, ok := t.(targets.Checker); ok {
 		if err := c.Check(spec); err != nil {
 			d.errorf(resolve(f.value), fpath, "%v", err)
 			return
 		}
 	}
-	if c, ok := t.(target.ProjectChecker); ok {
+	if c, ok := t.(targets.ProjectChecker); ok {
 		if field, err := c.CheckFor(project, spec); err != nil {
 			at, atPath := resolve(f.value), fpath
 			if field != "" {

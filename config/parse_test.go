@@ -14,12 +14,12 @@ import (
 	"github.com/sundial-cron/sundial/config"
 	"github.com/sundial-cron/sundial/engine"
 	"github.com/sundial-cron/sundial/statemachine"
-	"github.com/sundial-cron/sundial/target"
-	"github.com/sundial-cron/sundial/target/noop"
+	"github.com/sundial-cron/sundial/targets"
+	"github.com/sundial-cron/sundial/targets/noop"
 )
 
 // parseFile writes content to a real file named name and parses it back.
-func parseFile(t *testing.T, name, content string, targets map[string]target.Target) (string, *config.Project, error) {
+func parseFile(t *testing.T, name, content string, targets map[string]targets.Target) (string, *config.Project, error) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), name)
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
@@ -42,12 +42,12 @@ const job = `jobs:
 
 func TestParseRefusesWithFileLineAndField(t *testing.T) {
 	t.Parallel()
-	noopOnly := map[string]target.Target{"noop": noop.Target{}}
+	noopOnly := map[string]targets.Target{"noop": noop.Target{}}
 	for _, tc := range []struct {
 		name    string
 		file    string // "billing.yaml" unless set
 		yaml    string
-		targets map[string]target.Target // allTargets() unless set
+		targets map[string]targets.Target // allTargets() unless set
 		want    string                   // after the file's path: ":line: field: " and the start of the message
 	}{
 		{"an unknown field of a job", "", job + "    colour: blue\n", nil, ":5: jobs[0].colour: unknown field"},

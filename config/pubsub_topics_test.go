@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sundial-cron/sundial/target"
-	"github.com/sundial-cron/sundial/target/pubsub"
+	"github.com/sundial-cron/sundial/targets"
+	"github.com/sundial-cron/sundial/targets/pubsub"
 )
 
 // A project publishes only to the topics the operator granted it: a config
@@ -22,7 +22,7 @@ func TestParseRefusesPubsubTopicsNotGranted(t *testing.T) {
 		}
 		grants = append(grants, g)
 	}
-	targets := map[string]target.Target{"pubsub": pubsub.New(pubsub.Options{Grants: grants})}
+	targets := map[string]targets.Target{"pubsub": pubsub.New(pubsub.Options{Grants: grants})}
 	job := func(topic string) string {
 		return "jobs:\n  - id: export\n    schedule: \"@hourly\"\n    pubsub:\n      data: hi\n      topic: " + topic + "\n"
 	}

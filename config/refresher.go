@@ -15,7 +15,7 @@ import (
 
 	"github.com/sundial-cron/sundial/engine"
 	"github.com/sundial-cron/sundial/store"
-	"github.com/sundial-cron/sundial/target"
+	"github.com/sundial-cron/sundial/targets"
 	"golang.org/x/sync/semaphore"
 )
 
@@ -49,7 +49,7 @@ type Refresher struct {
 
 // RefresherOptions configure a Refresher.
 type RefresherOptions struct {
-	Targets map[string]target.Target // the kinds the server runs
+	Targets map[string]targets.Target // the kinds the server runs
 	// Now is the clock. Required: the refresher never reads the wall clock.
 	Now    func() time.Time
 	Logger *slog.Logger // nil discards

@@ -13,7 +13,7 @@ import (
 
 	"github.com/sundial-cron/sundial/config"
 	"github.com/sundial-cron/sundial/store"
-	"github.com/sundial-cron/sundial/target"
+	"github.com/sundial-cron/sundial/targets"
 )
 
 const (
@@ -345,8 +345,8 @@ func TestRunRefreshesAtEachTickAndStopsWhenTheTickerCloses(t *testing.T) {
 // test wants (a project of 100,000 jobs, say).
 type gate struct{ open chan struct{} }
 
-func (gate) Launch(context.Context, target.Request) target.Result {
-	return target.Result{Status: target.Succeeded}
+func (gate) Launch(context.Context, targets.Request) targets.Result {
+	return targets.Result{Status: targets.Succeeded}
 }
 
 func (g gate) Check(json.RawMessage) error {

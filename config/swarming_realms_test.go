@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sundial-cron/sundial/target"
-	"github.com/sundial-cron/sundial/target/swarming"
+	"github.com/sundial-cron/sundial/targets"
+	"github.com/sundial-cron/sundial/targets/swarming"
 )
 
 // A project runs Swarming tasks only in the realms the operator granted
@@ -26,7 +26,7 @@ func TestParseRefusesSwarmingRealmsNotGranted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	targets := map[string]target.Target{"swarming": tgt}
+	targets := map[string]targets.Target{"swarming": tgt}
 	job := func(realm, pool string) string {
 		return "jobs:\n  - id: build\n    schedule: \"@hourly\"\n    swarming:\n      server: https://swarming.example.com\n      pool: " + pool + "\n      command: [run]\n      realm: " + realm + "\n"
 	}

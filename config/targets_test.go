@@ -1,8 +1,8 @@
 package config
 
 import (
-	"github.com/sundial-cron/sundial/target"
-	"github.com/sundial-cron/sundial/target/noop"
+	"github.com/sundial-cron/sundial/targets"
+	"github.com/sundial-cron/sundial/targets/noop"
 )
 
-var testTargets = map[string]target.Target{"noop": noop.Target{}}
+var testTargets = map[string]targets.Target{"noop": noop.Target{}}

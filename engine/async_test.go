@@ -17,9 +17,9 @@ import (
 	"github.com/sundial-cron/sundial/internal/fakeclock"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store/sqlite"
-	"github.com/sundial-cron/sundial/target"
-	"github.com/sundial-cron/sundial/target/swarming"
-	"github.com/sundial-cron/sundial/target/swarming/swarmingtest"
+	"github.com/sundial-cron/sundial/targets"
+	"github.com/sundial-cron/sundial/targets/swarming"
+	"github.com/sundial-cron/sundial/targets/swarming/swarmingtest"
 	"github.com/sundial-cron/sundial/task"
 	"github.com/sundial-cron/sundial/task/local"
 	"github.com/sundial-cron/sundial/watchdog"
@@ -79,7 +79,7 @@ func newAsyncHarness(t *testing.T) *asyncHarness {
 	}
 	q := &enginetest.LateQueue{}
 	h.st = st
-	h.eng = engine.New(st, q, map[string]target.Target{"swarming": tgt}, engine.Options{Now: h.clk.Now, Observer: h.ends})
+	h.eng = engine.New(st, q, map[string]targets.Target{"swarming": tgt}, engine.Options{Now: h.clk.Now, Observer: h.ends})
 	h.disp = local.New(st, h.eng.HandleTask, local.Options{Owner: "proc-1", Workers: 4, OrphanAfter: 10 * time.Second, Now: h.clk.Now, Logger: slog.New(slog.DiscardHandler)})
 	q.Queue = h.disp
 	h.wd = watchdog.New(st, h.eng, watchdog.Options{Now: h.clk.Now})

@@ -7,7 +7,7 @@ import (
 
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store"
-	"github.com/sundial-cron/sundial/target"
+	"github.com/sundial-cron/sundial/targets"
 )
 
 // carryOut makes the target calls that committed steps asked for, and
@@ -64,11 +64,11 @@ func (e *Engine) carryOut(ctx context.Context, jobID string, c committed) error 
 // invocation's record: the definition it was created under, not the job's
 // current one. inv is the record as the step that asked for the call
 // committed it, or nil to read it.
-func (e *Engine) targetRequest(ctx context.Context, jobID, invocation string, attempt int, inv *store.InvocationRecord) (target.Target, target.Request, *Definition, error) {
+func (e *Engine) targetRequest(ctx context.Context, jobID, invocation string, attempt int, inv *store.InvocationRecord) (targets.Target, targets.Request, *Definition, error) {
 	if inv == nil {
 		var err error
 		if inv, err = e.store.Invocation(ctx, jobID, invocation); err != nil {
-			return nil, target.Request{}, nil, fmt.Errorf("reading invocation %s/%s: %w", jobID, invocation, err)
+			return nil, targets.Request{}, nil, fmt.Errorf("reading invocation %s/%s: %w", jobID, invocation, err)
 		}
 	}
 	def, err := e.definitionOf(ctx, inv)
@@ -76,9 +76,9 @@ func (e *Engine) targetRequest(ctx context.Context, jobID, invocation string, at
 		// Not permanent for the job (%v, not %w): the job's own definition
 		// was usable, or its step would have failed first. The attempt's
 		// task is delivered again until its hard timeout ends it.
-		return nil, target.Request{}, nil, fmt.Errorf("invocation %s/%s: %v", jobID, invocation, err)
+		return nil, targets.Request{}, nil, fmt.Errorf("invocation %s/%s: %v", jobID, invocation, err)
 	}
-	req := target.Request{
+	req := targets.Request{
 		Key:        jobID + "/" + invocation,
 		JobID:      jobID,
 		Invocation: invocation,
@@ -105,9 +105,9 @@ func (e *Engine) launch(ctx context.Context, jobID, invocation string, attempt i
 	if o := e.opts.Observer; o != nil {
 		o.Launched(jobID, e.opts.Now().Sub(req.Occurrence.Add(statemachine.Jitter(jobID, req.Occurrence, def.Policy.Jitter))))
 	}
-	var res target.Result
+	var res targets.Result
 	if tgt == nil {
-		res = target.Result{Status: target.Failed, Message: fmt.Sprintf("unknown target %q", def.Target)}
+		res = targets.Result{Status: targets.Failed, Message: fmt.Sprintf("unknown target %q", def.Target)}
 	} else {
 		timeout := def.Policy.Timeout
 		if timeout <= 0 {
@@ -130,13 +130,13 @@ func (e *Engine) resolve(ctx context.Context, jobID, invocation string, attempt 
 	if err != nil {
 		return nil, err
 	}
-	r, ok := tgt.(target.Resolver)
+	r, ok := tgt.(targets.Resolver)
 	if !ok {
 		return stepping(statemachine.OutcomeUnknown{Invocation: invocation, Attempt: attempt}), nil
 	}
 	launched, res, err := r.Resolve(ctx, req)
 	switch {
-	case errors.Is(err, target.ErrUnknown):
+	case errors.Is(err, targets.ErrUnknown):
 		return stepping(statemachine.OutcomeUnknown{Invocation: invocation, Attempt: attempt}), nil
 	case err != nil:
 		return nil, fmt.Errorf("asking the target about %s: %w", req.Key, err)
@@ -155,13 +155,13 @@ func (e *Engine) checkRunning(ctx context.Context, jobID, invocation string, att
 	if err != nil {
 		return nil, err
 	}
-	r, ok := tgt.(target.Resolver)
+	r, ok := tgt.(targets.Resolver)
 	if !ok {
 		return func(*jobTx) error { return nil }, nil
 	}
 	launched, res, err := r.Resolve(ctx, req)
 	switch {
-	case errors.Is(err, target.ErrUnknown):
+	case errors.Is(err, targets.ErrUnknown):
 		return func(*jobTx) error { return nil }, nil
 	case err != nil:
 		return nil, fmt.Errorf("asking the target about %s: %w", req.Key, err)
@@ -176,15 +176,15 @@ func (e *Engine) checkRunning(ctx context.Context, jobID, invocation string, att
 }
 
 // outcome returns the step that records what the target said of an attempt.
-func (e *Engine) outcome(invocation string, attempt int, res target.Result) func(*jobTx) error {
+func (e *Engine) outcome(invocation string, attempt int, res targets.Result) func(*jobTx) error {
 	return func(jt *jobTx) error {
-		if res.Status == target.Running {
+		if res.Status == targets.Running {
 			return jt.step(statemachine.Launched{Invocation: invocation, Attempt: attempt, Message: res.Message})
 		}
 		jt.output = map[string][]byte{invocation: res.Log}
 		return jt.step(statemachine.Ended{
 			Invocation: invocation, Attempt: attempt,
-			Succeeded: res.Status == target.Succeeded, Message: res.Message,
+			Succeeded: res.Status == targets.Succeeded, Message: res.Message,
 		})
 	}
 }
@@ -194,7 +194,7 @@ func (e *Engine) outcome(invocation string, attempt int, res target.Result) func
 func (e *Engine) abortTarget(ctx context.Context, jobID, invocation string, attempt int, inv *store.InvocationRecord) {
 	tgt, req, _, err := e.targetRequest(ctx, jobID, invocation, attempt, inv)
 	if err == nil {
-		a, ok := tgt.(target.Aborter)
+		a, ok := tgt.(targets.Aborter)
 		if !ok {
 			return
 		}

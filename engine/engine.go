@@ -17,7 +17,7 @@ import (
 
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store"
-	"github.com/sundial-cron/sundial/target"
+	"github.com/sundial-cron/sundial/targets"
 	"github.com/sundial-cron/sundial/task"
 )
 
@@ -101,7 +101,7 @@ type StateObserver interface {
 type Engine struct {
 	store   store.Store
 	queue   task.Queue
-	targets map[string]target.Target
+	targets map[string]targets.Target
 	opts    Options
 	cache   jobCache
 
@@ -123,7 +123,7 @@ type Engine struct {
 var ErrBusy = errors.New("the project has as many target calls in flight as it may")
 
 // New returns an engine over a store and a queue, with the targets by kind.
-func New(st store.Store, q task.Queue, targets map[string]target.Target, opts Options) *Engine {
+func New(st store.Store, q task.Queue, targets map[string]targets.Target, opts Options) *Engine {
 	if opts.Now == nil {
 		panic("engine: Options.Now is required")
 	}
@@ -230,7 +230,7 @@ func (e *Engine) Check(ctx context.Context, jobID, invocation string, attempt in
 
 // Report records the end of an attempt that its target ran on its own
 // (Result Running at launch).
-func (e *Engine) Report(ctx context.Context, jobID, invocation string, attempt int, res target.Result) error {
+func (e *Engine) Report(ctx context.Context, jobID, invocation string, attempt int, res targets.Result) error {
 	c, err := e.update(ctx, jobID, e.outcome(invocation, attempt, res))
 	if err != nil {
 		return err

@@ -17,7 +17,7 @@ import (
 	"github.com/sundial-cron/sundial/engine/enginetest"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store"
-	"github.com/sundial-cron/sundial/target"
+	"github.com/sundial-cron/sundial/targets"
 	"github.com/sundial-cron/sundial/task"
 )
 
@@ -511,7 +511,7 @@ func TestApplyProjectDefinesJobsSideBySide(t *testing.T) {
 	h := newHarness(t, engine.Options{})
 	met := make(chan struct{})
 	st := &gateStore{Store: h.st, full: 2, open: met, reached: met} // open once two met
-	eng := engine.New(st, &enginetest.LateQueue{Queue: h.disp}, map[string]target.Target{"rec": h.tgt}, engine.Options{Now: h.clock})
+	eng := engine.New(st, &enginetest.LateQueue{Queue: h.disp}, map[string]targets.Target{"rec": h.tgt}, engine.Options{Now: h.clock})
 	def := engine.Definition{Schedule: "*/5 * * * *", Target: "rec"}
 	var jobs []engine.Job
 	for i := range 8 {
@@ -537,7 +537,7 @@ func TestApplyProjectDefinesJobsSideBySide(t *testing.T) {
 func TestApplyingIsBoundedAcrossRevisions(t *testing.T) {
 	h := newHarness(t, engine.Options{})
 	st := &gateStore{Store: h.st, full: engine.ApplyWorkers, open: make(chan struct{}), reached: make(chan struct{})}
-	eng := engine.New(st, &enginetest.LateQueue{Queue: h.disp}, map[string]target.Target{"rec": h.tgt}, engine.Options{Now: h.clock})
+	eng := engine.New(st, &enginetest.LateQueue{Queue: h.disp}, map[string]targets.Target{"rec": h.tgt}, engine.Options{Now: h.clock})
 	def := engine.Definition{Schedule: "*/5 * * * *", Target: "rec"}
 	ctx, cancel := context.WithTimeout(h.ctx, time.Minute)
 	defer cancel()
@@ -579,7 +579,7 @@ func TestApplyingKeepsDefinesInFlight(t *testing.T) {
 	h := newHarness(t, engine.Options{})
 	const inFlight = engine.ApplyWorkers * engine.ApplyDepth
 	st := &submitGateStore{gateStore: gateStore{Store: h.st, full: inFlight, open: make(chan struct{}), reached: make(chan struct{})}, sub: h.st}
-	eng := engine.New(st, &enginetest.LateQueue{Queue: h.disp}, map[string]target.Target{"rec": h.tgt}, engine.Options{Now: h.clock})
+	eng := engine.New(st, &enginetest.LateQueue{Queue: h.disp}, map[string]targets.Target{"rec": h.tgt}, engine.Options{Now: h.clock})
 	def := engine.Definition{Schedule: "*/5 * * * *", Target: "rec"}
 	var jobs []engine.Job
 	for i := range inFlight + engine.ApplyWorkers {
@@ -618,7 +618,7 @@ func TestApplyingGivesTheWorkersToOneProjectAtATime(t *testing.T) {
 	h := newHarness(t, engine.Options{})
 	const inFlight = engine.ApplyWorkers * engine.ApplyDepth
 	st := &orderStore{submitGateStore: submitGateStore{gateStore: gateStore{Store: h.st, full: inFlight, open: make(chan struct{}), reached: make(chan struct{})}, sub: h.st}}
-	eng := engine.New(st, &enginetest.LateQueue{Queue: h.disp}, map[string]target.Target{"rec": h.tgt}, engine.Options{Now: h.clock})
+	eng := engine.New(st, &enginetest.LateQueue{Queue: h.disp}, map[string]targets.Target{"rec": h.tgt}, engine.Options{Now: h.clock})
 	def := engine.Definition{Schedule: "*/5 * * * *", Target: "rec"}
 	revision := func(project string) engine.Revision {
 		var jobs []engine.Job
@@ -675,7 +675,7 @@ func TestApplyingDefinesJobsInTheOrderOfTheirIDs(t *testing.T) {
 	h := newHarness(t, engine.Options{})
 	st := &orderStore{submitGateStore: submitGateStore{gateStore: gateStore{Store: h.st, open: make(chan struct{})}, sub: h.st}}
 	close(st.open)
-	eng := engine.New(st, h.disp, map[string]target.Target{"rec": h.tgt}, engine.Options{Now: h.clock})
+	eng := engine.New(st, h.disp, map[string]targets.Target{"rec": h.tgt}, engine.Options{Now: h.clock})
 	def := engine.Definition{Schedule: "*/5 * * * *", Target: "rec"}
 	const inFlight = engine.ApplyWorkers * engine.ApplyDepth
 	const n = 4 * inFlight
@@ -732,7 +732,7 @@ func (s *orderStore) submitted() []string {
 func TestApplyingTheRevisionRunningCostsNoTransaction(t *testing.T) {
 	h := newHarness(t, engine.Options{})
 	st := &countingStore{Store: h.st}
-	eng := engine.New(st, h.disp, map[string]target.Target{"rec": h.tgt}, engine.Options{Now: h.clock})
+	eng := engine.New(st, h.disp, map[string]targets.Target{"rec": h.tgt}, engine.Options{Now: h.clock})
 	def := engine.Definition{Schedule: "*/5 * * * *", Target: "rec"}
 	jobs := []engine.Job{{ID: "p/a", Definition: def}, {ID: "p/b", Definition: def}, {ID: "p/c", Definition: def, Disabled: true}}
 	rev := "r1"
@@ -777,7 +777,7 @@ func TestApplyingTheRevisionRunningCostsNoTransaction(t *testing.T) {
 func TestApplyingARevisionMarksTheJobsItAdds(t *testing.T) {
 	h := newHarness(t, engine.Options{})
 	st := &newJobStore{Store: h.st, marked: map[string]bool{}}
-	eng := engine.New(st, h.disp, map[string]target.Target{"rec": h.tgt}, engine.Options{Now: h.clock})
+	eng := engine.New(st, h.disp, map[string]targets.Target{"rec": h.tgt}, engine.Options{Now: h.clock})
 	def := engine.Definition{Schedule: "*/5 * * * *", Target: "rec"}
 	if err := eng.ApplyProject(h.ctx, "p", engine.Revision{ID: "r1", Jobs: []engine.Job{{ID: "p/a", Definition: def}}}); err != nil {
 		t.Fatal(err)

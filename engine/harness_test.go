@@ -14,7 +14,7 @@ import (
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store"
 	"github.com/sundial-cron/sundial/store/sqlite"
-	"github.com/sundial-cron/sundial/target"
+	"github.com/sundial-cron/sundial/targets"
 	"github.com/sundial-cron/sundial/task/local"
 	"github.com/sundial-cron/sundial/watchdog"
 )
@@ -55,7 +55,7 @@ func (h *harness) open(owner string, opts engine.Options) (*sqlite.Store, *engin
 	h.t.Cleanup(func() { st.Close() })
 	opts.Now = h.clock
 	q := &enginetest.LateQueue{}
-	eng := engine.New(st, q, map[string]target.Target{"rec": h.tgt, "blind": blind{h.tgt}}, opts)
+	eng := engine.New(st, q, map[string]targets.Target{"rec": h.tgt, "blind": blind{h.tgt}}, opts)
 	disp := local.New(st, eng.HandleTask, local.Options{Owner: owner, Workers: 4, OrphanAfter: 10 * time.Second, Now: h.clock, Logger: slog.New(slog.DiscardHandler)})
 	q.Queue = disp
 	return st, eng, disp
@@ -111,9 +111,9 @@ func (h *harness) invocations(id string) []*store.InvocationRecord {
 type recorder struct {
 	mu       sync.Mutex
 	launches map[attemptKey]int
-	results  map[attemptKey]target.Result
+	results  map[attemptKey]targets.Result
 	// check, if set, is called at every launch before it is counted.
-	check func(req target.Request)
+	check func(req targets.Request)
 	fail  bool
 	// resolveErr, if set, is what Resolve returns: the target cannot be
 	// asked.
@@ -126,10 +126,10 @@ type attemptKey struct {
 }
 
 func newRecorder() *recorder {
-	return &recorder{launches: map[attemptKey]int{}, results: map[attemptKey]target.Result{}}
+	return &recorder{launches: map[attemptKey]int{}, results: map[attemptKey]targets.Result{}}
 }
 
-func (r *recorder) Launch(ctx context.Context, req target.Request) target.Result {
+func (r *recorder) Launch(ctx context.Context, req targets.Request) targets.Result {
 	r.mu.Lock()
 	check := r.check
 	r.mu.Unlock()
@@ -140,19 +140,19 @@ func (r *recorder) Launch(ctx context.Context, req target.Request) target.Result
 	defer r.mu.Unlock()
 	k := attemptKey{req.Key, req.Attempt}
 	r.launches[k]++
-	res := target.Result{Status: target.Succeeded, Message: "ok"}
+	res := targets.Result{Status: targets.Succeeded, Message: "ok"}
 	if r.fail {
-		res = target.Result{Status: target.Failed, Message: "failing as told"}
+		res = targets.Result{Status: targets.Failed, Message: "failing as told"}
 	}
 	r.results[k] = res
 	return res
 }
 
-func (r *recorder) Resolve(ctx context.Context, req target.Request) (bool, target.Result, error) {
+func (r *recorder) Resolve(ctx context.Context, req targets.Request) (bool, targets.Result, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.resolveErr != nil {
-		return false, target.Result{}, r.resolveErr
+		return false, targets.Result{}, r.resolveErr
 	}
 	res, ok := r.results[attemptKey{req.Key, req.Attempt}]
 	return ok, res, nil
@@ -180,6 +180,6 @@ func (r *recorder) total() (launches, most int) {
 // happened.
 type blind struct{ r *recorder }
 
-func (b blind) Launch(ctx context.Context, req target.Request) target.Result {
+func (b blind) Launch(ctx context.Context, req targets.Request) targets.Result {
 	return b.r.Launch(ctx, req)
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/sundial-cron/sundial/engine/enginetest"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store"
-	"github.com/sundial-cron/sundial/target"
+	"github.com/sundial-cron/sundial/targets"
 	"github.com/sundial-cron/sundial/task"
 )
 
@@ -74,7 +74,7 @@ func TestInvariant2_WriteBeforeCall(t *testing.T) {
 	t.Run("LAUNCHING is committed when the target is called", func(t *testing.T) {
 		h := newHarness(t, engine.Options{})
 		var checked int
-		h.tgt.check = func(req target.Request) {
+		h.tgt.check = func(req targets.Request) {
 			inv, err := h.st.Invocation(h.ctx, req.JobID, req.Invocation)
 			if err != nil {
 				t.Errorf("at the call, the invocation is not in the store: %v", err)
@@ -94,7 +94,7 @@ func TestInvariant2_WriteBeforeCall(t *testing.T) {
 	t.Run("a store that fails every commit launches nothing", func(t *testing.T) {
 		h := newHarness(t, engine.Options{})
 		h.define("p/a", "* * * * *", statemachine.Policy{}, "rec")
-		broken := engine.New(failingStore{h.st}, &enginetest.LateQueue{Queue: h.disp}, map[string]target.Target{"rec": h.tgt}, engine.Options{Now: h.clock})
+		broken := engine.New(failingStore{h.st}, &enginetest.LateQueue{Queue: h.disp}, map[string]targets.Target{"rec": h.tgt}, engine.Options{Now: h.clock})
 		h.set(t0.Add(time.Minute))
 		for range 3 {
 			tasks, err := h.st.Tasks(h.ctx, 10)
@@ -282,7 +282,7 @@ func TestInvariant7_OneProjectCannotHurtAnother(t *testing.T) {
 	h := newHarness(t, engine.Options{MaxCallsPerProject: 2})
 	release := make(chan struct{})
 	fast := make(chan string, 100)
-	h.tgt.check = func(req target.Request) {
+	h.tgt.check = func(req targets.Request) {
 		if engine.ProjectOf(req.JobID) == "slow" {
 			<-release
 			return

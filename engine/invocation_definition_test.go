@@ -12,7 +12,7 @@ import (
 	"github.com/sundial-cron/sundial/engine"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store"
-	"github.com/sundial-cron/sundial/target"
+	"github.com/sundial-cron/sundial/targets"
 )
 
 // fileBytes is the size of the harness's database as SQLite counts it:
@@ -76,7 +76,7 @@ func TestAnInvocationKeepsTheDefinitionItWasCreatedUnderAfterARedefinition(t *te
 	specs := map[string][]string{} // invocation key -> the specs of its attempts
 	h.tgt.mu.Lock()
 	h.tgt.fail = true
-	h.tgt.check = func(req target.Request) { specs[req.Key] = append(specs[req.Key], string(req.Spec)) }
+	h.tgt.check = func(req targets.Request) { specs[req.Key] = append(specs[req.Key], string(req.Spec)) }
 	h.tgt.mu.Unlock()
 
 	policy := statemachine.Policy{MaxAttempts: 2, MinBackoff: time.Hour, MaxBackoff: time.Hour}

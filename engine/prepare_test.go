@@ -10,7 +10,7 @@ import (
 
 	"github.com/sundial-cron/sundial/engine"
 	"github.com/sundial-cron/sundial/statemachine"
-	"github.com/sundial-cron/sundial/target"
+	"github.com/sundial-cron/sundial/targets"
 	"github.com/sundial-cron/sundial/task"
 )
 
@@ -310,7 +310,7 @@ func TestPrepareTaskRecordsWhenATransactionLateForItsTimeRan(t *testing.T) {
 		}
 		return ran
 	}
-	eng := engine.New(h.st, h.disp, map[string]target.Target{"rec": h.tgt}, engine.Options{Now: clock})
+	eng := engine.New(h.st, h.disp, map[string]targets.Target{"rec": h.tgt}, engine.Options{Now: clock})
 	if _, ok := eng.PrepareTask(h.ctx, tk); !ok {
 		t.Fatal("the tick was not prepared")
 	}

@@ -19,7 +19,7 @@ import (
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store"
 	"github.com/sundial-cron/sundial/store/sqlite"
-	"github.com/sundial-cron/sundial/target"
+	"github.com/sundial-cron/sundial/targets"
 	"github.com/sundial-cron/sundial/task/local"
 	"github.com/sundial-cron/sundial/watchdog"
 )
@@ -61,16 +61,16 @@ func replayConfig() []engine.Job {
 // replayTarget ends each attempt as its kind says, and keeps the specs it
 // was given.
 type replayTarget struct {
-	status target.Status
+	status targets.Status
 	mu     sync.Mutex
 	specs  []string
 }
 
-func (r *replayTarget) Launch(_ context.Context, req target.Request) target.Result {
+func (r *replayTarget) Launch(_ context.Context, req targets.Request) targets.Result {
 	r.mu.Lock()
 	r.specs = append(r.specs, string(req.Spec))
 	r.mu.Unlock()
-	return target.Result{Status: r.status, Message: "as told"}
+	return targets.Result{Status: r.status, Message: "as told"}
 }
 
 type replay struct {
@@ -95,13 +95,13 @@ func openReplay(t *testing.T) *replay {
 	if err := os.WriteFile(path, src, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := &replay{t: t, ctx: context.Background(), clk: fakeclock.New(replayEnd), ok: &replayTarget{status: target.Succeeded}}
+	r := &replay{t: t, ctx: context.Background(), clk: fakeclock.New(replayEnd), ok: &replayTarget{status: targets.Succeeded}}
 	if r.st, err = sqlite.Open(path, sqlite.Options{Synchronous: sqlite.SyncOff}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.st.Close() })
 	q := &enginetest.LateQueue{}
-	targets := map[string]target.Target{"ok": r.ok, "fail": &replayTarget{status: target.Failed}, "async": &replayTarget{status: target.Running}}
+	targets := map[string]targets.Target{"ok": r.ok, "fail": &replayTarget{status: targets.Failed}, "async": &replayTarget{status: targets.Running}}
 	r.eng = engine.New(r.st, q, targets, engine.Options{Now: r.clk.Now})
 	r.disp = local.New(r.st, r.eng.HandleTask, local.Options{Owner: "new", Workers: 4, Now: r.clk.Now, Logger: slog.New(slog.DiscardHandler)})
 	q.Queue = r.disp
@@ -265,7 +265,7 @@ func TestReplayOfThePreviousReleasesDatabase(t *testing.T) {
 	if err := enginetest.RunUntil(r.ctx, r.clk, r.st, r.disp, r.wd, replayEnd.Add(64*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.eng.Report(r.ctx, "replay/running", "20260302T101000Z", 1, target.Result{Status: target.Succeeded}); err != nil {
+	if err := r.eng.Report(r.ctx, "replay/running", "20260302T101000Z", 1, targets.Result{Status: targets.Succeeded}); err != nil {
 		t.Fatal(err)
 	}
 	got := r.records()

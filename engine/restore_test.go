@@ -11,7 +11,7 @@ import (
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store"
 	"github.com/sundial-cron/sundial/store/sqlite"
-	"github.com/sundial-cron/sundial/target"
+	"github.com/sundial-cron/sundial/targets"
 	"github.com/sundial-cron/sundial/task/local"
 	"github.com/sundial-cron/sundial/watchdog"
 )
@@ -53,7 +53,7 @@ func TestRestoredBackupLaunchesNothingTwice(t *testing.T) {
 	cfg := statemachine.DefaultConfig
 	cfg.RestoredAt = restoredAt
 	q := &enginetest.LateQueue{}
-	eng := engine.New(st, q, map[string]target.Target{"rec": h.tgt}, engine.Options{Now: h.clock, Config: cfg})
+	eng := engine.New(st, q, map[string]targets.Target{"rec": h.tgt}, engine.Options{Now: h.clock, Config: cfg})
 	disp := local.New(st, eng.HandleTask, local.Options{Owner: "restored", Workers: 4, OrphanAfter: 10 * time.Second, Now: h.clock, Logger: slog.New(slog.DiscardHandler)})
 	q.Queue = disp
 	wd := watchdog.New(st, eng, watchdog.Options{Now: h.clock})

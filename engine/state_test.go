@@ -10,8 +10,8 @@ import (
 
 	"github.com/sundial-cron/sundial/store"
 	"github.com/sundial-cron/sundial/store/sqlite"
-	"github.com/sundial-cron/sundial/target"
-	"github.com/sundial-cron/sundial/target/noop"
+	"github.com/sundial-cron/sundial/targets"
+	"github.com/sundial-cron/sundial/targets/noop"
 	"github.com/sundial-cron/sundial/task"
 )
 
@@ -32,7 +32,7 @@ func TestMemoIsTheStoredState(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	e := New(st, dropQueue{}, map[string]target.Target{"noop": noop.Target{}}, Options{Now: time.Now})
+	e := New(st, dropQueue{}, map[string]targets.Target{"noop": noop.Target{}}, Options{Now: time.Now})
 	if err := e.Define(ctx, "p/j", Definition{Schedule: "triggered", Target: "noop"}); err != nil {
 		t.Fatal(err)
 	}

@@ -12,8 +12,8 @@ import (
 
 	"github.com/sundial-cron/sundial/store"
 	"github.com/sundial-cron/sundial/store/sqlite"
-	"github.com/sundial-cron/sundial/target"
-	"github.com/sundial-cron/sundial/target/noop"
+	"github.com/sundial-cron/sundial/targets"
+	"github.com/sundial-cron/sundial/targets/noop"
 )
 
 // TestAnUpgradeAddingAPolicyFieldRedefinesNoJob: for every policy field,
@@ -32,7 +32,7 @@ func TestAnUpgradeAddingAPolicyFieldRedefinesNoJob(t *testing.T) {
 	}
 	defer st.Close()
 	now := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
-	e := New(st, dropQueue{}, map[string]target.Target{"url_fetch": noop.Target{}}, Options{Now: func() time.Time { return now }})
+	e := New(st, dropQueue{}, map[string]targets.Target{"url_fetch": noop.Target{}}, Options{Now: func() time.Time { return now }})
 
 	v0, err := os.ReadFile(filepath.Join("testdata", "definition", "v0-full.json"))
 	if err != nil {

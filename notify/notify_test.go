@@ -20,9 +20,9 @@ import (
 	"github.com/sundial-cron/sundial/notify"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store/sqlite"
-	"github.com/sundial-cron/sundial/target"
-	"github.com/sundial-cron/sundial/target/noop"
-	"github.com/sundial-cron/sundial/target/urlfetch"
+	"github.com/sundial-cron/sundial/targets"
+	"github.com/sundial-cron/sundial/targets/noop"
+	"github.com/sundial-cron/sundial/targets/urlfetch"
 	"github.com/sundial-cron/sundial/task"
 	"github.com/sundial-cron/sundial/task/local"
 	"github.com/sundial-cron/sundial/watchdog"
@@ -97,7 +97,7 @@ func newStack(t *testing.T, policy urlfetch.Policy, opts notify.Options) *stack 
 	}
 	opts.Client, opts.Now = client, s.clk.Now
 	q := &enginetest.LateQueue{}
-	s.eng = engine.New(st, q, map[string]target.Target{"noop": noop.Target{}, "async": async{}}, engine.Options{Now: s.clk.Now, Notifier: notify.New(opts)})
+	s.eng = engine.New(st, q, map[string]targets.Target{"noop": noop.Target{}, "async": async{}}, engine.Options{Now: s.clk.Now, Notifier: notify.New(opts)})
 	handle := func(ctx context.Context, t task.Task) error {
 		s.mu.Lock()
 		s.delivered = append(s.delivered, t)
@@ -282,8 +282,8 @@ func TestADuplicateDeliveryNotifiesNothingMore(t *testing.T) {
 // async is a target whose attempts run on their own and never end here.
 type async struct{}
 
-func (async) Launch(context.Context, target.Request) target.Result {
-	return target.Result{Status: target.Running}
+func (async) Launch(context.Context, targets.Request) targets.Result {
+	return targets.Result{Status: targets.Running}
 }
 
 // TestALongRunIsToldOncePerAttempt: an attempt still running when the

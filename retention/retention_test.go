@@ -12,8 +12,8 @@ import (
 	"github.com/sundial-cron/sundial/retention"
 	"github.com/sundial-cron/sundial/store"
 	"github.com/sundial-cron/sundial/store/sqlite"
-	"github.com/sundial-cron/sundial/target"
-	"github.com/sundial-cron/sundial/target/noop"
+	"github.com/sundial-cron/sundial/targets"
+	"github.com/sundial-cron/sundial/targets/noop"
 	"github.com/sundial-cron/sundial/task"
 	"github.com/sundial-cron/sundial/task/local"
 )
@@ -33,7 +33,7 @@ func setup(t *testing.T, jobs map[string]engine.Retention, statuses []string) (s
 	t.Cleanup(func() { st.Close() })
 	var eng *engine.Engine
 	disp := local.New(st, func(ctx context.Context, tk task.Task) error { return eng.HandleTask(ctx, tk) }, local.Options{Now: clock})
-	eng = engine.New(st, disp, map[string]target.Target{"noop": noop.Target{}}, engine.Options{Now: clock})
+	eng = engine.New(st, disp, map[string]targets.Target{"noop": noop.Target{}}, engine.Options{Now: clock})
 	for id, r := range jobs {
 		if err := eng.Define(t.Context(), id, engine.Definition{Schedule: "@every 1h", Target: "noop", Retention: r}); err != nil {
 			t.Fatal(err)

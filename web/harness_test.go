@@ -20,8 +20,8 @@ import (
 	"github.com/sundial-cron/sundial/internal/fakeclock"
 	"github.com/sundial-cron/sundial/store"
 	"github.com/sundial-cron/sundial/store/sqlite"
-	"github.com/sundial-cron/sundial/target"
-	"github.com/sundial-cron/sundial/target/noop"
+	"github.com/sundial-cron/sundial/targets"
+	"github.com/sundial-cron/sundial/targets/noop"
 	"github.com/sundial-cron/sundial/task"
 	"github.com/sundial-cron/sundial/task/local"
 	"github.com/sundial-cron/sundial/watchdog"
@@ -60,7 +60,7 @@ func newHarness(t *testing.T) *harness {
 	h.st = st
 	h.metrics = web.NewMetrics(st)
 	q := &enginetest.LateQueue{}
-	targets := map[string]target.Target{"noop": noop.Target{}, "async": async{}}
+	targets := map[string]targets.Target{"noop": noop.Target{}, "async": async{}}
 	h.eng = engine.New(st, q, targets, engine.Options{Now: h.clock, Observer: h.metrics})
 	h.metrics.Read(web.Sources{Store: st, Engine: h.eng, Now: h.clock, Names: true})
 	h.disp = local.New(st, h.eng.HandleTask, local.Options{Owner: "proc-1", Workers: 4, OrphanAfter: 10 * time.Second, Now: h.clock, Logger: slog.New(slog.DiscardHandler)})
@@ -246,8 +246,8 @@ func (h *harness) unchanged(before snapshot, what string) {
 // aborted.
 type async struct{}
 
-func (async) Launch(context.Context, target.Request) target.Result {
-	return target.Result{Status: target.Running, Message: "started"}
+func (async) Launch(context.Context, targets.Request) targets.Result {
+	return targets.Result{Status: targets.Running, Message: "started"}
 }
 
 // get walks a decoded JSON value by object keys and array indexes.

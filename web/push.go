@@ -11,7 +11,7 @@ import (
 	"net/http"
 
 	"github.com/sundial-cron/sundial/store"
-	"github.com/sundial-cron/sundial/target"
+	"github.com/sundial-cron/sundial/targets"
 )
 
 // maxPushBody bounds a push: Swarming's message is a task id and a ref.
@@ -24,7 +24,7 @@ const maxPushBody = 64 << 10
 // (Engine.Check), so a push cannot make up an outcome, and a push that
 // races a poll, or comes twice, records the end once.
 //
-// A push must carry the attempt's token (target.PushToken under Secret) in
+// A push must carry the attempt's token (targets.PushToken under Secret) in
 // the message's auth_token attribute. It answers 204 when the push is
 // done (the attempt's end recorded, or nothing to record), 400 for a body
 // that is not a push, 403 for a token that is not the attempt's, and 500
@@ -64,7 +64,7 @@ func (e *PushEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "push: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	if !target.ValidPushToken(e.Secret, ref, token) {
+	if !targets.ValidPushToken(e.Secret, ref, token) {
 		log.Warn("refusing a push whose token is not the attempt's", "job", ref.JobID, "invocation", ref.Invocation, "attempt", ref.Attempt)
 		http.Error(w, "push: the auth_token is not this attempt's", http.StatusForbidden)
 		return
@@ -86,30 +86,30 @@ func (e *PushEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // decodePush reads a Pub/Sub push envelope around Swarming's message,
 // {"task_id": ..., "userdata": <the PushRef>}, with its auth_token.
-func decodePush(body io.Reader) (target.PushRef, string, error) {
+func decodePush(body io.Reader) (targets.PushRef, string, error) {
 	var env pushEnvelope
 	dec := json.NewDecoder(body)
 	if err := dec.Decode(&env); err != nil {
-		return target.PushRef{}, "", fmt.Errorf("want a Pub/Sub push's JSON: %v", err)
+		return targets.PushRef{}, "", fmt.Errorf("want a Pub/Sub push's JSON: %v", err)
 	}
 	data, err := base64.StdEncoding.DecodeString(env.Message.Data)
 	if err != nil {
-		return target.PushRef{}, "", fmt.Errorf("message.data: want base64: %v", err)
+		return targets.PushRef{}, "", fmt.Errorf("message.data: want base64: %v", err)
 	}
 	var msg struct {
 		TaskID   string `json:"task_id"`
 		Userdata string `json:"userdata"`
 	}
 	if err := json.Unmarshal(data, &msg); err != nil {
-		return target.PushRef{}, "", fmt.Errorf("message.data: want {\"task_id\", \"userdata\"}: %v", err)
+		return targets.PushRef{}, "", fmt.Errorf("message.data: want {\"task_id\", \"userdata\"}: %v", err)
 	}
-	ref, err := target.DecodePushRef(msg.Userdata)
+	ref, err := targets.DecodePushRef(msg.Userdata)
 	if err != nil {
-		return target.PushRef{}, "", fmt.Errorf("message.data.userdata: %v", err)
+		return targets.PushRef{}, "", fmt.Errorf("message.data.userdata: %v", err)
 	}
 	token := env.Message.Attributes["auth_token"]
 	if token == "" {
-		return target.PushRef{}, "", errors.New("message.attributes.auth_token: missing")
+		return targets.PushRef{}, "", errors.New("message.attributes.auth_token: missing")
 	}
 	return ref, token, nil
 }

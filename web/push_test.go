@@ -18,9 +18,9 @@ import (
 	"github.com/sundial-cron/sundial/internal/fakeclock"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store/sqlite"
-	"github.com/sundial-cron/sundial/target"
-	"github.com/sundial-cron/sundial/target/swarming"
-	"github.com/sundial-cron/sundial/target/swarming/swarmingtest"
+	"github.com/sundial-cron/sundial/targets"
+	"github.com/sundial-cron/sundial/targets/swarming"
+	"github.com/sundial-cron/sundial/targets/swarming/swarmingtest"
 	"github.com/sundial-cron/sundial/task/local"
 	"github.com/sundial-cron/sundial/watchdog"
 	"github.com/sundial-cron/sundial/web"
@@ -33,7 +33,7 @@ var pushSecret = []byte("the push secret of the web tests, 32+ bytes")
 type pushSetup struct {
 	st       *sqlite.Store
 	endpoint http.Handler
-	ref      target.PushRef
+	ref      targets.PushRef
 	taskID   string
 }
 
@@ -51,13 +51,13 @@ func newPushSetup(t *testing.T) *pushSetup {
 	tgt, err := swarming.New(swarming.Options{
 		Client: http.DefaultClient, Servers: []string{"http://127.0.0.1"}, Grants: []swarming.Grant{{Project: "p", Realm: "acme", Any: true}},
 		PubSubTopic: "projects/acme/topics/swarming",
-		PushToken:   func(ref target.PushRef) string { return target.PushToken(pushSecret, ref) },
+		PushToken:   func(ref targets.PushRef) string { return targets.PushToken(pushSecret, ref) },
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	q := &enginetest.LateQueue{}
-	eng := engine.New(st, q, map[string]target.Target{"swarming": tgt}, engine.Options{Now: clk.Now})
+	eng := engine.New(st, q, map[string]targets.Target{"swarming": tgt}, engine.Options{Now: clk.Now})
 	disp := local.New(st, eng.HandleTask, local.Options{Owner: "proc-1", Workers: 2, OrphanAfter: 10 * time.Second, Now: clk.Now, Logger: slog.New(slog.DiscardHandler)})
 	q.Queue = disp
 	spec := json.RawMessage(fmt.Sprintf(`{"server": %q, "realm": "acme:ci", "pool": "ci", "command": ["run"]}`, sw.URL))
@@ -77,7 +77,7 @@ func newPushSetup(t *testing.T) *pushSetup {
 	return &pushSetup{
 		st:       st,
 		endpoint: &web.PushEndpoint{Secret: pushSecret, Check: eng.Check, Logger: slog.New(slog.DiscardHandler)},
-		ref:      target.PushRef{JobID: "p/job", Invocation: statemachine.OccurrenceID(t0.Add(time.Minute)), Attempt: 1},
+		ref:      targets.PushRef{JobID: "p/job", Invocation: statemachine.OccurrenceID(t0.Add(time.Minute)), Attempt: 1},
 		taskID:   tasks[0].ID,
 	}
 }
@@ -92,7 +92,7 @@ func (p *pushSetup) status(t *testing.T) string {
 }
 
 // pushBody is a Pub/Sub push of Swarming's message about ref.
-func pushBody(taskID string, ref target.PushRef, token string) string {
+func pushBody(taskID string, ref targets.PushRef, token string) string {
 	data, _ := json.Marshal(map[string]string{"task_id": taskID, "userdata": ref.Encode()})
 	b, _ := json.Marshal(map[string]any{"message": map[string]any{
 		"data": base64.StdEncoding.EncodeToString(data), "attributes": map[string]string{"auth_token": token}, "messageId": "1",
@@ -109,7 +109,7 @@ func (p *pushSetup) post(method, body string) *httptest.ResponseRecorder {
 func TestPush_AValidPushRecordsTheEndOnce(t *testing.T) {
 	t.Parallel()
 	p := newPushSetup(t)
-	body := pushBody(p.taskID, p.ref, target.PushToken(pushSecret, p.ref))
+	body := pushBody(p.taskID, p.ref, targets.PushToken(pushSecret, p.ref))
 	for i := range 3 {
 		if w := p.post(http.MethodPost, body); w.Code != http.StatusNoContent {
 			t.Fatalf("push %d = %d %s; want 204", i+1, w.Code, w.Body)
@@ -139,8 +139,8 @@ func TestPush_BadPushesAreRefusedAndChangeNothing(t *testing.T) {
 		{"no userdata", http.MethodPost, `{"message": {"data": "` + base64.StdEncoding.EncodeToString([]byte(`{"task_id": "1"}`)) + `", "attributes": {"auth_token": "x"}}}`, http.StatusBadRequest},
 		{"no token", http.MethodPost, pushBody(p.taskID, p.ref, ""), http.StatusBadRequest},
 		{"a forged token", http.MethodPost, pushBody(p.taskID, p.ref, "forged"), http.StatusForbidden},
-		{"another attempt's token", http.MethodPost, pushBody(p.taskID, p.ref, target.PushToken(pushSecret, other)), http.StatusForbidden},
-		{"a token under another secret", http.MethodPost, pushBody(p.taskID, p.ref, target.PushToken([]byte("another secret"), p.ref)), http.StatusForbidden},
+		{"another attempt's token", http.MethodPost, pushBody(p.taskID, p.ref, targets.PushToken(pushSecret, other)), http.StatusForbidden},
+		{"a token under another secret", http.MethodPost, pushBody(p.taskID, p.ref, targets.PushToken([]byte("another secret"), p.ref)), http.StatusForbidden},
 	} {
 		if w := p.post(tc.method, tc.body); w.Code != tc.want {
 			t.Errorf("%s: %d %s; want %d", tc.name, w.Code, w.Body, tc.want)
@@ -154,8 +154,8 @@ func TestPush_BadPushesAreRefusedAndChangeNothing(t *testing.T) {
 func TestPush_APushAboutAnUnknownAttemptIsAcknowledged(t *testing.T) {
 	t.Parallel()
 	p := newPushSetup(t)
-	gone := target.PushRef{JobID: "p/job", Invocation: "20990101T000000Z", Attempt: 1}
-	if w := p.post(http.MethodPost, pushBody("x", gone, target.PushToken(pushSecret, gone))); w.Code != http.StatusNoContent {
+	gone := targets.PushRef{JobID: "p/job", Invocation: "20990101T000000Z", Attempt: 1}
+	if w := p.post(http.MethodPost, pushBody("x", gone, targets.PushToken(pushSecret, gone))); w.Code != http.StatusNoContent {
 		t.Errorf("push about an invocation not stored = %d %s; want 204, so Pub/Sub stops sending it", w.Code, w.Body)
 	}
 }

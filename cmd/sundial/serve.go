@@ -31,10 +31,10 @@ import (
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store"
 	"github.com/sundial-cron/sundial/store/sqlite"
-	"github.com/sundial-cron/sundial/target"
-	"github.com/sundial-cron/sundial/target/pubsub"
-	"github.com/sundial-cron/sundial/target/swarming"
-	"github.com/sundial-cron/sundial/target/urlfetch"
+	"github.com/sundial-cron/sundial/targets"
+	"github.com/sundial-cron/sundial/targets/pubsub"
+	"github.com/sundial-cron/sundial/targets/swarming"
+	"github.com/sundial-cron/sundial/targets/urlfetch"
 	"github.com/sundial-cron/sundial/task"
 	"github.com/sundial-cron/sundial/task/local"
 	"github.com/sundial-cron/sundial/watchdog"
@@ -318,7 +318,7 @@ func serveEmbedded(ctx context.Context, f serveFlags, logger *slog.Logger, now f
 	// The server's own sockets, known once it listens: url_fetch never
 	// calls them, whatever --url-allow says.
 	self := &urlfetch.Listeners{}
-	tgts, err := targets(targetOptions{
+	tgts, err := newTargets(targetOptions{
 		commands:        true,
 		commandProjects: f.commandProjects,
 		commandUser:     f.commandUser,
@@ -467,7 +467,7 @@ type parts struct {
 	api func(loopbackAdmin bool) http.Handler
 }
 
-func assemble(f serveFlags, st store.Store, q task.Queue, tgts map[string]target.Target, notifier engine.Notifier, cfg statemachine.Config, metrics *web.Metrics, logger *slog.Logger, now func() time.Time, t ticks) parts {
+func assemble(f serveFlags, st store.Store, q task.Queue, tgts map[string]targets.Target, notifier engine.Notifier, cfg statemachine.Config, metrics *web.Metrics, logger *slog.Logger, now func() time.Time, t ticks) parts {
 	eng := engine.New(st, q, tgts, engine.Options{
 		Now:                now,
 		Config:             cfg,

@@ -20,7 +20,7 @@ import (
 	"github.com/sundial-cron/sundial/retention"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store/datastore"
-	"github.com/sundial-cron/sundial/target/urlfetch"
+	"github.com/sundial-cron/sundial/targets/urlfetch"
 	"github.com/sundial-cron/sundial/task/cloudtasks"
 	"github.com/sundial-cron/sundial/watchdog"
 	"github.com/sundial-cron/sundial/web"
@@ -205,7 +205,7 @@ func cloudConfig(f serveFlags) statemachine.Config {
 func serveCloud(ctx context.Context, f serveFlags, logger *slog.Logger, now func() time.Time) error {
 	c := f.cloud
 	self := &urlfetch.Listeners{}
-	tgts, err := targets(targetOptions{
+	tgts, err := newTargets(targetOptions{
 		policy: urlfetch.Policy{Allow: f.urlAllow, Deny: c.ownHosts(f.urlDeny)}, server: self, pubsubGrants: f.pubsubGrants,
 		swarmingGrants: f.swarmingGrants, swarmingTopic: f.swarmingTopic, swarmingServers: f.swarmingServers, pushSecret: f.pushSecret,
 	})

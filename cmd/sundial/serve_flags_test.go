@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sundial-cron/sundial/target/pubsub"
+	"github.com/sundial-cron/sundial/targets/pubsub"
 )
 
 // Bad settings are refused before anything starts, each with the flag it

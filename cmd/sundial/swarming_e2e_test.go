@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/sundial-cron/sundial/internal/emulator/emulatortest"
-	"github.com/sundial-cron/sundial/target/swarming/swarmingtest"
+	"github.com/sundial-cron/sundial/targets/swarming/swarmingtest"
 	"github.com/sundial-cron/sundial/task/cloudtasks/cloudtaskstest"
 )
 

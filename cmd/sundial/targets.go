@@ -8,12 +8,12 @@ import (
 
 	"github.com/sundial-cron/sundial/notify"
 
-	"github.com/sundial-cron/sundial/target"
-	"github.com/sundial-cron/sundial/target/command"
-	"github.com/sundial-cron/sundial/target/noop"
-	"github.com/sundial-cron/sundial/target/pubsub"
-	"github.com/sundial-cron/sundial/target/swarming"
-	"github.com/sundial-cron/sundial/target/urlfetch"
+	"github.com/sundial-cron/sundial/targets"
+	"github.com/sundial-cron/sundial/targets/command"
+	"github.com/sundial-cron/sundial/targets/noop"
+	"github.com/sundial-cron/sundial/targets/pubsub"
+	"github.com/sundial-cron/sundial/targets/swarming"
+	"github.com/sundial-cron/sundial/targets/urlfetch"
 )
 
 // targetOptions say which targets a server runs and how far they reach.
@@ -55,10 +55,10 @@ type targetOptions struct {
 	server *urlfetch.Listeners
 }
 
-// targets returns the targets this binary runs, by kind. It is the one
+// newTargets returns the targets this binary runs, by kind. It is the one
 // place they are registered: `sundial validate` checks configs against the
 // same kinds the server runs.
-func targets(o targetOptions) (map[string]target.Target, error) {
+func newTargets(o targetOptions) (map[string]targets.Target, error) {
 	fetch, err := urlfetch.New(urlfetch.Options{Policy: o.policy, Server: o.server})
 	if err != nil {
 		return nil, err
@@ -68,12 +68,12 @@ func targets(o targetOptions) (map[string]target.Target, error) {
 		Servers:     o.swarmingServers,
 		AnyRealm:    o.anyProject,
 		PubSubTopic: o.swarmingTopic,
-		PushToken:   func(ref target.PushRef) string { return target.PushToken(o.pushSecret, ref) },
+		PushToken:   func(ref targets.PushRef) string { return targets.PushToken(o.pushSecret, ref) },
 	})
 	if err != nil {
 		return nil, err
 	}
-	ts := map[string]target.Target{
+	ts := map[string]targets.Target{
 		// Its client, with Google default credentials, is made at its
 		// first call, as pubsub's is.
 		"swarming":  swarm,
@@ -102,7 +102,7 @@ func targets(o targetOptions) (map[string]target.Target, error) {
 
 // closeTargets closes the targets that hold connections (pubsub's client),
 // once the server has stopped calling them.
-func closeTargets(ts map[string]target.Target) error {
+func closeTargets(ts map[string]targets.Target) error {
 	var errs []error
 	for _, t := range ts {
 		if c, ok := t.(io.Closer); ok {

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/sundial-cron/sundial/target"
-	"github.com/sundial-cron/sundial/target/noop"
+	"github.com/sundial-cron/sundial/targets"
+	"github.com/sundial-cron/sundial/targets/noop"
 )
 
 // closer is a target that holds a connection.
@@ -15,7 +15,7 @@ type closer struct {
 	err    error
 }
 
-func (closer) Launch(context.Context, target.Request) target.Result { return target.Result{} }
+func (closer) Launch(context.Context, targets.Request) targets.Result { return targets.Result{} }
 func (c closer) Close() error                                       { *c.closed++; return c.err }
 
 // The server closes every target that holds a connection when it stops,
@@ -23,7 +23,7 @@ func (c closer) Close() error                                       { *c.closed+
 func TestCloseTargetsClosesWhatHoldsConnections(t *testing.T) {
 	var a, b int
 	broken := errors.New("broken pipe")
-	err := closeTargets(map[string]target.Target{
+	err := closeTargets(map[string]targets.Target{
 		"noop": noop.Target{}, "a": closer{closed: &a}, "b": closer{closed: &b, err: broken},
 	})
 	if a != 1 || b != 1 || !errors.Is(err, broken) {

@@ -44,7 +44,7 @@ func runValidate(args []string, stdout, stderr io.Writer) int {
 	}
 	// A config repo's CI checks every kind: which projects a server runs
 	// commands for is the server's business, not the config's.
-	tgts, err := targets(targetOptions{commands: true, anyProject: true, commandCgroup: "none", logger: slog.New(slog.DiscardHandler)})
+	tgts, err := newTargets(targetOptions{commands: true, anyProject: true, commandCgroup: "none", logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		fmt.Fprintf(stderr, "sundial validate: %v\n", err)
 		return 1

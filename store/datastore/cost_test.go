@@ -10,8 +10,8 @@ import (
 	"github.com/sundial-cron/sundial/engine"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store"
-	"github.com/sundial-cron/sundial/target"
-	"github.com/sundial-cron/sundial/target/noop"
+	"github.com/sundial-cron/sundial/targets"
+	"github.com/sundial-cron/sundial/targets/noop"
 	"github.com/sundial-cron/sundial/task"
 )
 
@@ -65,7 +65,7 @@ func TestCostPerInvocation(t *testing.T) {
 	now := start
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	q := &queue{}
-	eng := engine.New(s, q, map[string]target.Target{"noop": noop.Target{}}, engine.Options{Now: clock})
+	eng := engine.New(s, q, map[string]targets.Target{"noop": noop.Target{}}, engine.Options{Now: clock})
 
 	const jobID = "proj/heartbeat"
 	def := engine.Definition{Schedule: "* * * * *", Target: "noop", Policy: statemachine.Policy{Overlap: statemachine.OverlapSkip}}

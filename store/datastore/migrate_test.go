@@ -16,8 +16,8 @@ import (
 	"github.com/sundial-cron/sundial/engine"
 	"github.com/sundial-cron/sundial/retention"
 	"github.com/sundial-cron/sundial/store"
-	"github.com/sundial-cron/sundial/target"
-	"github.com/sundial-cron/sundial/target/noop"
+	"github.com/sundial-cron/sundial/targets"
+	"github.com/sundial-cron/sundial/targets/noop"
 )
 
 var migrateNow = time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
@@ -100,7 +100,7 @@ func oldHistory(t *testing.T, s *Store, jobID string, statuses []string) {
 func TestRetentionDeletesOldShapeRecordsAfterMigration(t *testing.T) {
 	t.Parallel()
 	s := openStore(t, Options{}, nil)
-	eng := engine.New(s, &queue{}, map[string]target.Target{"noop": noop.Target{}}, engine.Options{Now: func() time.Time { return migrateNow }})
+	eng := engine.New(s, &queue{}, map[string]targets.Target{"noop": noop.Target{}}, engine.Options{Now: func() time.Time { return migrateNow }})
 	const jobID = "proj/upgraded"
 	if err := eng.Define(t.Context(), jobID, engine.Definition{Schedule: "@every 1h", Target: "noop", Retention: engine.Retention{Age: 3*time.Hour + time.Minute, FailureAge: 5*time.Hour + time.Minute}}); err != nil {
 		t.Fatal(err)

@@ -26,8 +26,8 @@ import (
 	"github.com/sundial-cron/sundial/internal/idlegc"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store/sqlite"
-	"github.com/sundial-cron/sundial/target"
-	"github.com/sundial-cron/sundial/target/noop"
+	"github.com/sundial-cron/sundial/targets"
+	"github.com/sundial-cron/sundial/targets/noop"
 	"github.com/sundial-cron/sundial/task"
 	"github.com/sundial-cron/sundial/task/local"
 	"github.com/sundial-cron/sundial/tools/loadtest/measure"
@@ -178,7 +178,7 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 		Prepare: func(ctx context.Context, t task.Task) (task.Handler, bool) { return eng.PrepareTask(ctx, t) },
 		Workers: opts.Workers, Ahead: local.AheadOf(opts.Ahead), Now: opts.Now, Logger: opts.Logger, Idle: idlegc.Start(gcCtx, opts.Now).Idle,
 	})
-	eng = engine.New(st, disp, map[string]target.Target{"noop": noop.Target{}}, engine.Options{
+	eng = engine.New(st, disp, map[string]targets.Target{"noop": noop.Target{}}, engine.Options{
 		Now: opts.Now, Observer: obs, Logger: opts.Logger,
 	})
 	tick := time.NewTicker(time.Minute)

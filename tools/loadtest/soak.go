@@ -16,8 +16,8 @@ import (
 	"github.com/sundial-cron/sundial/retention"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store/sqlite"
-	"github.com/sundial-cron/sundial/target"
-	"github.com/sundial-cron/sundial/target/noop"
+	"github.com/sundial-cron/sundial/targets"
+	"github.com/sundial-cron/sundial/targets/noop"
 	"github.com/sundial-cron/sundial/task"
 	"github.com/sundial-cron/sundial/task/local"
 	"github.com/sundial-cron/sundial/tools/loadtest/measure"
@@ -107,7 +107,7 @@ func Soak(ctx context.Context, opts SoakOptions) ([]SoakSample, error) {
 		Prepare: func(ctx context.Context, t task.Task) (task.Handler, bool) { return eng.PrepareTask(ctx, t) },
 		Workers: opts.Workers, Now: opts.Now, Idle: idlegc.Start(gcCtx, opts.Now).Idle,
 	})
-	eng = engine.New(st, disp, map[string]target.Target{"noop": noop.Target{}}, engine.Options{Now: opts.Now, Observer: obs})
+	eng = engine.New(st, disp, map[string]targets.Target{"noop": noop.Target{}}, engine.Options{Now: opts.Now, Observer: obs})
 	wdTick := time.NewTicker(time.Minute)
 	defer wdTick.Stop()
 	wd := watchdog.New(st, eng, watchdog.Options{Now: opts.Now, Ticks: wdTick.C})

@@ -24,7 +24,7 @@ import (
 	"github.com/sundial-cron/sundial/engine"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store"
-	"github.com/sundial-cron/sundial/target"
+	"github.com/sundial-cron/sundial/targets"
 	"github.com/sundial-cron/sundial/task"
 	"github.com/sundial-cron/sundial/watchdog"
 )
@@ -245,7 +245,7 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 // clock and the fault injectors.
 func (s *sim) build() {
 	tgt := newSimTarget(s)
-	targets := map[string]target.Target{"sim": tgt, "blind": blindTarget{tgt}}
+	targets := map[string]targets.Target{"sim": tgt, "blind": blindTarget{tgt}}
 	s.store = s.be.store()
 	q := lossyQueue{inner: s.be.queue(s.deliver), sim: s}
 	s.engine = engine.New(faultyStore{Store: s.store, sim: s}, q, targets, engine.Options{
@@ -399,14 +399,14 @@ func (s *sim) count(fault string) {
 	s.rep.FaultsInjected[fault]++
 }
 
-func (s *sim) launched(req target.Request) {
+func (s *sim) launched(req targets.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.rep.Launches++
 	s.launchedKeys[req.Key] = true
 }
 
-func (s *sim) doubleLaunch(req target.Request, n int) {
+func (s *sim) doubleLaunch(req targets.Request, n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if j := s.byID[req.JobID]; j != nil && j.idempotent {

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sundial-cron/sundial/target"
+	"github.com/sundial-cron/sundial/targets"
 )
 
 // spec is the simulated target's part of a job definition.
@@ -24,14 +24,14 @@ type spec struct {
 // that runs them within the call (like url_fetch). It counts every launch
 // by idempotency key and attempt, which is how the simulator sees double
 // launches. It can tell by key whether a launch happened (a
-// target.Resolver); blindTarget, the same target without that, makes
+// targets.Resolver); blindTarget, the same target without that, makes
 // ambiguous launches fail closed.
 type simTarget struct {
 	sim *sim
 
 	mu       sync.Mutex
 	launches map[attemptKey]int
-	ended    map[attemptKey]target.Result
+	ended    map[attemptKey]targets.Result
 }
 
 type attemptKey struct {
@@ -40,13 +40,13 @@ type attemptKey struct {
 }
 
 func newSimTarget(s *sim) *simTarget {
-	return &simTarget{sim: s, launches: map[attemptKey]int{}, ended: map[attemptKey]target.Result{}}
+	return &simTarget{sim: s, launches: map[attemptKey]int{}, ended: map[attemptKey]targets.Result{}}
 }
 
-func (t *simTarget) Launch(ctx context.Context, req target.Request) target.Result {
+func (t *simTarget) Launch(ctx context.Context, req targets.Request) targets.Result {
 	var sp spec
 	if err := json.Unmarshal(req.Spec, &sp); err != nil {
-		return target.Result{Status: target.Failed, Message: err.Error()}
+		return targets.Result{Status: targets.Failed, Message: err.Error()}
 	}
 	k := attemptKey{req.Key, req.Attempt}
 	t.mu.Lock()
@@ -57,9 +57,9 @@ func (t *simTarget) Launch(ctx context.Context, req target.Request) target.Resul
 		t.sim.doubleLaunch(req, n)
 	}
 	t.sim.launched(req)
-	res := target.Result{Status: target.Succeeded, Message: "done"}
+	res := targets.Result{Status: targets.Succeeded, Message: "done"}
 	if t.sim.rng.Float64() < sp.FailRate {
-		res = target.Result{Status: target.Failed, Message: "simulated failure"}
+		res = targets.Result{Status: targets.Failed, Message: "simulated failure"}
 	}
 	if sp.Sync {
 		t.mu.Lock()
@@ -70,15 +70,15 @@ func (t *simTarget) Launch(ctx context.Context, req target.Request) target.Resul
 	}
 	t.sim.note(req.JobID, "target started %s#%d, to end in %v", req.Invocation, req.Attempt, sp.Duration.Round(time.Second))
 	t.sim.at(t.sim.now.Add(sp.Duration), func() { t.end(req, res) })
-	return target.Result{Status: target.Running, Message: "accepted"}
+	return targets.Result{Status: targets.Running, Message: "accepted"}
 }
 
 // statusName names the outcomes in timelines.
-var statusName = map[target.Status]string{target.Failed: "failed", target.Succeeded: "succeeded", target.Running: "running"}
+var statusName = map[targets.Status]string{targets.Failed: "failed", targets.Succeeded: "succeeded", targets.Running: "running"}
 
 // end reports an attempt's end; a report the store refused is tried again
 // a minute later, as a poller would.
-func (t *simTarget) end(req target.Request, res target.Result) {
+func (t *simTarget) end(req targets.Request, res targets.Result) {
 	k := attemptKey{req.Key, req.Attempt}
 	t.mu.Lock()
 	t.ended[k] = res
@@ -90,22 +90,22 @@ func (t *simTarget) end(req target.Request, res target.Result) {
 	}
 }
 
-func (t *simTarget) Resolve(ctx context.Context, req target.Request) (bool, target.Result, error) {
+func (t *simTarget) Resolve(ctx context.Context, req targets.Request) (bool, targets.Result, error) {
 	k := attemptKey{req.Key, req.Attempt}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.launches[k] == 0 {
-		return false, target.Result{}, nil
+		return false, targets.Result{}, nil
 	}
 	if res, ok := t.ended[k]; ok {
 		return true, res, nil
 	}
-	return true, target.Result{Status: target.Running}, nil
+	return true, targets.Result{Status: targets.Running}, nil
 }
 
 // blindTarget is a simTarget that cannot tell whether a launch happened.
 type blindTarget struct{ t *simTarget }
 
-func (b blindTarget) Launch(ctx context.Context, req target.Request) target.Result {
+func (b blindTarget) Launch(ctx context.Context, req targets.Request) targets.Result {
 	return b.t.Launch(ctx, req)
 }

@@ -25,7 +25,7 @@ import (
 	"github.com/sundial-cron/sundial/internal/fakeclock"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store/sqlite"
-	"github.com/sundial-cron/sundial/target"
+	"github.com/sundial-cron/sundial/targets"
 	"github.com/sundial-cron/sundial/task/local"
 	"github.com/sundial-cron/sundial/watchdog"
 	"github.com/sundial-cron/sundial/web"
@@ -96,7 +96,7 @@ func newSite(t testing.TB) *site {
 	}
 	s.now = now
 	q := &enginetest.LateQueue{}
-	targets := map[string]target.Target{"noop": demoTarget{clk: s.clk}, "async": async{}, "flaky": flaky{clk: s.clk}, "logs": logs{}}
+	targets := map[string]targets.Target{"noop": demoTarget{clk: s.clk}, "async": async{}, "flaky": flaky{clk: s.clk}, "logs": logs{}}
 	s.eng = engine.New(st, q, targets, engine.Options{Now: now})
 	s.disp = local.New(st, s.eng.HandleTask, local.Options{Owner: "proc-1", Workers: 1, OrphanAfter: 10 * time.Second, Now: now, Logger: slog.New(slog.DiscardHandler)})
 	q.Queue = s.disp
@@ -205,7 +205,7 @@ func (testIdentity) Authenticate(r *http.Request) (access.Identity, error) {
 // instead of waiting, so runs have durations.
 type demoTarget struct{ clk *fakeclock.Clock }
 
-func (d demoTarget) Launch(ctx context.Context, req target.Request) target.Result {
+func (d demoTarget) Launch(ctx context.Context, req targets.Request) targets.Result {
 	var spec struct {
 		Sleep string `json:"sleep"`
 		Fail  bool   `json:"fail"`
@@ -215,39 +215,39 @@ func (d demoTarget) Launch(ctx context.Context, req target.Request) target.Resul
 		d.clk.Advance(s)
 	}
 	if spec.Fail {
-		return target.Result{Status: target.Failed, Message: "noop: failing as asked"}
+		return targets.Result{Status: targets.Failed, Message: "noop: failing as asked"}
 	}
-	return target.Result{Status: target.Succeeded, Message: "noop: done"}
+	return targets.Result{Status: targets.Succeeded, Message: "noop: done"}
 }
 
 // flaky fails one occurrence in four, by a hash of its time, and takes
 // from 20 s to 3 min.
 type flaky struct{ clk *fakeclock.Clock }
 
-func (f flaky) Launch(ctx context.Context, req target.Request) target.Result {
+func (f flaky) Launch(ctx context.Context, req targets.Request) targets.Result {
 	h := fnv.New32a()
 	fmt.Fprint(h, req.Occurrence.Unix())
 	n := h.Sum32()
 	f.clk.Advance(20*time.Second + time.Duration(n%160)*time.Second)
 	if n%4 == 0 {
-		return target.Result{Status: target.Failed, Message: "bank acme: 503 Service Unavailable", Log: []byte("POST https://bank.example/settle\n503 Service Unavailable\n")}
+		return targets.Result{Status: targets.Failed, Message: "bank acme: 503 Service Unavailable", Log: []byte("POST https://bank.example/settle\n503 Service Unavailable\n")}
 	}
-	return target.Result{Status: target.Succeeded, Message: "200 OK: settled", Log: []byte("POST https://bank.example/settle\n200 OK\n")}
+	return targets.Result{Status: targets.Succeeded, Message: "200 OK: settled", Log: []byte("POST https://bank.example/settle\n200 OK\n")}
 }
 
 // logs succeeds with a log whose lines try to break out of the page.
 type logs struct{}
 
-func (logs) Launch(ctx context.Context, req target.Request) target.Result {
-	return target.Result{Status: target.Succeeded, Message: `wrote report "daily" <b>ok</b>`, Log: []byte(hostileLog)}
+func (logs) Launch(ctx context.Context, req targets.Request) targets.Result {
+	return targets.Result{Status: targets.Succeeded, Message: `wrote report "daily" <b>ok</b>`, Log: []byte(hostileLog)}
 }
 
 // async accepts every launch and runs on its own: its invocations stay
 // RUNNING until aborted.
 type async struct{}
 
-func (async) Launch(context.Context, target.Request) target.Result {
-	return target.Result{Status: target.Running, Message: "started"}
+func (async) Launch(context.Context, targets.Request) targets.Result {
+	return targets.Result{Status: targets.Running, Message: "started"}
 }
 
 // page is a page as a viewer got it, parsed.
