@@ -48,7 +48,7 @@ func TestParseRefusesWithFileLineAndField(t *testing.T) {
 		file    string // "billing.yaml" unless set
 		yaml    string
 		targets map[string]targets.Target // allTargets() unless set
-		want    string                   // after the file's path: ":line: field: " and the start of the message
+		want    string                    // after the file's path: ":line: field: " and the start of the message
 	}{
 		{"an unknown field of a job", "", job + "    colour: blue\n", nil, ":5: jobs[0].colour: unknown field"},
 		{"an unknown field at the top", "", job + "owner: me\n", nil, ":5: owner: unknown field (want one of jobs, roles)"},

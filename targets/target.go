@@ -1,4 +1,4 @@
-// Package target defines what an invocation runs. Implementations:
+// Package targets defines what an invocation runs. Implementations:
 // targets/noop here; targets/urlfetch, targets/command and targets/swarming
 // register the same interface.
 package targets

@@ -16,7 +16,7 @@ type closer struct {
 }
 
 func (closer) Launch(context.Context, targets.Request) targets.Result { return targets.Result{} }
-func (c closer) Close() error                                       { *c.closed++; return c.err }
+func (c closer) Close() error                                         { *c.closed++; return c.err }
 
 // The server closes every target that holds a connection when it stops,
 // and says if one could not be closed.
