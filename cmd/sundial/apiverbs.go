@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net/http"
 	"net/url"
 	"os"
 	"slices"
@@ -18,6 +16,7 @@ import (
 	"time"
 
 	"github.com/sundial-cron/sundial/access"
+	"github.com/sundial-cron/sundial/client"
 	"github.com/sundial-cron/sundial/web/signin"
 )
 
@@ -25,23 +24,6 @@ import (
 type apiFlags struct {
 	server, tokenFile string
 	timeout           time.Duration
-}
-
-// apiClient calls a server's JSON API with a bearer token.
-type apiClient struct {
-	base  *url.URL
-	token string
-	http  *http.Client
-}
-
-// apiError is the API's JSON error, or what came instead of one.
-type apiError struct {
-	status int
-	msg    string
-}
-
-func (e *apiError) Error() string {
-	return fmt.Sprintf("%d %s: %s", e.status, http.StatusText(e.status), e.msg)
 }
 
 // runAPIVerb runs "sundial jobs|trigger|pause|resume|abort|backfill|whoami|config status": it
@@ -154,7 +136,7 @@ func runAPIVerb(verb string, args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	c, err := newAPIClient(f)
+	c, err := newClient(f)
 	if err != nil {
 		fmt.Fprintf(stderr, "sundial %s: %v\n", verb, err)
 		return exitUsage
@@ -170,43 +152,43 @@ func runAPIVerb(verb string, args []string, stdout, stderr io.Writer) int {
 		} else {
 			body["paused_for"] = bulk.pausedFor
 		}
-		err = c.bulk(ctx, verb, project, body, stdout)
+		err = bulkChange(ctx, c, verb, project, body, stdout)
 	case verb == "whoami":
 		var v struct{ Identity string }
-		err = c.call(ctx, "GET", "/api/v1/whoami", nil, &v)
+		err = c.Do(ctx, "GET", "/api/v1/whoami", nil, &v)
 		if err == nil {
 			fmt.Fprintln(stdout, v.Identity)
 		}
 	case verb == "jobs":
-		err = c.jobs(ctx, project, stdout)
+		err = printJobs(ctx, c, project, stdout)
 	case verb == "config":
-		err = c.configStatus(ctx, raw, stdout)
+		err = printConfigStatus(ctx, c, raw, stdout)
 	case verb == "trigger":
 		var v struct {
 			Invocation string
 			Job        cliJob
 		}
-		if err = c.call(ctx, "POST", jobPath+"/trigger", map[string]any{}, &v); err == nil {
+		if err = c.Do(ctx, "POST", jobPath+"/trigger", map[string]any{}, &v); err == nil {
 			fmt.Fprintf(stdout, "triggered %s: invocation %s\n", v.Job.ID, v.Invocation)
 		}
 	case verb == "pause":
 		var v struct{ Job cliJob }
-		if err = c.call(ctx, "POST", jobPath+"/pause", map[string]any{"reason": reason}, &v); err == nil {
+		if err = c.Do(ctx, "POST", jobPath+"/pause", map[string]any{"reason": reason}, &v); err == nil {
 			fmt.Fprintf(stdout, "%s is %s: %s\n", v.Job.ID, v.Job.State, v.Job.Reason)
 		}
 	case verb == "backfill" && backfill.cancel:
 		var v struct{ Job cliJob }
-		if err = c.call(ctx, "POST", jobPath+"/cancel-backfill", map[string]any{}, &v); err == nil {
+		if err = c.Do(ctx, "POST", jobPath+"/cancel-backfill", map[string]any{}, &v); err == nil {
 			fmt.Fprintf(stdout, "canceled the backfill of %s\n", v.Job.ID)
 		}
 	case verb == "backfill":
 		var v struct{ Job cliJob }
-		if err = c.call(ctx, "POST", jobPath+"/backfill", map[string]any{"from": backfill.from, "to": backfill.to}, &v); err == nil {
+		if err = c.Do(ctx, "POST", jobPath+"/backfill", map[string]any{"from": backfill.from, "to": backfill.to}, &v); err == nil {
 			fmt.Fprintf(stdout, "backfilling %s: its occurrences in [%s, %s) that have no record, one at a time\n", v.Job.ID, backfill.from, backfill.to)
 		}
 	case verb == "resume", verb == "abort":
 		var v struct{ Job cliJob }
-		if err = c.call(ctx, "POST", jobPath+"/"+verb, map[string]any{}, &v); err == nil {
+		if err = c.Do(ctx, "POST", jobPath+"/"+verb, map[string]any{}, &v); err == nil {
 			fmt.Fprintf(stdout, "%s is %s\n", v.Job.ID, v.Job.State)
 		}
 	}
@@ -238,95 +220,25 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// newAPIClient reads the token from --token-file, else $SUNDIAL_TOKEN: a
-// token never comes as a flag's value, which any user of the machine can
-// read in the process list.
-func newAPIClient(f apiFlags) (*apiClient, error) {
-	base, err := url.Parse(f.server)
-	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
-		return nil, fmt.Errorf("--server %q: want http(s)://HOST[:PORT]", f.server)
+// newClient is the client the API flags say.
+func newClient(f apiFlags) (*client.Client, error) {
+	token, err := client.ReadToken(f.tokenFile, os.Getenv)
+	if err != nil {
+		return nil, err
 	}
-	c := &apiClient{base: base, http: &http.Client{
-		// A redirect could carry the token to another host; the API
-		// never redirects.
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}}
-	if f.tokenFile != "" {
-		b, err := os.ReadFile(f.tokenFile)
-		if err != nil {
-			return nil, fmt.Errorf("--token-file: %w", err)
-		}
-		c.token = strings.TrimSpace(string(b))
-		if c.token == "" || strings.ContainsAny(c.token, " \t\r\n") {
-			return nil, fmt.Errorf("--token-file %s: want one line with one token", f.tokenFile)
-		}
-	} else {
-		c.token = strings.TrimSpace(os.Getenv("SUNDIAL_TOKEN"))
-	}
-	if c.token != "" && base.Scheme == "http" && !loopback(base.Hostname()) {
-		return nil, fmt.Errorf("--server %s: a token goes only over https, or plain http to this machine", f.server)
-	}
-	return c, nil
+	return client.New(f.server, token)
 }
 
-func loopback(host string) bool {
-	return host == "localhost" || host == "127.0.0.1" || host == "::1"
-}
-
-// call sends a request with a JSON body (nil: none) and decodes the JSON
-// answer into out, or returns the API's error.
-func (c *apiClient) call(ctx context.Context, method, path string, body, out any) error {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		rd = bytes.NewReader(b)
-	}
-	// A server behind a path prefix keeps it: https://host/sundial.
-	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(c.base.String(), "/")+path, rd)
-	if err != nil {
-		return err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode/100 != 2 {
-		var e struct{ Error string }
-		if json.Unmarshal(raw, &e) != nil || e.Error == "" {
-			e.Error = strings.TrimSpace(string(raw))
-		}
-		return &apiError{status: resp.StatusCode, msg: e.Error}
-	}
-	if err := json.Unmarshal(raw, out); err != nil {
-		return fmt.Errorf("%s %s: the answer is not the API's JSON: %w", method, path, err)
-	}
-	return nil
-}
-
-// bulk pauses or resumes a project's jobs, prints each job it changed, and
+// bulkChange pauses or resumes a project's jobs, prints each job it changed, and
 // a line for the rest. Jobs that failed, or a request that stopped before
 // the end, are an error: repeating the command finishes it.
-func (c *apiClient) bulk(ctx context.Context, verb, project string, body map[string]any, stdout io.Writer) error {
+func bulkChange(ctx context.Context, c *client.Client, verb, project string, body map[string]any, stdout io.Writer) error {
 	var v struct {
 		Changed, Unchanged []string
 		Failed             map[string]string
 		Incomplete         string
 	}
-	if err := c.call(ctx, "POST", "/api/v1/projects/"+url.PathEscape(project)+"/"+verb, body, &v); err != nil {
+	if err := c.Do(ctx, "POST", "/api/v1/projects/"+url.PathEscape(project)+"/"+verb, body, &v); err != nil {
 		return err
 	}
 	done := map[string]string{"pause": "paused", "resume": "resumed"}[verb]
@@ -359,8 +271,8 @@ type cliJob struct {
 	} `json:"last_invocation"`
 }
 
-// jobs prints every job of the project, one a line, following the pages.
-func (c *apiClient) jobs(ctx context.Context, project string, stdout io.Writer) error {
+// printJobs prints every job of the project, one a line, following the pages.
+func printJobs(ctx context.Context, c *client.Client, project string, stdout io.Writer) error {
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "JOB\tSTATE\tSCHEDULE\tNEXT\tLAST\tREASON")
 	cursor := ""
@@ -373,7 +285,7 @@ func (c *apiClient) jobs(ctx context.Context, project string, stdout io.Writer) 
 			Jobs       []cliJob
 			NextCursor string `json:"next_cursor"`
 		}
-		if err := c.call(ctx, "GET", "/api/v1/projects/"+url.PathEscape(project)+"/jobs?"+q.Encode(), nil, &page); err != nil {
+		if err := c.Do(ctx, "GET", "/api/v1/projects/"+url.PathEscape(project)+"/jobs?"+q.Encode(), nil, &page); err != nil {
 			return err
 		}
 		for _, j := range page.Jobs {
@@ -410,20 +322,20 @@ type cliProject struct {
 	}
 }
 
-// configStatus prints each project's running revision, one a line, and
+// printConfigStatus prints each project's running revision, one a line, and
 // under a project whose newest revision is refused, its error and the
 // refused commit; raw prints the API's JSON instead.
-func (c *apiClient) configStatus(ctx context.Context, raw bool, stdout io.Writer) error {
+func printConfigStatus(ctx context.Context, c *client.Client, raw bool, stdout io.Writer) error {
 	if raw {
 		var v json.RawMessage
-		if err := c.call(ctx, "GET", "/api/v1/projects", nil, &v); err != nil {
+		if err := c.Do(ctx, "GET", "/api/v1/projects", nil, &v); err != nil {
 			return err
 		}
 		_, err := fmt.Fprintf(stdout, "%s\n", v)
 		return err
 	}
 	var v struct{ Projects []cliProject }
-	if err := c.call(ctx, "GET", "/api/v1/projects", nil, &v); err != nil {
+	if err := c.Do(ctx, "GET", "/api/v1/projects", nil, &v); err != nil {
 		return err
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sundial-cron/sundial/server"
 	"github.com/sundial-cron/sundial/tools/loadtest"
 )
 
@@ -62,25 +63,13 @@ func benchServe(ctx context.Context, opts loadtest.Options, stdout, stderr io.Wr
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	f := serveFlags{
-		db:        db,
-		configDir: configs,
-		listen:    "127.0.0.1:0",
-		sync:      opts.Sync,
-		workers:   opts.Workers,
-		refresh:   time.Minute,
-		stopGrace: 5 * time.Second,
-		maxCalls:  64,
-		// The receiver is on loopback, which url_fetch calls only where
-		// the operator allows it.
-		urlAllow: []string{"127.0.0.1"},
-	}
+	s := benchSettings(db, configs, opts)
 	start := opts.Now().Add(opts.Warmup).Truncate(time.Minute).Add(time.Minute)
 	end := start.Add(time.Duration(opts.Minutes) * time.Minute)
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	served := make(chan error, 1)
-	go func() { served <- serveEmbedded(runCtx, f, logger, opts.Now) }()
+	go func() { served <- server.Run(runCtx, s, logger, opts.Now) }()
 	timer := time.NewTimer(end.Add(serveBenchDrain).Sub(opts.Now()))
 	defer timer.Stop()
 	select {
@@ -95,6 +84,19 @@ func benchServe(ctx context.Context, opts loadtest.Options, stdout, stderr io.Wr
 		return 1
 	}
 	return printBenchReport(recv.Report(opts.Jobs, start, opts.Minutes), stdout, stderr)
+}
+
+// benchSettings are serve's settings for the benchmark: its defaults,
+// with the database, the config directory and the number of workers the
+// benchmark says, listening on any free loopback port, and allowed to
+// call its receiver on loopback, which url_fetch calls only where the
+// operator allows it.
+func benchSettings(db, configs string, opts loadtest.Options) server.Settings {
+	s := server.Defaults(func(string) string { return "" })
+	s.DB, s.Configs.Dir, s.Sync, s.Workers = db, configs, opts.Sync, opts.Workers
+	s.Listen = "127.0.0.1:0"
+	s.Egress.URLAllow = []string{"127.0.0.1"}
+	return s
 }
 
 // writeBenchConfigs writes jobs url_fetch jobs over serveBenchProjects

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/sundial-cron/sundial/server"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -82,7 +83,7 @@ func TestCloudShapeSurvivesLostAndRepeatedTasks(t *testing.T) {
 		"--listen", strings.TrimPrefix(appURL, "http://"), "--config-dir", configs,
 		"--url-allow", "127.0.0.1", "--task-grace", "2s")
 
-	for _, path := range []string{tasksPath, watchdogPath, refreshPath} {
+	for _, path := range []string{server.TasksPath, server.WatchdogPath, server.RefreshPath} {
 		if code := post(t, appURL+path, nil); code != http.StatusForbidden {
 			t.Errorf("an outside request to %s: %d; want 403", path, code)
 		}
@@ -91,14 +92,14 @@ func TestCloudShapeSurvivesLostAndRepeatedTasks(t *testing.T) {
 	// App Engine cron, every second instead of every minute.
 	var repaired int
 	cron := func() (migrated bool) {
-		cronCall(t, appURL+refreshPath, nil)
+		cronCall(t, appURL+server.RefreshPath, nil)
 		var res struct {
 			watchdog.Result
 			ExpiryMigration struct {
 				Done bool `json:"done"`
 			} `json:"expiry_migration"`
 		}
-		cronCall(t, appURL+watchdogPath, &res)
+		cronCall(t, appURL+server.WatchdogPath, &res)
 		mu.Lock()
 		repaired += res.Repaired
 		mu.Unlock()

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/sundial-cron/sundial/server"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -57,7 +58,7 @@ func TestCloudShapeInstancesAgreeOnTheConfigRepo(t *testing.T) {
 		return out
 	}
 
-	cronCall(t, instances[0]+refreshPath, nil)
+	cronCall(t, instances[0]+server.RefreshPath, nil)
 	for i, s := range revisions() {
 		if s.Revision != first || s.Error != "" {
 			t.Errorf("instance %d after one refresh on instance 0: %+v; want %s", i, s, first)
@@ -67,7 +68,7 @@ func TestCloudShapeInstancesAgreeOnTheConfigRepo(t *testing.T) {
 	second := repo.commit("billing: daily", map[string]string{"billing": job("@daily")})
 	var wg sync.WaitGroup
 	for _, base := range instances {
-		wg.Go(func() { cronCall(t, base+refreshPath, nil) })
+		wg.Go(func() { cronCall(t, base+server.RefreshPath, nil) })
 	}
 	wg.Wait()
 	for i, s := range revisions() {

@@ -94,7 +94,7 @@ func hitPath(path string, since time.Time) func([]hit) bool {
 }
 
 // hup sends SIGHUP: read the config directory now.
-func (s *server) hup(t *testing.T) {
+func (s *runningServer) hup(t *testing.T) {
 	t.Helper()
 	if err := s.cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
@@ -107,7 +107,7 @@ type configStatus struct {
 }
 
 // projectConfig reads a project's config status from the API.
-func projectConfig(t *testing.T, s *server, project string) configStatus {
+func projectConfig(t *testing.T, s *runningServer, project string) configStatus {
 	t.Helper()
 	var out struct {
 		Projects []struct {
@@ -130,7 +130,7 @@ type jobView struct {
 	LastInvocation json.RawMessage `json:"last_invocation"`
 }
 
-func getJob(t *testing.T, s *server, project, job string) jobView {
+func getJob(t *testing.T, s *runningServer, project, job string) jobView {
 	t.Helper()
 	var out jobView
 	s.getJSON(t, "/api/v1/projects/"+project+"/jobs/"+job, &out)
@@ -138,7 +138,7 @@ func getJob(t *testing.T, s *server, project, job string) jobView {
 }
 
 // getJSON reads one API response, failing the test on anything but 200.
-func (s *server) getJSON(t *testing.T, path string, out any) {
+func (s *runningServer) getJSON(t *testing.T, path string, out any) {
 	t.Helper()
 	resp, err := http.Get("http://" + s.addr + path)
 	if err != nil {

@@ -101,7 +101,7 @@ type invocationView struct {
 
 // waitForEndOrExit polls an invocation until it has ended (true) or the
 // server has exited (false).
-func waitForEndOrExit(t *testing.T, s *server, path string) (invocationView, bool) {
+func waitForEndOrExit(t *testing.T, s *runningServer, path string) (invocationView, bool) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {

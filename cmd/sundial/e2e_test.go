@@ -175,7 +175,7 @@ func (r *receiver) waitFor(t *testing.T, limit time.Duration, what string, cond 
 }
 
 // server is one run of `sundial serve`.
-type server struct {
+type runningServer struct {
 	cmd  *exec.Cmd
 	addr string // where its HTTP server listens
 	log  *syncBuffer
@@ -187,13 +187,13 @@ type server struct {
 // jobs' receivers are on loopback, which url_fetch calls only where the
 // operator allows it: a test's server allows 127.0.0.1 unless the test
 // gives its own --url-allow.
-func serve(t *testing.T, args ...string) *server {
+func serve(t *testing.T, args ...string) *runningServer {
 	t.Helper()
 	return serveUnder(t, nil, args...)
 }
 
 // serveUnder is serve, with the binary run by wrapper (prlimit, say).
-func serveUnder(t *testing.T, wrapper []string, args ...string) *server {
+func serveUnder(t *testing.T, wrapper []string, args ...string) *runningServer {
 	t.Helper()
 	argv := append(wrapper, binary(t), "serve", "--listen", "127.0.0.1:0", "--log-format", "json")
 	if !slices.Contains(args, "--url-allow") {
@@ -205,7 +205,7 @@ func serveUnder(t *testing.T, wrapper []string, args ...string) *server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &server{cmd: cmd, log: &syncBuffer{}, done: make(chan struct{})}
+	s := &runningServer{cmd: cmd, log: &syncBuffer{}, done: make(chan struct{})}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -248,14 +248,14 @@ var listenLine = regexp.MustCompile(`"msg":"listening".*"addr":"([^"]+)"`)
 
 // kill ends the process with SIGKILL, as a power cut or the OOM killer
 // would: nothing of it runs after.
-func (s *server) kill(t *testing.T) {
+func (s *runningServer) kill(t *testing.T) {
 	t.Helper()
 	s.cmd.Process.Kill()
 	<-s.done
 }
 
 // stop sends SIGTERM and waits for a clean exit.
-func (s *server) stop(t *testing.T) {
+func (s *runningServer) stop(t *testing.T) {
 	t.Helper()
 	s.cmd.Process.Signal(os.Interrupt)
 	select {
@@ -321,7 +321,7 @@ func withTimeout(t *testing.T, d time.Duration) context.Context {
 
 // waitForJob waits until the server has the job: it applies its configs
 // once it listens.
-func waitForJob(t *testing.T, s *server, project, job string) {
+func waitForJob(t *testing.T, s *runningServer, project, job string) {
 	t.Helper()
 	waitUntil(t, time.Minute, "job "+project+"/"+job+" to be defined", func() bool {
 		resp, err := http.Get("http://" + s.addr + "/api/v1/projects/" + project + "/jobs/" + job)

@@ -70,7 +70,7 @@ func (r *configRepo) commit(subject string, projects map[string]string) string {
 
 // reimport posts to the reimport endpoint, signed like GitHub's webhook
 // when secret is not nil; it returns the status and body.
-func (s *server) reimport(t *testing.T, secret []byte) (int, string) {
+func (s *runningServer) reimport(t *testing.T, secret []byte) (int, string) {
 	t.Helper()
 	body := `{"ref":"refs/heads/main"}`
 	req, err := http.NewRequest("POST", "http://"+s.addr+"/api/v1/configs:reimport", strings.NewReader(body))
@@ -224,7 +224,7 @@ func TestServeFollowsAProjectsListInARepo(t *testing.T) {
 }
 
 // jobState is a job's state, or "" while the server has no such job.
-func (s *server) jobState(t *testing.T, project, job string) string {
+func (s *runningServer) jobState(t *testing.T, project, job string) string {
 	t.Helper()
 	resp, err := http.Get("http://" + s.addr + "/api/v1/projects/" + project + "/jobs/" + job)
 	if err != nil {

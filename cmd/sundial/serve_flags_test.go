@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sundial-cron/sundial/server"
 	"github.com/sundial-cron/sundial/targets/pubsub"
 )
 
@@ -26,10 +27,10 @@ func TestServeFlags(t *testing.T) {
 		args    []string
 		env     map[string]string
 		wantErr string
-		check   func(t *testing.T, f serveFlags)
+		check   func(t *testing.T, f server.Settings)
 	}{
-		{name: "the embedded default needs nothing", check: func(t *testing.T, f serveFlags) {
-			if f.backend != "embedded" || f.db != "sundial.db" || f.listen != "127.0.0.1:8080" || len(f.commandProjects) != 0 || f.commandUser != "" {
+		{name: "the embedded default needs nothing", check: func(t *testing.T, f server.Settings) {
+			if f.Shape != "embedded" || f.DB != "sundial.db" || f.Listen != "127.0.0.1:8080" || len(f.Commands.Projects) != 0 || f.Commands.User != "" {
 				t.Errorf("defaults: %+v", f)
 			}
 		}},
@@ -39,18 +40,18 @@ func TestServeFlags(t *testing.T) {
 		{name: "a negative stop grace", args: []string{"--stop-grace", "-1s"}, wantErr: "--stop-grace"},
 		{name: "launches committed further ahead than the engine takes them", args: []string{"--ahead", "2s"}, wantErr: "--ahead 2s: want 0 to 1s"},
 		{name: "a negative ahead", args: []string{"--ahead", "-1s"}, wantErr: "--ahead -1s"},
-		{name: "launches committed at their time", args: []string{"--ahead", "0"}, check: func(t *testing.T, f serveFlags) {
-			if f.ahead != 0 {
-				t.Errorf("ahead = %v; want 0", f.ahead)
+		{name: "launches committed at their time", args: []string{"--ahead", "0"}, check: func(t *testing.T, f server.Settings) {
+			if f.Ahead != 0 {
+				t.Errorf("ahead = %v; want 0", f.Ahead)
 			}
 		}},
 		{name: "no connections", args: []string{"--max-connections", "0"}, wantErr: "--max-connections"},
 		{name: "a short webhook secret names its own flag", args: []string{"--config-repo", "file:///nowhere", "--config-webhook-secret-file", shortSecretFile}, wantErr: "--config-webhook-secret-file: " + shortSecretFile + ": the token has 5 bytes"},
 		{name: "a zero retention count", args: []string{"--retention-count", "0"}, wantErr: "--retention-count"},
 		{name: "a negative retention age of failures", args: []string{"--retention-failure-age", "-1h"}, wantErr: "--retention-failure-age"},
-		{name: "retention flags set the defaults", args: []string{"--retention-age", "2h", "--retention-count", "50"}, check: func(t *testing.T, f serveFlags) {
-			if f.retention.Age != 2*time.Hour || f.retention.Count != 50 || f.retention.FailureAge != 90*24*time.Hour {
-				t.Errorf("retention: %+v", f.retention)
+		{name: "retention flags set the defaults", args: []string{"--retention-age", "2h", "--retention-count", "50"}, check: func(t *testing.T, f server.Settings) {
+			if f.Retention.Age != 2*time.Hour || f.Retention.Count != 50 || f.Retention.FailureAge != 90*24*time.Hour {
+				t.Errorf("retention: %+v", f.Retention)
 			}
 		}},
 		{name: "the cloud shape without its project", args: []string{"--backend", "cloud", "--platform", "appengine", "--tasks-location", "l"}, wantErr: "--backend=cloud needs --project"},
@@ -59,29 +60,29 @@ func TestServeFlags(t *testing.T) {
 		{name: "commands asked of the cloud shape", args: append(cloud, "--command-projects", "ops"), wantErr: "never runs commands"},
 		{name: "a command user asked of the cloud shape", args: append(cloud, "--command-user", "nobody"), wantErr: "never runs commands"},
 		{name: "a command project that no project can be", args: []string{"--command-projects", "ops,Billing"}, wantErr: `--command-projects: "Billing" is not a project id`},
-		{name: "command projects listed", args: []string{"--command-projects", "ops, web", "--command-projects", "db"}, check: func(t *testing.T, f serveFlags) {
-			if strings.Join(f.commandProjects, ",") != "ops,web,db" {
-				t.Errorf("commandProjects = %q; want ops, web, db", f.commandProjects)
+		{name: "command projects listed", args: []string{"--command-projects", "ops, web", "--command-projects", "db"}, check: func(t *testing.T, f server.Settings) {
+			if strings.Join(f.Commands.Projects, ",") != "ops,web,db" {
+				t.Errorf("commandProjects = %q; want ops, web, db", f.Commands.Projects)
 			}
 		}},
 		{name: "a pubsub grant without its project", args: []string{"--pubsub-topics", "projects/acme/topics/invoices"}, wantErr: `--pubsub-topics: "projects/acme/topics/invoices": want PROJECT=TOPIC`},
 		{name: "a pubsub grant of a topic's short name", args: []string{"--pubsub-topics", "billing=invoices"}, wantErr: `--pubsub-topics: "billing=invoices": pubsub: bad topic "invoices"`},
 		{name: "a pubsub pattern over Pub/Sub projects", args: []string{"--pubsub-topics", "billing=projects/acme*"}, wantErr: `--pubsub-topics: "billing=projects/acme*": a pattern is projects/<project>/topics/`},
 		{name: "a pubsub pattern with a * inside", args: []string{"--pubsub-topics", "billing=projects/acme/topics/*-invoices*"}, wantErr: `a pattern is projects/<project>/topics/`},
-		{name: "a pubsub grant to no project id", args: []string{"--pubsub-topics", "Billing=projects/acme/topics/invoices"}, wantErr: `--pubsub-topics: "Billing=projects/acme/topics/invoices": "Billing" is not a project id`},
+		{name: "a pubsub grant to no project id", args: []string{"--pubsub-topics", "Billing=projects/acme/topics/invoices"}, wantErr: `--pubsub-topics: "Billing" is not a project id`},
 		{name: "a swarming grant without its realm", args: []string{"--swarming-realms", "billing"}, wantErr: `--swarming-realms: "billing": want PROJECT=REALM`},
 		{name: "a swarming grant of a bare LUCI project", args: []string{"--swarming-realms", "billing=acme"}, wantErr: `--swarming-realms: "billing=acme": realm "acme": want <luci project>:<realm>`},
-		{name: "a swarming grant to no project id", args: []string{"--swarming-realms", "Billing=acme:ci"}, wantErr: `--swarming-realms: "Billing=acme:ci": "Billing" is not a project id`},
+		{name: "a swarming grant to no project id", args: []string{"--swarming-realms", "Billing=acme:ci"}, wantErr: `--swarming-realms: "Billing" is not a project id`},
 		{name: "an OIDC account for pushes without a push secret", args: []string{"--push-oidc-account", "pubsub@acme.iam.gserviceaccount.com", "--public-url", "https://sundial.example.com"}, wantErr: `--push-oidc-account: needs --push-secret-file`},
 		{name: "a swarming topic without a push secret", args: []string{"--swarming-pubsub-topic", "projects/acme/topics/swarming"}, wantErr: `--swarming-pubsub-topic: the pushes need --push-secret-file`},
-		{name: "pubsub grants listed", args: append(cloud, "--pubsub-topics", "billing=projects/acme/topics/invoices, ops=projects/acme/topics/ops-*", "--pubsub-topics", "web=projects/web/topics/*"), check: func(t *testing.T, f serveFlags) {
+		{name: "pubsub grants listed", args: append(cloud, "--pubsub-topics", "billing=projects/acme/topics/invoices, ops=projects/acme/topics/ops-*", "--pubsub-topics", "web=projects/web/topics/*"), check: func(t *testing.T, f server.Settings) {
 			want := []pubsub.Grant{
 				{Project: "billing", Topic: "projects/acme/topics/invoices"},
 				{Project: "ops", Topic: "projects/acme/topics/ops-", Prefix: true},
 				{Project: "web", Topic: "projects/web/topics/", Prefix: true},
 			}
-			if !slices.Equal(f.pubsubGrants, want) {
-				t.Errorf("pubsubGrants = %+v; want %+v", f.pubsubGrants, want)
+			if !slices.Equal(f.Egress.PubsubTopics, want) {
+				t.Errorf("pubsubGrants = %+v; want %+v", f.Egress.PubsubTopics, want)
 			}
 		}},
 		{name: "a config repo and a directory", args: []string{"--config-repo", "https://example.com/c.git", "--config-dir", "x"}, wantErr: "--config-dir: not with --config-repo"},
@@ -89,9 +90,9 @@ func TestServeFlags(t *testing.T) {
 		{name: "a projects repo without the list's path", args: []string{"--projects-repo", "https://example.com/list.git"}, wantErr: "--projects-repo: needs --projects-file"},
 		{name: "a projects ref without its repo", args: []string{"--projects-file", "p.yaml", "--projects-ref", "stable"}, wantErr: "--projects-ref: only with --projects-repo"},
 		{name: "a projects list outside its repo", args: []string{"--projects-repo", "https://example.com/list.git", "--projects-file", "../p.yaml"}, wantErr: `--projects-repo, --projects-file: file "../p.yaml"`},
-		{name: "a projects list in a repo is read at refreshes, not at start", args: []string{"--projects-repo", "https://example.com/list.git", "--projects-file", "sundial/projects.yaml"}, check: func(t *testing.T, f serveFlags) {
-			if !f.repo.enabled() || f.repo.projects != nil {
-				t.Errorf("projects list in a repo: %+v", f.repo)
+		{name: "a projects list in a repo is read at refreshes, not at start", args: []string{"--projects-repo", "https://example.com/list.git", "--projects-file", "sundial/projects.yaml"}, check: func(t *testing.T, f server.Settings) {
+			if !f.Configs.FromRepos() || f.Configs.ProjectsRepo == "" || f.Configs.Dir != "" {
+				t.Errorf("projects list in a repo: %+v", f.Configs)
 			}
 		}},
 		{name: "a config ref without a repo", args: []string{"--config-ref", "stable"}, wantErr: "--config-ref: only with --config-repo"},
@@ -102,9 +103,9 @@ func TestServeFlags(t *testing.T) {
 		{
 			name: "the config repo from the environment",
 			env:  map[string]string{"SUNDIAL_CONFIG_REPO": "https://example.com/c.git", "SUNDIAL_CONFIG_PATH": "sundial/"},
-			check: func(t *testing.T, f serveFlags) {
-				if f.repo.repo != "https://example.com/c.git" || f.repo.path != "sundial/" || f.repo.ref != "main" || !f.repo.enabled() {
-					t.Errorf("from the environment: %+v", f.repo)
+			check: func(t *testing.T, f server.Settings) {
+				if f.Configs.Repo != "https://example.com/c.git" || f.Configs.Path != "sundial/" || f.Configs.Ref != "main" || !f.Configs.FromRepos() {
+					t.Errorf("from the environment: %+v", f.Configs)
 				}
 			},
 		},
@@ -112,10 +113,10 @@ func TestServeFlags(t *testing.T) {
 			name: "the cloud shape from App Engine's environment",
 			args: []string{"--backend", "cloud"},
 			env:  map[string]string{"GAE_ENV": "standard", "GOOGLE_CLOUD_PROJECT": "acme", "SUNDIAL_TASKS_LOCATION": "us-central1", "PORT": "8081"},
-			check: func(t *testing.T, f serveFlags) {
-				if f.cloud.platform != "appengine" || f.cloud.project != "acme" || f.listen != ":8081" ||
-					f.cloud.queueName() != "projects/acme/locations/us-central1/queues/sundial-tasks" {
-					t.Errorf("from the environment: %+v, queue %s", f, f.cloud.queueName())
+			check: func(t *testing.T, f server.Settings) {
+				if f.Cloud.Platform != "appengine" || f.Cloud.Project != "acme" || f.Listen != ":8081" ||
+					f.Cloud.QueueName() != "projects/acme/locations/us-central1/queues/sundial-tasks" {
+					t.Errorf("from the environment: %+v, queue %s", f, f.Cloud.QueueName())
 				}
 			},
 		},
@@ -123,9 +124,9 @@ func TestServeFlags(t *testing.T) {
 			name: "Cloud Run's environment, and a URL's trailing slash",
 			args: []string{"--backend", "cloud", "--public-url", "https://sundial.example/"},
 			env:  map[string]string{"K_SERVICE": "sundial", "GOOGLE_CLOUD_PROJECT": "acme", "SUNDIAL_TASKS_LOCATION": "l", "SUNDIAL_INVOKER": "inv@acme.iam.gserviceaccount.com"},
-			check: func(t *testing.T, f serveFlags) {
-				if f.cloud.platform != "cloudrun" || f.cloud.publicURL != "https://sundial.example" {
-					t.Errorf("from the environment: %+v", f.cloud)
+			check: func(t *testing.T, f server.Settings) {
+				if f.Cloud.Platform != "cloudrun" || f.Cloud.PublicURL != "https://sundial.example" {
+					t.Errorf("from the environment: %+v", f.Cloud)
 				}
 			},
 		},
@@ -134,7 +135,7 @@ func TestServeFlags(t *testing.T) {
 			for _, k := range []string{"GAE_ENV", "K_SERVICE", "GOOGLE_CLOUD_PROJECT", "SUNDIAL_TASKS_LOCATION", "SUNDIAL_INVOKER", "SUNDIAL_URL", "PORT", "SUNDIAL_CONFIG_REPO", "SUNDIAL_CONFIG_PATH"} {
 				t.Setenv(k, tc.env[k])
 			}
-			f, err := parseServeFlags(tc.args, io.Discard)
+			f, err := parseServe(tc.args, io.Discard)
 			switch {
 			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
 				t.Fatalf("error %v; want one saying %q", err, tc.wantErr)

@@ -14,14 +14,15 @@ import (
 	scheduler "cloud.google.com/go/scheduler/apiv1"
 
 	"github.com/sundial-cron/sundial/internal/standin"
+	"github.com/sundial-cron/sundial/server"
 	"github.com/sundial-cron/sundial/tools/gcpsetup"
 )
 
 // cronJobs are the Cloud Scheduler jobs that stand in for cron.yaml on
 // Cloud Run, and the endpoints they call.
 var cronJobs = []gcpsetup.Pass{
-	{Job: "sundial-watchdog", Path: watchdogPath},
-	{Job: "sundial-refresh", Path: refreshPath},
+	{Job: "sundial-watchdog", Path: server.WatchdogPath},
+	{Job: "sundial-refresh", Path: server.RefreshPath},
 }
 
 // runSetupGCP runs "sundial setup-gcp": it creates or updates the Cloud
@@ -33,11 +34,12 @@ func runSetupGCP(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("sundial setup-gcp", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var s gcpsetup.Settings
-	fs.StringVar(&s.Project, "project", os.Getenv("GOOGLE_CLOUD_PROJECT"), "the Google Cloud project (default $GOOGLE_CLOUD_PROJECT)")
-	fs.StringVar(&s.Location, "location", os.Getenv("SUNDIAL_TASKS_LOCATION"), "the region of the queue and the scheduler jobs (default $SUNDIAL_TASKS_LOCATION)")
-	fs.StringVar(&s.Queue, "queue", envOr("SUNDIAL_TASKS_QUEUE", "sundial-tasks"), "the Cloud Tasks queue (default $SUNDIAL_TASKS_QUEUE)")
-	fs.StringVar(&s.PublicURL, "public-url", os.Getenv("SUNDIAL_URL"), "the Cloud Run service's URL (default $SUNDIAL_URL)")
-	fs.StringVar(&s.Invoker, "invoker", os.Getenv("SUNDIAL_INVOKER"), "the service account Cloud Scheduler signs as (default $SUNDIAL_INVOKER)")
+	cloud := server.Defaults(os.Getenv).Cloud
+	fs.StringVar(&s.Project, "project", cloud.Project, "the Google Cloud project (default $GOOGLE_CLOUD_PROJECT)")
+	fs.StringVar(&s.Location, "location", cloud.Location, "the region of the queue and the scheduler jobs (default $SUNDIAL_TASKS_LOCATION)")
+	fs.StringVar(&s.Queue, "queue", cloud.Queue, "the Cloud Tasks queue (default $SUNDIAL_TASKS_QUEUE)")
+	fs.StringVar(&s.PublicURL, "public-url", cloud.PublicURL, "the Cloud Run service's URL (default $SUNDIAL_URL)")
+	fs.StringVar(&s.Invoker, "invoker", cloud.Invoker, "the service account Cloud Scheduler signs as (default $SUNDIAL_INVOKER)")
 	dryRun := fs.Bool("dry-run", false, "read and report what would change, writing nothing")
 	tasksEndpoint := fs.String("tasks-endpoint", "", "host:port of a Cloud Tasks stand-in, spoken to without TLS or credentials (local runs only)")
 	schedulerEndpoint := fs.String("scheduler-endpoint", "", "host:port of a Cloud Scheduler stand-in, likewise")

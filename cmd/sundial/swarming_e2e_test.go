@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/sundial-cron/sundial/server"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -20,7 +21,7 @@ import (
 type swarmingSetup struct {
 	swarm *swarmingtest.Server
 	args  []string
-	s     *server
+	s     *runningServer
 }
 
 const buildInvocation = "/api/v1/projects/p/jobs/build/invocations/manual-1"
@@ -255,7 +256,7 @@ func TestSwarmingCloudShapeEndsByPollTask(t *testing.T) {
 		"--tasks-location", "us-central1", "--tasks-queue", "sundial-tasks", "--tasks-endpoint", ts.Addr(),
 		"--listen", strings.TrimPrefix(appURL, "http://"), "--config-dir", configs,
 		"--swarming-realms", "cloud=acme:*", "--swarming-servers", "http://127.0.0.1", "--poll-min", "1s", "--poll-max", "2s")
-	cronCall(t, appURL+refreshPath, nil)
+	cronCall(t, appURL+server.RefreshPath, nil)
 
 	waitUntil(t, time.Minute, "the first task", func() bool { return len(swarm.Tasks()) > 0 })
 	first := swarm.Tasks()[0]

@@ -4,13 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"maps"
 	"os"
 	"slices"
 	"strings"
 
 	"github.com/sundial-cron/sundial/config"
+	"github.com/sundial-cron/sundial/server"
 )
 
 // runValidate runs "sundial validate DIR_OR_FILE...": it checks project
@@ -42,9 +42,7 @@ func runValidate(args []string, stdout, stderr io.Writer) int {
 		}
 		files = append(files, dir...)
 	}
-	// A config repo's CI checks every kind: which projects a server runs
-	// commands for is the server's business, not the config's.
-	tgts, err := newTargets(targetOptions{commands: true, anyProject: true, commandCgroup: "none", logger: slog.New(slog.DiscardHandler)})
+	tgts, err := server.ConfigTargets()
 	if err != nil {
 		fmt.Fprintf(stderr, "sundial validate: %v\n", err)
 		return 1

@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"errors"
@@ -37,7 +37,7 @@ type targetOptions struct {
 	// (--swarming-servers).
 	swarmingServers []string
 	// swarmingTopic is the topic Swarming posts task ends to, whose push
-	// subscription calls pushPath (--swarming-pubsub-topic); pushSecret
+	// subscription calls PushPath (--swarming-pubsub-topic); pushSecret
 	// makes and checks the pushes' tokens (--push-secret-file).
 	swarmingTopic string
 	pushSecret    []byte
@@ -98,6 +98,14 @@ func newTargets(o targetOptions) (map[string]targets.Target, error) {
 		ts["command"] = cmd
 	}
 	return ts, nil
+}
+
+// ConfigTargets are the targets a config is checked against without a
+// server: every kind this binary runs, for any project, since which
+// projects a server grants what is the server's business, not the
+// config's (sundial validate, a config repo's CI).
+func ConfigTargets() (map[string]targets.Target, error) {
+	return newTargets(targetOptions{commands: true, anyProject: true, commandCgroup: "none", logger: slog.New(slog.DiscardHandler)})
 }
 
 // closeTargets closes the targets that hold connections (pubsub's client),

@@ -1,9 +1,7 @@
-package main
+package server
 
 import (
 	"context"
-	"flag"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -18,21 +16,15 @@ import (
 	"github.com/sundial-cron/sundial/web/signin/signintest"
 )
 
-// buildSignin parses serve's sign-in flags and builds them.
-func buildSignin(t *testing.T, publicURL string, args ...string) (signinSetup, error) {
+// buildSignin builds sign-in settings as the embedded shape does.
+func buildSignin(t *testing.T, publicURL string, s SignIn) (signinSetup, error) {
 	t.Helper()
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	var s signinFlags
-	s.register(fs)
-	if err := fs.Parse(args); err != nil {
-		t.Fatal(err)
-	}
 	now := func() time.Time { return time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC) }
-	return s.build(context.Background(), publicURL, revocations(context.Background(), serveFlags{backend: "embedded"}, now), now, slog.New(slog.DiscardHandler))
+	memory := func() (signin.Revocations, error) { return signin.NewMemory(now), nil }
+	return s.build(context.Background(), publicURL, memory, now, slog.New(slog.DiscardHandler))
 }
 
-func TestServeSigninFlags(t *testing.T) {
+func TestSignInSettings(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	keyFile, tokensFile, secretFile := filepath.Join(dir, "keys"), filepath.Join(dir, "tokens"), filepath.Join(dir, "secret")
@@ -45,14 +37,15 @@ func TestServeSigninFlags(t *testing.T) {
 	public := "http://127.0.0.1:8080"
 	is := signintest.New(signintest.Options{ClientID: "c", ClientSecret: "s3cret", RedirectURL: public + signin.CallbackPath, Now: time.Now})
 	t.Cleanup(is.Close)
-	oidc := []string{"--oidc-issuer", is.URL(), "--oidc-client-id", "c", "--oidc-client-secret-file", secretFile, "--cookie-key-file", keyFile, "--insecure-dev-cookies"}
+	oidc := SignIn{OIDCIssuer: is.URL(), OIDCClientID: "c", OIDCSecretFile: secretFile, CookieKeyFile: keyFile, InsecureCookies: true, SessionTTL: defaultSessionTTL}
 
-	none, err := buildSignin(t, "")
+	none, err := buildSignin(t, "", SignIn{})
 	if err != nil || len(none.authenticators) != 0 || none.oidc != nil {
 		t.Errorf("no sign-in flags: %+v, %v; want nothing", none, err)
 	}
-	all, err := buildSignin(t, public, append(oidc, "--iap-audience", "/projects/1/apps/a",
-		"--id-token-audience", "https://sundial.example.com", "--static-tokens-file", tokensFile)...)
+	every := oidc
+	every.IAPAudience, every.IDTokenAudience, every.StaticTokensFile = "/projects/1/apps/a", "https://sundial.example.com", tokensFile
+	all, err := buildSignin(t, public, every)
 	if err != nil || len(all.authenticators) != 3 || all.static == nil || all.oidc == nil {
 		t.Fatalf("every sign-in flag: %d authenticators and static tokens %v, %v; want 3 and static tokens", len(all.authenticators), all.static != nil, err)
 	}
@@ -72,18 +65,24 @@ func TestServeSigninFlags(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
 		public string
-		args   []string
+		s      SignIn
 		want   string
 	}{
 		{"oidc without a public URL", "", oidc, "needs --public-url"},
-		{"oidc without a key file", public, []string{"--oidc-issuer", is.URL(), "--oidc-client-id", "c"}, "--cookie-key-file"},
+		{"oidc without a key file", public, SignIn{OIDCIssuer: is.URL(), OIDCClientID: "c"}, "--cookie-key-file"},
 		{"insecure cookies off localhost", "http://sundial.example.com", oidc, "only for development at http://localhost"},
-		{"plain http without insecure cookies", public, oidc[:len(oidc)-1], "plain http"},
-		{"a bad IAP audience", "", []string{"--iap-audience", "sundial"}, "--iap-audience"},
-		{"a static tokens file with a bad line", "", []string{"--static-tokens-file", keyFile}, keyFile + ":1:"},
+		{"plain http without insecure cookies", public, secure(oidc), "plain http"},
+		{"a bad IAP audience", "", SignIn{IAPAudience: "sundial"}, "--iap-audience"},
+		{"a static tokens file with a bad line", "", SignIn{StaticTokensFile: keyFile}, keyFile + ":1:"},
 	} {
-		if _, err := buildSignin(t, tt.public, tt.args...); err == nil || !strings.Contains(err.Error(), tt.want) {
+		if _, err := buildSignin(t, tt.public, tt.s); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: %v; want an error containing %q", tt.name, err, tt.want)
 		}
 	}
+}
+
+// secure is s with secure cookies.
+func secure(s SignIn) SignIn {
+	s.InsecureCookies = false
+	return s
 }

@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"fmt"
@@ -11,10 +11,10 @@ import (
 	"github.com/sundial-cron/sundial/web"
 )
 
-// pushPath is where remote systems report on the attempts they run for
+// PushPath is where remote systems report on the attempts they run for
 // asynchronous targets (web.PushEndpoint): Swarming, through the push
 // subscription of --swarming-pubsub-topic.
-const pushPath = "/internal/push"
+const PushPath = "/internal/push"
 
 // minPushSecret is the shortest secret the push tokens are signed with.
 const minPushSecret = 32
@@ -38,15 +38,15 @@ func readPushSecret(path string) ([]byte, error) {
 // push secret. The endpoint is outside sign-in: the attempt's token, which
 // only the server can make, is what a push is checked by, and with
 // --push-oidc-account the push subscription's OIDC token as well.
-func (p parts) withPush(f serveFlags, logger *slog.Logger, now func() time.Time, handler http.Handler) (http.Handler, error) {
-	if len(f.pushSecret) == 0 {
+func (p parts) withPush(s *Settings, logger *slog.Logger, now func() time.Time, handler http.Handler) (http.Handler, error) {
+	if len(s.pushSecret) == 0 {
 		return handler, nil
 	}
-	var push http.Handler = &web.PushEndpoint{Secret: f.pushSecret, Check: p.eng.Check, Logger: logger}
-	if f.pushOIDCAccount != "" {
+	var push http.Handler = &web.PushEndpoint{Secret: s.pushSecret, Check: p.eng.Check, Logger: logger}
+	if s.Push.OIDCAccount != "" {
 		gate, err := web.NewOIDC(web.OIDCOptions{
-			Audience:       strings.TrimSuffix(f.cloud.publicURL, "/") + pushPath,
-			ServiceAccount: f.pushOIDCAccount,
+			Audience:       strings.TrimSuffix(s.Cloud.PublicURL, "/") + PushPath,
+			ServiceAccount: s.Push.OIDCAccount,
 			Now:            now,
 		})
 		if err != nil {
@@ -55,7 +55,7 @@ func (p parts) withPush(f serveFlags, logger *slog.Logger, now func() time.Time,
 		push = web.Guard(gate, logger, push)
 	}
 	mux := http.NewServeMux()
-	mux.Handle(pushPath, push)
+	mux.Handle(PushPath, push)
 	mux.Handle("/", handler)
 	return mux, nil
 }

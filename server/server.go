@@ -1,0 +1,405 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/net/netutil"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/sundial-cron/sundial/access"
+	"github.com/sundial-cron/sundial/config"
+	"github.com/sundial-cron/sundial/engine"
+	"github.com/sundial-cron/sundial/retention"
+	"github.com/sundial-cron/sundial/targets"
+	"github.com/sundial-cron/sundial/targets/urlfetch"
+	"github.com/sundial-cron/sundial/task"
+	"github.com/sundial-cron/sundial/watchdog"
+	"github.com/sundial-cron/sundial/web"
+	"github.com/sundial-cron/sundial/web/signin"
+)
+
+// NewLogger is the server's logger, in the settings' format and level.
+func (s *Settings) NewLogger(w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: s.LogLevel}
+	if s.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// Run runs Sundial in the shape the settings name until ctx is done: the
+// shape's store and task queue, and over them the engine, the watchdog,
+// retention, the config refresher, sign-in, the API, the console and
+// /metrics. now is the one clock everything reads.
+func Run(ctx context.Context, s Settings, logger *slog.Logger, now func() time.Time) error {
+	if err := s.Check(); err != nil {
+		return err
+	}
+	if s.Shape == "cloud" {
+		if warning := s.Cloud.offPlatform(os.Getenv); warning != "" {
+			logger.Warn(warning)
+		}
+	}
+	if err := s.readFiles(); err != nil {
+		return err
+	}
+	var eng *engine.Engine
+	b, err := shapes[s.Shape].open(ctx, &s, environment{
+		logger:  logger,
+		now:     now,
+		handle:  func(ctx context.Context, t task.Task) error { return eng.HandleTask(ctx, t) },
+		prepare: func(ctx context.Context, t task.Task) (task.Handler, bool) { return eng.PrepareTask(ctx, t) },
+	})
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	auth, err := s.SignIn.build(ctx, s.Cloud.PublicURL, b.revocations, now, logger)
+	if err != nil {
+		return fmt.Errorf("sign-in: %w", err)
+	}
+
+	// The server's own sockets, known once it listens: url_fetch never
+	// calls them, whatever --url-allow says.
+	self := &urlfetch.Listeners{}
+	egress := urlfetch.Policy{Allow: s.Egress.URLAllow, Deny: append(slices.Clone(s.Egress.URLDeny), b.ownHosts...)}
+	tgts, err := newTargets(targetOptions{
+		commands:        b.commands,
+		commandProjects: s.Commands.Projects,
+		commandUser:     s.Commands.User,
+		commandCgroup:   s.Commands.Cgroup,
+		pubsubGrants:    s.Egress.PubsubTopics,
+		swarmingGrants:  s.Egress.SwarmingRealms,
+		swarmingTopic:   s.Push.SwarmingTopic,
+		swarmingServers: s.Egress.SwarmingServers,
+		pushSecret:      s.pushSecret,
+		logger:          logger,
+		policy:          egress,
+		server:          self,
+	})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := closeTargets(tgts); err != nil {
+			logger.Warn("closing the targets", "err", err)
+		}
+	}()
+	if b.commands {
+		if s.Commands.User != "" {
+			if err := checkPrivate(s.Commands.User, s.secretFiles()); err != nil {
+				return err
+			}
+		} else if len(s.Commands.Projects) > 0 && os.Geteuid() == 0 {
+			logger.Warn("commands run as root, the server's user: a job of " + strings.Join(s.Commands.Projects, ", ") + " can do anything on this machine; set --command-user")
+		}
+	}
+
+	metrics := web.NewMetrics(b.backlog)
+	notifier, err := webhooks(egress, self, now, metrics.Notified)
+	if err != nil {
+		return err
+	}
+	p := assemble(&s, b, auth, tgts, notifier, metrics, logger, now)
+	eng = p.eng
+	// A directory that cannot be read at all is the operator's mistake, and
+	// better said now than as an empty server. The configs themselves are
+	// applied once the server listens (the refresher's first pass): a
+	// project of 100,000 jobs must not keep the API down, nor the jobs
+	// already in the store from running.
+	if !s.Configs.FromRepos() {
+		if _, err := os.ReadDir(s.Configs.Dir); err != nil {
+			return fmt.Errorf("--config-dir: %w", err)
+		}
+	}
+
+	singleUser := b.singleUser && !s.SignIn.Enabled()
+	handler, err := p.withPush(&s, logger, now, auth.mount(p.api(singleUser)))
+	if err != nil {
+		return err
+	}
+	if b.routes != nil {
+		mux := http.NewServeMux()
+		if err := b.routes(mux, p); err != nil {
+			return err
+		}
+		mux.Handle("/", handler)
+		// web.New's own check comes after this mux, which would redirect
+		// first.
+		handler = web.Canonical(mux)
+	}
+	ln, srv, err := listen(&s, handler)
+	if err != nil {
+		return err
+	}
+	if err := self.Add(ln.Addr()); err != nil {
+		ln.Close()
+		return err
+	}
+	attrs := append([]any{"addr", ln.Addr().String(), "backend", s.Shape}, b.logAttrs...)
+	logger.Info("listening", append(attrs, s.Configs.logAttrs()...)...)
+	if singleUser {
+		logger.Info("single-user mode: no sign-in is configured, so every caller on this machine is an administrator; others need a token", "admin_token", s.adminToken != "")
+	}
+	services := append(slices.Clone(b.services), p.passes...)
+	return runServer(ctx, logger, ln, srv, b.shutdownGrace, services...)
+}
+
+// secretFiles are the files of the server's that no command may read: the
+// database (every project's definitions, their headers included), the
+// admin token, the static tokens' hashes, the session cookie keys and the
+// OIDC client secret, and the push tokens' secret.
+func (s *Settings) secretFiles() []string {
+	files := []string{s.DB, s.DB + "-wal", s.DB + "-shm"}
+	for _, name := range []string{s.AdminTokenFile, s.SignIn.StaticTokensFile, s.SignIn.CookieKeyFile, s.SignIn.OIDCSecretFile, s.Push.SecretFile} {
+		if name != "" {
+			files = append(files, name)
+		}
+	}
+	return files
+}
+
+// checkPrivate refuses files that a user other than the server's may
+// read: commands run as user could read them.
+func checkPrivate(user string, files []string) error {
+	for _, name := range files {
+		fi, err := os.Stat(name)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if fi.Mode().Perm()&0o077 != 0 {
+			return fmt.Errorf("--command-user %s: %s is readable by users other than the server's (mode %v): chmod go-rwx it, or commands could read it", user, name, fi.Mode().Perm())
+		}
+	}
+	return nil
+}
+
+// ticks ask the background passes for their work in-process; where cron
+// asks over HTTP, they are nil.
+type ticks struct {
+	watchdog, retention, refresh <-chan time.Time
+}
+
+// parts are what every shape runs over its own store and task queue.
+type parts struct {
+	eng *engine.Engine
+	wd  *watchdog.Watchdog
+	// retainer deletes history past its retention: every minute where the
+	// passes tick in-process, after the watchdog's pass in the cloud's
+	// minute cron.
+	retainer *retention.Retainer
+	configs  *config.Refresher
+	// passes are the services that run the passes in-process: none where
+	// cron calls them over HTTP.
+	passes []service
+	// api is the API, the console and /metrics; singleUser makes local
+	// callers the administrator.
+	api func(singleUser bool) http.Handler
+}
+
+func assemble(s *Settings, b *backends, auth signinSetup, tgts map[string]targets.Target, notifier engine.Notifier, metrics *web.Metrics, logger *slog.Logger, now func() time.Time) parts {
+	eng := engine.New(b.store, b.queue, tgts, engine.Options{
+		Now:                now,
+		Config:             b.config,
+		Logger:             logger,
+		Observer:           observers{metrics, logObserver{logger}},
+		Notifier:           notifier,
+		MaxCallsPerProject: s.MaxCallsPerProject,
+		Retention:          s.Retention,
+	})
+	metrics.Read(web.Sources{Store: b.store, Engine: eng, Now: now, Names: s.MetricsNames})
+	configs, err := s.Configs.refresher(&s.repoResources, eng, b.store, config.RefresherOptions{
+		Targets: tgts,
+		Now:     now,
+		Logger:  logger,
+		Ticks:   b.ticks.refresh,
+	})
+	if err != nil {
+		panic(err) // Check made them once already
+	}
+	p := parts{
+		eng:      eng,
+		wd:       watchdog.New(b.store, eng, watchdog.Options{Now: now, Logger: logger, Ticks: b.ticks.watchdog}),
+		retainer: retention.New(b.store, eng, retention.Options{Now: now, Logger: logger, Ticks: b.ticks.retention, Defaults: s.Retention}),
+		configs:  configs,
+	}
+	if b.ticks.watchdog != nil {
+		p.passes = []service{p.wd, p.retainer, p.configs}
+	}
+	p.api = func(singleUser bool) http.Handler {
+		return web.New(web.Options{
+			Engine:         eng,
+			Store:          b.store,
+			Metrics:        metrics,
+			Authenticators: s.authenticators(auth, singleUser),
+			Policy:         s.roles(singleUser),
+			Now:            now,
+			Logger:         logger,
+			Reimport:       s.reimport(configs),
+			WebhookSecret:  s.repoResources.webhookSecret,
+			Console:        true,
+			SignIn:         auth.signInPath(),
+		})
+	}
+	return p
+}
+
+// reimport is the API's reimport of the config repos; nil for a
+// directory, which SIGHUP reads again.
+func (s *Settings) reimport(configs *config.Refresher) func(context.Context) error {
+	if !s.Configs.FromRepos() {
+		return nil
+	}
+	return configs.Refresh
+}
+
+// listen listens on s.Listen for handler's server. Callers cannot hold
+// the server's file descriptors, which its jobs need too (pipes, sockets,
+// the database): at most MaxConnections are accepted at once, a
+// connection that sends no request header within 10 s or stays idle for
+// 2 minutes is closed, and a request must arrive whole within a minute.
+// There is no write timeout: in the cloud shape a task's request lasts as
+// long as its target call.
+func listen(s *Settings, handler http.Handler) (net.Listener, *http.Server, error) {
+	ln, err := net.Listen("tcp", s.Listen)
+	if err != nil {
+		return nil, nil, err
+	}
+	return netutil.LimitListener(ln, s.MaxConnections), &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       time.Minute,
+		IdleTimeout:       2 * time.Minute,
+	}, nil
+}
+
+// service is a background service of the server: the dispatcher, the
+// watchdog, the config refresher. Run returns when ctx is done.
+type service interface {
+	Run(ctx context.Context) error
+}
+
+// runServer serves srv on ln and runs each of services until ctx is done or
+// one of them fails. Then it stops the services, gives requests under way
+// up to shutdownGrace, and waits for the services to return.
+func runServer(ctx context.Context, logger *slog.Logger, ln net.Listener, srv *http.Server, shutdownGrace time.Duration, services ...service) error {
+	g, runCtx := errgroup.WithContext(ctx)
+	for _, s := range services {
+		g.Go(func() error { return s.Run(runCtx) })
+	}
+	g.Go(func() error {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("http: %w", err)
+		}
+		return nil
+	})
+	g.Go(func() error {
+		<-runCtx.Done()
+		if ctx.Err() != nil {
+			logger.Info("stopping: no new tasks; running invocations have until the grace ends")
+		}
+		shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
+		defer cancel()
+		srv.Shutdown(shutdown)
+		return nil
+	})
+	err := g.Wait()
+	logger.Info("stopped")
+	return err
+}
+
+// refreshTicks ticks every period, give or take a tenth, and at every
+// SIGHUP, until ctx is done.
+func refreshTicks(ctx context.Context, period time.Duration, now func() time.Time) <-chan time.Time {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	ticks := make(chan time.Time)
+	go func() {
+		defer signal.Stop(hup)
+		defer close(ticks)
+		// A tenth of jitter keeps instances, and servers started together,
+		// from asking a shared config repo at the same second.
+		jittered := func() time.Duration { return period - period/10 + rand.N(period/5+1) }
+		t := time.NewTimer(jittered())
+		defer t.Stop()
+		for {
+			var at time.Time
+			select {
+			case <-ctx.Done():
+				return
+			case at = <-t.C:
+				t.Reset(jittered())
+			case <-hup:
+				at = now()
+			}
+			select {
+			case ticks <- at:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return ticks
+}
+
+// authenticators tell who makes a request, tried in order. In the
+// single-user mode a local caller is the administrator; once any sign-in
+// is configured, being local grants nothing. The admin token (deprecated)
+// is a machine identity of its own, tried before the static tokens, which
+// refuse any token they do not know.
+func (s *Settings) authenticators(auth signinSetup, singleUser bool) []web.Authenticator {
+	var authn []web.Authenticator
+	if singleUser {
+		authn = append(authn, web.LocalCaller{})
+	}
+	for _, a := range auth.authenticators {
+		authn = append(authn, a)
+	}
+	if s.adminToken != "" {
+		authn = append(authn, web.AdminToken(s.adminToken))
+	}
+	if auth.static != nil {
+		authn = append(authn, auth.static)
+	}
+	return authn
+}
+
+// roles decide what each identity may do: the access file's
+// administrators and groups, and each project's roles.
+func (s *Settings) roles(singleUser bool) *access.Policy {
+	settings := s.access
+	settings.LocalAdministrator = singleUser
+	if s.adminToken != "" {
+		settings.Administrators = append(slices.Clone(settings.Administrators), access.Member(web.AdminTokenIdentity))
+	}
+	policy, err := access.NewPolicy(settings)
+	if err != nil {
+		panic(err) // ReadSettings checked the file's settings whole
+	}
+	return policy
+}
+
+// signInPath is where the console sends people to sign in; "" without
+// OIDC.
+func (a signinSetup) signInPath() string {
+	if a.oidc == nil {
+		return ""
+	}
+	return signin.SignInPath
+}
