@@ -34,7 +34,6 @@ func (s *SignIn) Enabled() bool {
 	return s.OIDCIssuer != "" || s.IAPAudience != "" || s.IDTokenAudience != "" || s.StaticTokensFile != ""
 }
 
-
 // signinSetup is sign-in built from the flags.
 type signinSetup struct {
 	// authenticators tell who makes a request, tried in order: the
