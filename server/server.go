@@ -282,7 +282,10 @@ func listen(s *Settings, handler http.Handler) (net.Listener, *http.Server, erro
 		return nil, nil, err
 	}
 	return netutil.LimitListener(ln, s.MaxConnections), &http.Server{
-		Handler:           handler,
+		Handler: handler,
+		// Who owns a loopback caller's end decides whether it is the
+		// operator (web.LocalCaller).
+		ConnContext:       web.ConnContext,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       time.Minute,
 		IdleTimeout:       2 * time.Minute,

@@ -35,18 +35,32 @@ type Authenticator interface {
 // DNS rebinding: a web page whose name resolves to 127.0.0.1 still sends
 // its own name as Host.
 //
+// Local means the operator, not any process on the machine: the caller's
+// end of the connection must belong to the server's own user, or to root,
+// who can read the server's files anyway (the kernel says whose it is:
+// ConnContext). A command running as --command-user, or any other user of
+// the machine, is anonymous. Where the owner cannot be told (a system
+// without Linux's /proc/net), no caller is local.
+//
 // Use it only where no sign-in is configured (the policy's
 // LocalAdministrator setting must say the same): once people sign in,
-// being local proves nothing, since any process on the machine — a job's
-// url_fetch or command among them — is local.
+// being local proves nothing, since any process of the server's user — a
+// job's url_fetch or command among them — is local.
 type LocalCaller struct{}
 
 // Authenticate implements Authenticator.
 func (LocalCaller) Authenticate(r *http.Request) (access.Identity, error) {
-	if local(r) {
+	if local(r) && operator(r) {
 		return access.Local, nil
 	}
 	return access.Anonymous, nil
+}
+
+// operator reports whether the caller's end of r's connection belongs to
+// the server's user or to root.
+func operator(r *http.Request) bool {
+	uid, ok := peerUID(r)
+	return ok && (uid == os.Geteuid() || uid == 0)
 }
 
 // AdminTokenIdentity is who a caller with the --admin-token-file token is:

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -47,11 +48,36 @@ type harness struct {
 	wd      *watchdog.Watchdog
 	metrics *web.Metrics
 	handler http.Handler
+	// peer is the server's end of a real loopback connection from this
+	// process: requests the tests send as local callers come over it, so
+	// that the kernel says they are the server's own user's.
+	peer net.Conn
+}
+
+// loopbackConn is the server's end of a loopback connection from this
+// process, open until the test ends.
+func loopbackConn(t *testing.T) net.Conn {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	client, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	server, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { server.Close() })
+	return server
 }
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	h := &harness{t: t, ctx: context.Background(), clk: fakeclock.New(t0)}
+	h := &harness{t: t, ctx: context.Background(), clk: fakeclock.New(t0), peer: loopbackConn(t)}
 	st, err := sqlite.Open(filepath.Join(t.TempDir(), "sundial.db"), sqlite.Options{Synchronous: sqlite.SyncOff})
 	if err != nil {
 		t.Fatal(err)
@@ -162,6 +188,9 @@ func (h *harness) do(r req) answer {
 	hr := httptest.NewRequest(r.method, r.path, strings.NewReader(r.body))
 	hr.RemoteAddr = "127.0.0.1:53211"
 	hr.Host = "127.0.0.1:8080"
+	if h.peer != nil {
+		hr = hr.WithContext(web.ConnContext(hr.Context(), h.peer))
+	}
 	if r.remote {
 		hr.RemoteAddr = "203.0.113.7:40000"
 		hr.Host = "sundial.example.com"

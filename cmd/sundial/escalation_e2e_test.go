@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -90,5 +91,64 @@ func TestServeURLFetchReachesLoopbackOnlyWhereAllowed(t *testing.T) {
 	}
 	if hits, _ := rcv.snapshot(); len(hits) != 0 {
 		t.Errorf("the loopback receiver saw %d requests; want none", len(hits))
+	}
+}
+
+// In the single-user mode a command running as --command-user is not the
+// operator, though it calls from the server's own machine: it can neither
+// read another project's definitions nor pause its job. Before, every
+// loopback caller was the administrator, and the command paused it.
+func TestServeCommandUserIsNotTheOperator(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("--command-user needs the server to run as root")
+	}
+	if _, err := os.Stat("/bin/bash"); err != nil {
+		t.Skip("the command speaks HTTP through bash's /dev/tcp")
+	}
+	dir, err := os.MkdirTemp("", "sundial-e2e-operator-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	configs := filepath.Join(dir, "configs")
+	mkdir(t, configs)
+	writeConfig(t, configs, "victim", "jobs:\n  - id: x\n    schedule: triggered\n    noop: {}\n")
+	// The command is written once the server's port is known.
+	s := serve(t, "--db", filepath.Join(dir, "sundial.db"), "--config-dir", configs, "--command-projects", "attacker", "--command-user", "nobody", "--config-refresh", "1h")
+	waitForJob(t, s, "victim", "x")
+	host, port, _ := strings.Cut(s.addr, ":")
+	body := `{"reason": "taken over"}`
+	request := fmt.Sprintf(`POST /api/v1/projects/victim/jobs/x/pause HTTP/1.0\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s`, s.addr, len(body), body)
+	writeConfig(t, configs, "attacker", fmt.Sprintf(`jobs:
+  - id: steer
+    schedule: triggered
+    command:
+      argv:
+        - /bin/bash
+        - -c
+        - |
+          exec 3<>/dev/tcp/%s/%s
+          printf '%s' >&3
+          head -n 1 <&3
+`, host, port, request))
+	s.hup(t)
+	waitForJob(t, s, "attacker", "steer")
+	if code := post(t, "http://"+s.addr+"/api/v1/projects/attacker/jobs/steer/trigger", nil); code != http.StatusAccepted {
+		t.Fatalf("trigger: %d", code)
+	}
+	var inv struct {
+		Status string `json:"status"`
+		Log    string `json:"log"`
+	}
+	waitUntil(t, time.Minute, "the invocation to end", func() bool {
+		s.getJSON(t, "/api/v1/projects/attacker/jobs/steer/invocations/manual-1", &inv)
+		return inv.Status == "SUCCEEDED" || inv.Status == "FAILED"
+	})
+	if !strings.Contains(inv.Log, "401") {
+		t.Errorf("the command's request was answered:\n%s\nwant 401: a command of another user is anonymous", inv.Log)
+	}
+	if state := getJob(t, s, "victim", "x").State; state == "PAUSED" {
+		t.Errorf("victim/x is %s: a command running as --command-user paused it as the administrator", state)
 	}
 }
