@@ -15,9 +15,9 @@ import (
 // jobCache keeps, per job, its definition decoded and the definition's
 // schedule parsed, with the digest of the bytes they were made from.
 // Every transaction of a job parses the same definition, and loading a
-// zone reads the zone database (docs/benchmarks.md). The job's state is
-// not kept here but in its memo (stateMemo), which the store hands back
-// with the record it was put with.
+// zone reads the zone database (docs/benchmarks.md, "One job's memory").
+// The job's state is not kept here but in its memo (stateMemo), which the
+// store hands back with the record it was put with.
 //
 // An entry answers only for the exact bytes it was made from.
 //
@@ -236,10 +236,11 @@ func internString(s string) string {
 
 // digest stands for encoded bytes in the engine's cache and in the memos,
 // one each per job: keeping a copy of the bytes instead took a fifth of
-// the memory of 100,000 jobs (docs/benchmarks.md). It is two independently
-// seeded 64-bit hashes, so two different encodings share a digest with a
-// chance of about 2^-128; 16 bytes, so that a stateMemo fits the 256-byte
-// size class and a cacheEntry the 64-byte one.
+// the live heap of 10,000 jobs (docs/benchmarks.md, "One job's memory").
+// It is two independently seeded 64-bit hashes, so two different
+// encodings share a digest with a chance of about 2^-128; 16 bytes, so
+// that a stateMemo fits the 256-byte size class and a cacheEntry the
+// 64-byte one.
 type digest struct{ a, b uint64 }
 
 var digestSeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}

@@ -178,9 +178,9 @@ func (e *Engine) ApplyProject(ctx context.Context, project string, rev Revision)
 // jobs in 6.6-7.4 s against 9-11 s keeping 8, at the same peak for a
 // first start of 10,000 jobs (at 100,000 jobs perhaps 15 MiB more, within
 // the noise); 32 each defined no faster, and that peak grew
-// (docs/benchmarks.md). Before the turn, 512 workers waiting for
-// one transaction each took 14-16 s, and each transaction in flight
-// holds about 2.5 KB until it commits.
+// (docs/benchmarks.md, "Apply workers"). Before the turn, 512 workers
+// waiting for one transaction each took 14-16 s, and each transaction in
+// flight holds about 2.5 KB until it commits.
 const (
 	applyWorkers = 128
 	applyDepth   = 16
@@ -206,10 +206,10 @@ func (e *Engine) parallel(ctx context.Context, n int, fn func(i int)) {
 // commit of jobs spread over every project being applied at once writes a
 // page, and splits it, in as many places. Defining 100,000 jobs of 100
 // projects, 8 in flight a worker, took 13 s with the slots shared and
-// 10 s taken in turn (docs/benchmarks.md). The calls are served first
-// come, first served: one waits while every slot is busy or promised to
-// an earlier call, so a small project's apply can wait for a large one's
-// jobs to be taken, as it could for the slots before.
+// 10 s taken in turn (docs/benchmarks.md, "Apply workers"). The calls
+// are served first come, first served: one waits while every slot is busy
+// or promised to an earlier call, so a small project's apply can wait for
+// a large one's jobs to be taken, as it could for the slots before.
 func (e *Engine) pipelined(ctx context.Context, n, depth int, start func(i int) (finish func())) {
 	var next atomic.Int64
 	var wg sync.WaitGroup

@@ -44,9 +44,9 @@ type Options struct {
 	// A worker is held from a tick's transaction through its launch to
 	// the outcome's commit, so ticks due together beyond the workers wait
 	// for the first ones' outcomes: 100,000 jobs bring 1,667 a second,
-	// and with 2048 their p99 fell by a quarter (docs/benchmarks.md, "What
-	// is left at 100,000 jobs"). Fewer due together start no more
-	// handlers whatever the bound.
+	// and with 2048 their p99 fell by a quarter (docs/benchmarks.md,
+	// "Dispatcher workers"). Fewer due together start no more handlers
+	// whatever the bound.
 	// Options.MaxCallsPerProject of the engine bounds what one project
 	// may take of them.
 	Workers int
