@@ -490,7 +490,7 @@ func assemble(f serveFlags, st store.Store, q task.Queue, tgts map[string]target
 	return parts{
 		eng:      eng,
 		wd:       watchdog.New(st, eng, watchdog.Options{Now: now, Logger: logger, Ticks: t.watchdog}),
-		retainer: retention.New(st, eng, retention.Options{Now: now, Logger: logger, Ticks: t.retention, Defaults: f.retention}),
+		retainer: retention.New(st, eng, retention.Options{Now: now, Logger: logger, Ticks: t.retention}),
 		configs:  configs,
 		api: func(singleUser bool) http.Handler {
 			// In the single-user mode a local caller is the
