@@ -66,6 +66,18 @@ func JobRetention(rec *store.JobRecord, defaults Retention) (Retention, error) {
 	return def.Retention.Fill(defaults), nil
 }
 
+// Expiries are the store's queries, at now, of the records the job rec
+// stores lets go: its retention, with the server's default
+// (Options.Retention) where it says nothing, as Backfill reads it. The
+// retention pass asks, so that the default is given in one place.
+func (e *Engine) Expiries(rec *store.JobRecord, now time.Time) ([2]store.Expiry, error) {
+	ret, err := JobRetention(rec, e.opts.Retention)
+	if err != nil {
+		return [2]store.Expiry{}, err
+	}
+	return ret.Expiries(now), nil
+}
+
 // DeleteInvocations deletes the job's finished invocation records among
 // ids in one transaction; unfinished ones stay (store.Tx.DeleteInvocation).
 func (e *Engine) DeleteInvocations(ctx context.Context, jobID string, ids []string) error {

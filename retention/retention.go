@@ -1,8 +1,8 @@
-// Package retention is the background pass that deletes invocation records
-// past their job's retention (engine.Retention), in small transactions, a
-// bounded number per pass. Its cost follows what it deletes plus a bounded
-// number of jobs looked at per pass (each a query or two on an index of
-// the job's finished records), never the size of the history.
+// Package retention is the once-a-minute pass that deletes invocation
+// records past their job's retention, in small transactions, a bounded
+// number per pass. Its cost follows what it deletes plus a bounded number
+// of jobs looked at per pass (each a query or two on an index of the job's
+// finished records), never the size of the history.
 package retention
 
 import (
@@ -12,25 +12,30 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sundial-cron/sundial/engine"
+	"github.com/sundial-cron/sundial/internal/pass"
 	"github.com/sundial-cron/sundial/store"
 )
 
-// Deleter deletes a job's finished records; *engine.Engine is one.
+// Deleter says which of a job's finished records its retention lets go,
+// and deletes them; *engine.Engine is one. The engine decides, as it
+// alone reads a job's definition and holds the server's default
+// retention, which its backfills are checked against too.
 type Deleter interface {
+	// Expiries are the store's queries, at now, of the records the job
+	// rec stores lets go (store.Expired).
+	Expiries(rec *store.JobRecord, now time.Time) ([2]store.Expiry, error)
 	DeleteInvocations(ctx context.Context, jobID string, ids []string) error
 }
 
-// Options configure a Pass.
+// Options configure a Retainer.
 type Options struct {
-	// Now is the clock. Required.
+	// Now is the clock. Required: the pass never reads the wall clock.
 	Now    func() time.Time
 	Logger *slog.Logger // nil discards
-	// Ticks asks Run for a pass at each value (every minute in the
-	// embedded shape); the cloud shape calls Pass from its minute cron.
+	// Ticks asks Run for a pass at each value: every minute in the
+	// embedded shape. The cloud shape calls Pass from its minute cron,
+	// after the watchdog's, instead, and has no Ticks.
 	Ticks <-chan time.Time
-	// Defaults fill what a job's retention leaves out.
-	Defaults engine.Retention
 	// Batch is how many records one transaction deletes; 0 means 100.
 	// Small, so the committer (or a Datastore commit, at most 500
 	// mutations) is never held long.
@@ -43,10 +48,12 @@ type Options struct {
 	JobsPerPass int
 }
 
-// Retainer runs retention passes. Its cursor (where the next pass starts)
-// is in memory: after a restart it starts again from the first job, which
-// costs a sweep's queries and deletes nothing twice.
+// Retainer runs retention passes: Pass for one, Run for one at each tick.
+// Its cursor (where the next pass starts) is in memory: after a restart it
+// starts again from the first job, which costs a sweep's queries and
+// deletes nothing twice.
 type Retainer struct {
+	pass.Base
 	store   store.Store
 	deleter Deleter
 	opts    Options
@@ -56,14 +63,9 @@ type Retainer struct {
 	resume string     // a job left with records to delete, first next time
 }
 
-// New returns a Retainer over st. It panics without opts.Now.
+// New returns a Retainer that deletes the expired records of st's jobs
+// with d. It panics without opts.Now.
 func New(st store.Store, d Deleter, opts Options) *Retainer {
-	if opts.Now == nil {
-		panic("retention.New: Options.Now is required")
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
 	if opts.Batch <= 0 {
 		opts.Batch = 100
 	}
@@ -73,7 +75,9 @@ func New(st store.Store, d Deleter, opts Options) *Retainer {
 	if opts.JobsPerPass <= 0 {
 		opts.JobsPerPass = 1000
 	}
-	return &Retainer{store: st, deleter: d, opts: opts}
+	r := &Retainer{store: st, deleter: d, opts: opts}
+	r.Base = pass.New("retention", opts.Now, opts.Logger, opts.Ticks, func(ctx context.Context) (pass.Result, error) { return r.Pass(ctx) })
+	return r
 }
 
 // Result is what one pass did.
@@ -83,6 +87,15 @@ type Result struct {
 	Failed  int `json:"failed"`  // jobs whose retention failed this pass
 }
 
+// Idle reports a pass that deleted nothing and failed at nothing: every
+// pass looks at jobs.
+func (r Result) Idle() bool { return r.Deleted == 0 && r.Failed == 0 }
+
+// LogValue is the counts, as a pass's log line gives them.
+func (r Result) LogValue() slog.Value {
+	return slog.GroupValue(slog.Int("jobs", r.Jobs), slog.Int("deleted", r.Deleted), slog.Int("failed", r.Failed))
+}
+
 // Pass looks at up to JobsPerPass jobs, from where the last pass stopped,
 // and deletes up to MaxPerPass records past their retention. A job whose
 // records cannot be read or deleted is logged and skipped; the pass goes on.
@@ -90,7 +103,7 @@ func (r *Retainer) Pass(ctx context.Context) (Result, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var res Result
-	now := r.opts.Now()
+	now := r.Now()
 	budget := r.opts.MaxPerPass
 	if id := r.resume; id != "" {
 		r.resume = ""
@@ -133,13 +146,13 @@ func (r *Retainer) Pass(ctx context.Context) (Result, error) {
 // job deletes rec's expired records, within budget. It returns false when
 // the budget ran out (rec may have more) or ctx is done.
 func (r *Retainer) job(ctx context.Context, rec *store.JobRecord, now time.Time, budget *int, res *Result) bool {
-	ret, err := engine.JobRetention(rec, r.opts.Defaults)
+	expiries, err := r.deleter.Expiries(rec, now)
 	if err != nil {
 		res.Failed++
-		r.opts.Logger.Warn("retention: skipping a job", "job", rec.ID, "err", err)
+		r.Logger().Warn("retention: skipping a job", "job", rec.ID, "err", err)
 		return true
 	}
-	for _, e := range ret.Expiries(now) {
+	for _, e := range expiries {
 		for {
 			if *budget <= 0 {
 				r.resume = rec.ID
@@ -154,7 +167,7 @@ func (r *Retainer) job(ctx context.Context, rec *store.JobRecord, now time.Time,
 					return false
 				}
 				res.Failed++
-				r.opts.Logger.Warn("retention: deleting a job's records", "job", rec.ID, "err", err)
+				r.Logger().Warn("retention: deleting a job's records", "job", rec.ID, "err", err)
 				return true
 			}
 			res.Deleted += len(ids)
@@ -165,25 +178,4 @@ func (r *Retainer) job(ctx context.Context, rec *store.JobRecord, now time.Time,
 		}
 	}
 	return true
-}
-
-// Run runs a pass at each of Options.Ticks until ctx is done.
-func (r *Retainer) Run(ctx context.Context) error {
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case _, ok := <-r.opts.Ticks:
-			if !ok {
-				return nil
-			}
-			res, err := r.Pass(ctx)
-			if err != nil && ctx.Err() == nil {
-				r.opts.Logger.Warn("retention pass", "err", err)
-			}
-			if res.Deleted > 0 || res.Failed > 0 {
-				r.opts.Logger.Info("retention pass", "jobs", res.Jobs, "deleted", res.Deleted, "failed", res.Failed)
-			}
-		}
-	}
 }

@@ -22,9 +22,10 @@ var now = time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
 
 func clock() time.Time { return now }
 
-// setup defines jobs on a real SQLite store and writes their histories:
-// per job, statuses an hour apart ending an hour before now.
-func setup(t *testing.T, jobs map[string]engine.Retention, statuses []string) (store.Store, *engine.Engine) {
+// setup defines jobs on a real SQLite store, with an engine whose default
+// retention is defaults, and writes their histories: per job, statuses an
+// hour apart ending an hour before now.
+func setup(t *testing.T, defaults engine.Retention, jobs map[string]engine.Retention, statuses []string) (store.Store, *engine.Engine) {
 	t.Helper()
 	st, err := sqlite.Open(filepath.Join(t.TempDir(), "sundial.db"), sqlite.Options{Synchronous: sqlite.SyncOff})
 	if err != nil {
@@ -33,7 +34,7 @@ func setup(t *testing.T, jobs map[string]engine.Retention, statuses []string) (s
 	t.Cleanup(func() { st.Close() })
 	var eng *engine.Engine
 	disp := local.New(st, func(ctx context.Context, tk task.Task) error { return eng.HandleTask(ctx, tk) }, local.Options{Now: clock})
-	eng = engine.New(st, disp, map[string]targets.Target{"noop": noop.Target{}}, engine.Options{Now: clock})
+	eng = engine.New(st, disp, map[string]targets.Target{"noop": noop.Target{}}, engine.Options{Now: clock, Retention: defaults})
 	for id, r := range jobs {
 		if err := eng.Define(t.Context(), id, engine.Definition{Schedule: "@every 1h", Target: "noop", Retention: r}); err != nil {
 			t.Fatal(err)
@@ -78,12 +79,12 @@ var statuses = []string{"RUNNING", "SUCCEEDED", "FAILED", "SUCCEEDED", "SKIPPED"
 // invocation kept however old.
 func TestPassKeepsEachJobsRetention(t *testing.T) {
 	t.Parallel()
-	st, eng := setup(t, map[string]engine.Retention{
+	st, eng := setup(t, engine.Retention{Age: 48 * time.Hour, FailureAge: 5*time.Hour + time.Minute}, map[string]engine.Retention{
 		"p/count":    {Count: 2, FailureCount: 1},
 		"p/age":      {Age: 3*time.Hour + time.Minute},
 		"p/defaults": {},
 	}, statuses)
-	r := retention.New(st, eng, retention.Options{Now: clock, Defaults: engine.Retention{Age: 48 * time.Hour, FailureAge: 5*time.Hour + time.Minute}})
+	r := retention.New(st, eng, retention.Options{Now: clock})
 	res, err := r.Pass(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -121,8 +122,8 @@ func TestPassIsBoundedAndResumes(t *testing.T) {
 	for range 30 {
 		many = append(many, "SUCCEEDED")
 	}
-	st, eng := setup(t, map[string]engine.Retention{"p/a": {Count: 5}, "p/b": {Count: 5}}, many)
-	counter := &countingDeleter{eng: eng}
+	st, eng := setup(t, engine.Retention{}, map[string]engine.Retention{"p/a": {Count: 5}, "p/b": {Count: 5}}, many)
+	counter := &countingDeleter{Engine: eng}
 	r := retention.New(st, counter, retention.Options{Now: clock, Batch: 3, MaxPerPass: 7})
 	total := 0
 	for pass := 1; pass <= 10; pass++ {
@@ -148,12 +149,33 @@ func TestPassIsBoundedAndResumes(t *testing.T) {
 	}
 }
 
+// countingDeleter is the engine, noting the most records it was asked to
+// delete at once.
 type countingDeleter struct {
-	eng     *engine.Engine
+	*engine.Engine
 	largest int
 }
 
 func (c *countingDeleter) DeleteInvocations(ctx context.Context, jobID string, ids []string) error {
 	c.largest = max(c.largest, len(ids))
-	return c.eng.DeleteInvocations(ctx, jobID, ids)
+	return c.Engine.DeleteInvocations(ctx, jobID, ids)
+}
+
+// TestRunPassesAtEachTick: Run deletes at a tick what Pass would, and
+// returns when the ticks end.
+func TestRunPassesAtEachTick(t *testing.T) {
+	t.Parallel()
+	st, eng := setup(t, engine.Retention{}, map[string]engine.Retention{"p/a": {Count: 2}}, statuses)
+	ticks := make(chan time.Time, 1)
+	ticks <- now
+	close(ticks)
+	r := retention.New(st, eng, retention.Options{Now: clock, Ticks: ticks})
+	if err := r.Run(t.Context()); err != nil {
+		t.Fatalf("Run = %v, want nil", err)
+	}
+	// The unfinished r00, the newest two successes, and every failure:
+	// the engine's default retention keeps them.
+	if got, want := remaining(t, st, "p/a"), []string{"r00", "r02", "r05", "r07", "r08", "r09"}; !slices.Equal(got, want) {
+		t.Errorf("after a tick p/a keeps %q, want %q", got, want)
+	}
 }

@@ -236,7 +236,7 @@ func assemble(s *Settings, b *backends, auth signinSetup, tgts map[string]target
 	p := parts{
 		eng:      eng,
 		wd:       watchdog.New(b.store, eng, watchdog.Options{Now: now, Logger: logger, Ticks: b.ticks.watchdog}),
-		retainer: retention.New(b.store, eng, retention.Options{Now: now, Logger: logger, Ticks: b.ticks.retention, Defaults: s.Retention}),
+		retainer: retention.New(b.store, eng, retention.Options{Now: now, Logger: logger, Ticks: b.ticks.retention}),
 		configs:  configs,
 	}
 	if b.ticks.watchdog != nil {

@@ -323,8 +323,10 @@ type Store interface {
 	Overdue(ctx context.Context, now time.Time, limit int) ([]string, error)
 
 	// Expired lists up to limit ids of the job's finished invocations
-	// that r lets go, oldest occurrence first. Its cost follows the ids it
-	// returns plus r.Keep index entries, not the job's whole history.
+	// that r lets go, in the backend's order: store/sqlite lists the
+	// oldest first, store/datastore the newest, so a limit may leave out
+	// either end. Its cost follows the ids it returns plus r.Keep index
+	// entries, not the job's whole history.
 	Expired(ctx context.Context, jobID string, r Expiry, limit int) ([]string, error)
 
 	// Project reads a project's record, or returns ErrNotFound.

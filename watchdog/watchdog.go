@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sundial-cron/sundial/internal/pass"
 	"github.com/sundial-cron/sundial/store"
 )
 
@@ -24,8 +25,8 @@ type Options struct {
 	Now    func() time.Time
 	Logger *slog.Logger // nil discards
 	// Ticks asks Run for a pass at each value: every minute in the
-	// embedded shape. The cloud shape calls Pass from App Engine cron or
-	// Cloud Scheduler instead, and has no Ticks.
+	// embedded shape. The cloud shape calls Pass from its minute cron
+	// (App Engine cron or Cloud Scheduler) instead, and has no Ticks.
 	Ticks <-chan time.Time
 	// Batch is how many overdue jobs one query asks for; 0 means 500.
 	Batch int
@@ -40,8 +41,9 @@ type Options struct {
 	Workers int
 }
 
-// Watchdog runs repair passes.
+// Watchdog runs repair passes: Pass for one, Run for one at each tick.
 type Watchdog struct {
+	pass.Base
 	store    store.Store
 	repairer Repairer
 	opts     Options
@@ -50,12 +52,6 @@ type Watchdog struct {
 // New returns a watchdog that repairs the overdue jobs of st with r. It
 // panics without opts.Now.
 func New(st store.Store, r Repairer, opts Options) *Watchdog {
-	if opts.Now == nil {
-		panic("watchdog.New: Options.Now is required")
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
 	if opts.Batch <= 0 {
 		opts.Batch = 500
 	}
@@ -65,7 +61,9 @@ func New(st store.Store, r Repairer, opts Options) *Watchdog {
 	if opts.Workers <= 0 {
 		opts.Workers = 16
 	}
-	return &Watchdog{store: st, repairer: r, opts: opts}
+	w := &Watchdog{store: st, repairer: r, opts: opts}
+	w.Base = pass.New("watchdog", opts.Now, opts.Logger, opts.Ticks, func(ctx context.Context) (pass.Result, error) { return w.Pass(ctx) })
+	return w
 }
 
 // Result says what a pass did.
@@ -75,12 +73,20 @@ type Result struct {
 	Failed   int // of those, jobs whose repair returned an error
 }
 
+// Idle reports a pass that found no job overdue.
+func (r Result) Idle() bool { return r.Overdue == 0 }
+
+// LogValue is the counts, as a pass's log line gives them.
+func (r Result) LogValue() slog.Value {
+	return slog.GroupValue(slog.Int("overdue", r.Overdue), slog.Int("repaired", r.Repaired), slog.Int("failed", r.Failed))
+}
+
 // Pass repairs the jobs overdue at the start of the pass. Jobs that become
 // overdue during it wait for the next one. The jobs of one listing are
 // repaired concurrently, started most overdue first.
 func (w *Watchdog) Pass(ctx context.Context) (Result, error) {
 	batch, most, workers := w.opts.Batch, w.opts.MaxPerPass, w.opts.Workers
-	now := w.opts.Now()
+	now := w.Now()
 	var r Result
 	seen := map[string]bool{}
 	// stuck counts the jobs this pass tried that are still listed, the
@@ -110,7 +116,7 @@ func (w *Watchdog) Pass(ctx context.Context) (Result, error) {
 			case o.err != nil:
 				r.Failed++
 				stuck++
-				w.opts.Logger.Warn("watchdog: repair failed", "job", o.id, "err", o.err)
+				w.Logger().Warn("watchdog: repair failed", "job", o.id, "err", o.err)
 			case o.changed:
 				r.Repaired++
 			default:
@@ -160,27 +166,4 @@ func (w *Watchdog) repair(ctx context.Context, id string) (changed bool, err err
 		}
 	}
 	return false, err
-}
-
-// Run runs a pass at each of Options.Ticks until ctx is done or Ticks is
-// closed. A pass that fails is logged and the next tick tries again, so
-// Run returns nil.
-func (w *Watchdog) Run(ctx context.Context) error {
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case _, ok := <-w.opts.Ticks:
-			if !ok {
-				return nil // the ticker is gone: nothing will ask for a pass again
-			}
-			r, err := w.Pass(ctx)
-			if err != nil {
-				w.opts.Logger.Error("watchdog pass failed", "err", err)
-			}
-			if r.Overdue > 0 {
-				w.opts.Logger.Info("watchdog pass", "overdue", r.Overdue, "repaired", r.Repaired, "failed", r.Failed)
-			}
-		}
-	}
 }

@@ -111,8 +111,7 @@ func Soak(ctx context.Context, opts SoakOptions) ([]SoakSample, error) {
 	wdTick := time.NewTicker(time.Minute)
 	defer wdTick.Stop()
 	wd := watchdog.New(st, eng, watchdog.Options{Now: opts.Now, Ticks: wdTick.C})
-	ret := retention.New(st, eng, retention.Options{Now: opts.Now, Defaults: opts.Retention,
-		MaxPerPass: 1 << 30, JobsPerPass: opts.Jobs})
+	ret := retention.New(st, eng, retention.Options{Now: opts.Now, MaxPerPass: 1 << 30, JobsPerPass: opts.Jobs})
 
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	var bg sync.WaitGroup
