@@ -100,7 +100,7 @@ func Run(ctx context.Context, s Settings, logger *slog.Logger, now func() time.T
 	}()
 	if b.commands {
 		if s.Commands.User != "" {
-			if err := checkPrivate(s.Commands.User, s.secretFiles()); err != nil {
+			if err := checkPrivate(s.Commands.User, s.secretFiles(os.Getenv)); err != nil {
 				return err
 			}
 		} else if len(s.Commands.Projects) > 0 && os.Geteuid() == 0 {
@@ -158,13 +158,22 @@ func Run(ctx context.Context, s Settings, logger *slog.Logger, now func() time.T
 	return runServer(ctx, logger, ln, srv, b.shutdownGrace, services...)
 }
 
-// secretFiles are the files of the server's that no command may read: the
-// database (every project's definitions, their headers included), the
-// admin token, the static tokens' hashes, the session cookie keys and the
-// OIDC client secret, and the push tokens' secret.
-func (s *Settings) secretFiles() []string {
+// secretFiles are the files and directories of the server's that no
+// command may read: the database (every project's definitions, their
+// headers included), the config directory (the same definitions, before
+// they are applied), the admin token, the static tokens' hashes, the
+// session cookie keys and the OIDC client secret, the push tokens'
+// secret, the config repos' credentials and webhook secret, and the
+// Google credentials the server runs with.
+func (s *Settings) secretFiles(getenv func(string) string) []string {
 	files := []string{s.DB, s.DB + "-wal", s.DB + "-shm"}
-	for _, name := range []string{s.AdminTokenFile, s.SignIn.StaticTokensFile, s.SignIn.CookieKeyFile, s.SignIn.OIDCSecretFile, s.Push.SecretFile} {
+	if !s.Configs.FromRepos() {
+		files = append(files, s.Configs.Dir)
+	}
+	for _, name := range []string{
+		s.AdminTokenFile, s.SignIn.StaticTokensFile, s.SignIn.CookieKeyFile, s.SignIn.OIDCSecretFile, s.Push.SecretFile,
+		s.Configs.TokenFile, s.Configs.SSHKeyFile, s.Configs.WebhookSecretFile, getenv("GOOGLE_APPLICATION_CREDENTIALS"),
+	} {
 		if name != "" {
 			files = append(files, name)
 		}
@@ -172,8 +181,9 @@ func (s *Settings) secretFiles() []string {
 	return files
 }
 
-// checkPrivate refuses files that a user other than the server's may
-// read: commands run as user could read them.
+// checkPrivate refuses files and directories that a user other than the
+// server's may read (or, a directory, enter): commands run as user could
+// read them.
 func checkPrivate(user string, files []string) error {
 	for _, name := range files {
 		fi, err := os.Stat(name)

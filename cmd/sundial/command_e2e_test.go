@@ -57,7 +57,7 @@ func TestServeCommandUserKeepsTheServersSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 	configs := filepath.Join(dir, "configs")
-	mkdir(t, configs)
+	mkdirPrivate(t, configs)
 	token := filepath.Join(dir, "admin-token")
 	if err := os.WriteFile(token, []byte(strings.Repeat("t0ken", 8)), 0o600); err != nil {
 		t.Fatal(err)
@@ -102,7 +102,7 @@ func TestServeCommandUserRefusesReadableSecrets(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	configs := filepath.Join(dir, "configs")
-	mkdir(t, configs)
+	mkdirPrivate(t, configs)
 	token := filepath.Join(dir, "admin-token")
 	if err := os.WriteFile(token, []byte(strings.Repeat("t0ken", 8)), 0o644); err != nil {
 		t.Fatal(err)

@@ -306,6 +306,15 @@ func everySecond(n int, url string) string {
 	return b.String()
 }
 
+// mkdirPrivate makes dir for the server's user alone, as --command-user
+// wants of a config directory.
+func mkdirPrivate(t *testing.T, dir string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func mkdir(t *testing.T, dir string) {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -112,7 +112,7 @@ func TestServeCommandUserIsNotTheOperator(t *testing.T) {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	configs := filepath.Join(dir, "configs")
-	mkdir(t, configs)
+	mkdirPrivate(t, configs)
 	writeConfig(t, configs, "victim", "jobs:\n  - id: x\n    schedule: triggered\n    noop: {}\n")
 	// The command is written once the server's port is known.
 	s := serve(t, "--db", filepath.Join(dir, "sundial.db"), "--config-dir", configs, "--command-projects", "attacker", "--command-user", "nobody", "--config-refresh", "1h")
