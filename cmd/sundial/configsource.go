@@ -20,7 +20,7 @@ import (
 	"github.com/sundial-cron/sundial/config"
 	"github.com/sundial-cron/sundial/engine"
 	"github.com/sundial-cron/sundial/store"
-	"github.com/sundial-cron/sundial/web"
+	"github.com/sundial-cron/sundial/web/signin"
 )
 
 // repoFlags say where the projects' configs come from when not from
@@ -99,7 +99,7 @@ func (f *repoFlags) resolve(set map[string]bool) error {
 		f.auth = googleAuth{ts}
 	}
 	if f.tokenFile != "" {
-		token, err := web.ReadTokenFile(f.tokenFile)
+		token, err := signin.ReadTokenFile(f.tokenFile)
 		if err != nil {
 			return fmt.Errorf("--config-token-file: %w", err)
 		}
@@ -113,7 +113,7 @@ func (f *repoFlags) resolve(set map[string]bool) error {
 		f.auth = auth
 	}
 	if f.webhookSecretFile != "" {
-		secret, err := web.ReadTokenFile(f.webhookSecretFile)
+		secret, err := signin.ReadTokenFile(f.webhookSecretFile)
 		if err != nil {
 			return fmt.Errorf("--config-webhook-secret-file: %w", err)
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sundial-cron/sundial/web"
+	"github.com/sundial-cron/sundial/web/signin"
 )
 
 // pushPath is where remote systems report on the attempts they run for
@@ -44,10 +45,9 @@ func (p parts) withPush(f serveFlags, logger *slog.Logger, now func() time.Time,
 	}
 	var push http.Handler = &web.PushEndpoint{Secret: f.pushSecret, Check: p.eng.Check, Logger: logger}
 	if f.pushOIDCAccount != "" {
-		gate, err := web.NewOIDC(web.OIDCOptions{
-			Audience:       strings.TrimSuffix(f.cloud.publicURL, "/") + pushPath,
-			ServiceAccount: f.pushOIDCAccount,
-			Now:            now,
+		gate, err := web.SignedBy(f.pushOIDCAccount, signin.IDTokenOptions{
+			Audience: strings.TrimSuffix(f.cloud.publicURL, "/") + pushPath,
+			Now:      now,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("--push-oidc-account: %w", err)

@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -42,32 +41,30 @@ import (
 
 // serveFlags are the settings of "sundial serve".
 type serveFlags struct {
-	backend        string // embedded or cloud
-	cloud          cloudFlags
-	db             string
-	configDir      string
-	repo           repoFlags // the config repos, when not configDir
-	listen         string
-	adminTokenFile string
-	adminToken     string // read from adminTokenFile at start
-	logFormat      string
-	logLevel       slog.Level
-	sync           sqlite.Sync
-	commandCgroup  string
-	workers        int
-	ahead          time.Duration
-	refresh        time.Duration
-	stopGrace      time.Duration
-	maxCalls       int
-	maxConns       int
-	taskGrace      time.Duration
-	urlAllow       []string
-	urlDeny        []string
-	metricsNames   bool
-	signin         signinFlags // sign-in settings (signin.go)
-	accessFile     string
-	access         access.Settings // read from accessFile at start
-	auth           signinSetup     // built from signin at start
+	backend       string // embedded or cloud
+	cloud         cloudFlags
+	db            string
+	configDir     string
+	repo          repoFlags // the config repos, when not configDir
+	listen        string
+	logFormat     string
+	logLevel      slog.Level
+	sync          sqlite.Sync
+	commandCgroup string
+	workers       int
+	ahead         time.Duration
+	refresh       time.Duration
+	stopGrace     time.Duration
+	maxCalls      int
+	maxConns      int
+	taskGrace     time.Duration
+	urlAllow      []string
+	urlDeny       []string
+	metricsNames  bool
+	signin        signin.Settings // sign-in settings (signin.go)
+	accessFile    string
+	access        access.Settings // read from accessFile at start
+	auth          signin.Setup    // built from signin at start
 
 	// commandProjects are the projects whose command targets run (never
 	// in the cloud shape); commandUser the user they run as.
@@ -108,13 +105,12 @@ func parseServeFlags(args []string, stderr io.Writer) (serveFlags, error) {
 	var f serveFlags
 	fs.StringVar(&f.backend, "backend", "embedded", "embedded (SQLite, in-process queue) or cloud (Cloud Datastore, Cloud Tasks, cron endpoints)")
 	f.cloud.register(fs)
-	f.signin.register(fs)
+	registerSignin(fs, &f.signin)
 	f.repo.register(fs)
 	fs.StringVar(&f.accessFile, "access-file", "", "the server's access settings: administrators, groups, allow_anonymous (docs/auth.md)")
 	fs.StringVar(&f.db, "db", "sundial.db", "the SQLite database file; created if missing")
 	fs.StringVar(&f.configDir, "config-dir", "examples/configs", "the directory of project configs, one <project>.yaml each")
 	fs.StringVar(&f.listen, "listen", "127.0.0.1:8080", "where the console, the API and /metrics listen (cloud: :$PORT when PORT is set)")
-	fs.StringVar(&f.adminTokenFile, "admin-token-file", "", "deprecated: a file holding a token that makes its bearer an administrator (audited as serviceAccount:admin-token@sundial.invalid)")
 	fs.StringVar(&f.logFormat, "log-format", "text", "text or json")
 	fs.TextVar(&f.logLevel, "log-level", slog.LevelInfo, "debug (a line per launch and end), info, warn or error")
 	syncMode := fs.String("sync", "full", "SQLite synchronous setting: full (survives power loss) or normal")
@@ -262,12 +258,6 @@ func runServe(args []string, stdout, stderr io.Writer, now func() time.Time) int
 			logger.Warn(warning)
 		}
 	}
-	if f.adminTokenFile != "" {
-		if f.adminToken, err = web.ReadTokenFile(f.adminTokenFile); err != nil {
-			logger.Error("sundial serve: --admin-token-file", "err", err)
-			return 1
-		}
-	}
 	if f.pushSecretFile != "" {
 		if f.pushSecret, err = readPushSecret(f.pushSecretFile); err != nil {
 			logger.Error("sundial serve: --push-secret-file", "err", err)
@@ -282,7 +272,7 @@ func runServe(args []string, stdout, stderr io.Writer, now func() time.Time) int
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if f.auth, err = f.signin.build(ctx, f.cloud.publicURL, revocations(ctx, f, now), now, logger); err != nil {
+	if f.auth, err = buildSignin(ctx, f, now, logger); err != nil {
 		logger.Error("sundial serve: sign-in", "err", err)
 		return 1
 	}
@@ -396,8 +386,7 @@ func serveEmbedded(ctx context.Context, f serveFlags, logger *slog.Logger, now f
 		return fmt.Errorf("--config-dir: %w", err)
 	}
 
-	singleUser := !f.signin.enabled()
-	handler, err := p.withPush(f, logger, now, f.auth.mount(p.api(singleUser)))
+	handler, err := p.withPush(f, logger, now, f.auth.Mount(p.api()))
 	if err != nil {
 		return err
 	}
@@ -410,8 +399,8 @@ func serveEmbedded(ctx context.Context, f serveFlags, logger *slog.Logger, now f
 		return err
 	}
 	logger.Info("listening", "addr", ln.Addr().String(), "backend", "embedded", "db", f.db, "config_dir", f.configDir, "command_projects", strings.Join(f.commandProjects, ","), "command_user", f.commandUser)
-	if singleUser {
-		logger.Info("single-user mode: no sign-in is configured, so every caller on this machine is an administrator; others need a token", "admin_token", f.adminToken != "")
+	if f.auth.SingleUser() {
+		logger.Info("single-user mode: no sign-in is configured, so every caller on this machine is an administrator; others need a token", "admin_token", f.signin.AdminTokenFile != "")
 	}
 	return runServer(ctx, logger, ln, srv, 5*time.Second, disp, p.wd, p.retainer, p.configs)
 }
@@ -421,11 +410,9 @@ func serveEmbedded(ctx context.Context, f serveFlags, logger *slog.Logger, now f
 // admin token, the static tokens' hashes, the session cookie keys and the
 // OIDC client secret, and the push tokens' secret.
 func secretFiles(f serveFlags) []string {
-	files := []string{f.db, f.db + "-wal", f.db + "-shm"}
-	for _, name := range []string{f.adminTokenFile, f.signin.staticTokensFile, f.signin.cookieKeyFile, f.signin.oidcSecretFile, f.pushSecretFile} {
-		if name != "" {
-			files = append(files, name)
-		}
+	files := append([]string{f.db, f.db + "-wal", f.db + "-shm"}, f.signin.SecretFiles()...)
+	if f.pushSecretFile != "" {
+		files = append(files, f.pushSecretFile)
 	}
 	return files
 }
@@ -462,9 +449,8 @@ type parts struct {
 	// embedded shape, after the watchdog's pass in the cloud's minute cron.
 	retainer *retention.Retainer
 	configs  *config.Refresher
-	// api is the API and /metrics; loopbackAdmin makes local callers the
-	// admin (the embedded shape).
-	api func(loopbackAdmin bool) http.Handler
+	// api is the API and /metrics, behind sign-in.
+	api func() http.Handler
 }
 
 func assemble(f serveFlags, st store.Store, q task.Queue, tgts map[string]targets.Target, notifier engine.Notifier, cfg statemachine.Config, metrics *web.Metrics, logger *slog.Logger, now func() time.Time, t ticks) parts {
@@ -492,47 +478,23 @@ func assemble(f serveFlags, st store.Store, q task.Queue, tgts map[string]target
 		wd:       watchdog.New(st, eng, watchdog.Options{Now: now, Logger: logger, Ticks: t.watchdog}),
 		retainer: retention.New(st, eng, retention.Options{Now: now, Logger: logger, Ticks: t.retention, Defaults: f.retention}),
 		configs:  configs,
-		api: func(singleUser bool) http.Handler {
-			// In the single-user mode a local caller is the
-			// administrator; once any sign-in is configured, being local
-			// grants nothing. The admin token (deprecated) is a machine
-			// identity of its own.
-			settings := f.access
-			settings.LocalAdministrator = singleUser
-			var authn []web.Authenticator
-			if singleUser {
-				authn = append(authn, web.LocalCaller{})
-			}
-			for _, a := range f.auth.authenticators {
-				authn = append(authn, a)
-			}
-			if f.adminToken != "" {
-				authn = append(authn, web.AdminToken(f.adminToken))
-				settings.Administrators = append(slices.Clone(settings.Administrators), access.Member(web.AdminTokenIdentity))
-			}
-			if f.auth.static != nil {
-				authn = append(authn, f.auth.static)
-			}
-			policy, err := access.NewPolicy(settings)
+		api: func() http.Handler {
+			policy, err := f.auth.Policy(f.access)
 			if err != nil {
 				panic(err) // ReadSettings checked the file's settings whole
-			}
-			var signIn string
-			if f.auth.oidc != nil {
-				signIn = signin.SignInPath
 			}
 			return web.New(web.Options{
 				Engine:         eng,
 				Store:          st,
 				Metrics:        metrics,
-				Authenticators: authn,
+				Authenticators: f.auth.Chain(),
 				Policy:         policy,
 				Now:            now,
 				Logger:         logger,
 				Reimport:       reimport(f, configs),
 				WebhookSecret:  f.repo.webhookSecret,
 				Console:        true,
-				SignIn:         signIn,
+				SignIn:         f.auth.SignInPath(),
 			})
 		},
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/sundial-cron/sundial/task/cloudtasks"
 	"github.com/sundial-cron/sundial/watchdog"
 	"github.com/sundial-cron/sundial/web"
+	"github.com/sundial-cron/sundial/web/signin"
 )
 
 // The cloud shape's internal endpoints: where Cloud Tasks delivers tasks,
@@ -161,7 +162,7 @@ func (c *cloudFlags) gates(now func() time.Time) (tasks web.Gate, cron func(path
 			cloudtasks.AppEngine{Service: os.Getenv("GAE_SERVICE"), Path: tasksPath}, nil
 	}
 	oidc := func(path string) (web.Gate, error) {
-		return web.NewOIDC(web.OIDCOptions{Audience: c.publicURL + path, ServiceAccount: c.invoker, Now: now})
+		return web.SignedBy(c.invoker, signin.IDTokenOptions{Audience: c.publicURL + path, Now: now})
 	}
 	if tasks, err = oidc(tasksPath); err != nil {
 		return nil, nil, nil, err
@@ -283,9 +284,7 @@ func serveCloud(ctx context.Context, f serveFlags, logger *slog.Logger, now func
 		}
 		mux.Handle(path, web.Guard(gate, logger, web.CronEndpoint(path, pass, logger)))
 	}
-	// The cloud shape has no single-user mode: its instances share no
-	// machine with their callers.
-	api, err := p.withPush(f, logger, now, f.auth.mount(p.api(false)))
+	api, err := p.withPush(f, logger, now, f.auth.Mount(p.api()))
 	if err != nil {
 		return err
 	}

@@ -18,18 +18,20 @@ import (
 	"github.com/sundial-cron/sundial/web/signin/signintest"
 )
 
-// buildSignin parses serve's sign-in flags and builds them.
-func buildSignin(t *testing.T, publicURL string, args ...string) (signinSetup, error) {
+// parseSignin parses serve's sign-in flags for the embedded shape and
+// builds them.
+func parseSignin(t *testing.T, publicURL string, args ...string) (signin.Setup, error) {
 	t.Helper()
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	var s signinFlags
-	s.register(fs)
+	f := serveFlags{backend: "embedded"}
+	registerSignin(fs, &f.signin)
 	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}
+	f.cloud.publicURL = publicURL
 	now := func() time.Time { return time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC) }
-	return s.build(context.Background(), publicURL, revocations(context.Background(), serveFlags{backend: "embedded"}, now), now, slog.New(slog.DiscardHandler))
+	return buildSignin(context.Background(), f, now, slog.New(slog.DiscardHandler))
 }
 
 func TestServeSigninFlags(t *testing.T) {
@@ -47,24 +49,25 @@ func TestServeSigninFlags(t *testing.T) {
 	t.Cleanup(is.Close)
 	oidc := []string{"--oidc-issuer", is.URL(), "--oidc-client-id", "c", "--oidc-client-secret-file", secretFile, "--cookie-key-file", keyFile, "--insecure-dev-cookies"}
 
-	none, err := buildSignin(t, "")
-	if err != nil || len(none.authenticators) != 0 || none.oidc != nil {
-		t.Errorf("no sign-in flags: %+v, %v; want nothing", none, err)
+	none, err := parseSignin(t, "")
+	if err != nil || !none.SingleUser() || len(none.Chain()) != 1 || none.SignInPath() != "" {
+		t.Errorf("no sign-in flags: %+v, %v; want the single-user mode alone", none, err)
 	}
-	all, err := buildSignin(t, public, append(oidc, "--iap-audience", "/projects/1/apps/a",
+	all, err := parseSignin(t, public, append(oidc, "--iap-audience", "/projects/1/apps/a",
 		"--id-token-audience", "https://sundial.example.com", "--static-tokens-file", tokensFile)...)
-	if err != nil || len(all.authenticators) != 3 || all.static == nil || all.oidc == nil {
-		t.Fatalf("every sign-in flag: %d authenticators and static tokens %v, %v; want 3 and static tokens", len(all.authenticators), all.static != nil, err)
+	if err != nil || all.SingleUser() || len(all.Chain()) != 4 || all.SignInPath() != signin.SignInPath {
+		t.Fatalf("every sign-in flag: %d authenticators, single user %t, sign-in at %q, %v; want 4, no single user, %s",
+			len(all.Chain()), all.SingleUser(), all.SignInPath(), err, signin.SignInPath)
 	}
 	// The static tokens file is read, and the
 	// sign-in flow is mounted beside the API.
 	r := httptest.NewRequest("GET", "/api/v1/whoami", nil)
 	r.Header.Set("Authorization", "Bearer "+token)
-	if id, err := all.static.Authenticate(r); err != nil || id != access.ServiceAccount("ci@proj.iam.gserviceaccount.com") {
+	if id, err := all.Chain().Authenticate(r); err != nil || id != access.ServiceAccount("ci@proj.iam.gserviceaccount.com") {
 		t.Errorf("the static token = %q, %v", id, err)
 	}
 	w := httptest.NewRecorder()
-	all.mount(http.NotFoundHandler()).ServeHTTP(w, httptest.NewRequest("GET", signin.SignInPath, nil))
+	all.Mount(http.NotFoundHandler()).ServeHTTP(w, httptest.NewRequest("GET", signin.SignInPath, nil))
 	if w.Code != http.StatusFound || !strings.HasPrefix(w.Header().Get("Location"), is.URL()+"/authorize?") {
 		t.Errorf("GET %s: %d to %q; want a redirect to the issuer", signin.SignInPath, w.Code, w.Header().Get("Location"))
 	}
@@ -81,8 +84,9 @@ func TestServeSigninFlags(t *testing.T) {
 		{"plain http without insecure cookies", public, oidc[:len(oidc)-1], "plain http"},
 		{"a bad IAP audience", "", []string{"--iap-audience", "sundial"}, "--iap-audience"},
 		{"a static tokens file with a bad line", "", []string{"--static-tokens-file", keyFile}, keyFile + ":1:"},
+		{"an admin token file that is not there", "", []string{"--admin-token-file", filepath.Join(dir, "none")}, "--admin-token-file"},
 	} {
-		if _, err := buildSignin(t, tt.public, tt.args...); err == nil || !strings.Contains(err.Error(), tt.want) {
+		if _, err := parseSignin(t, tt.public, tt.args...); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: %v; want an error containing %q", tt.name, err, tt.want)
 		}
 	}
