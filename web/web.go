@@ -34,9 +34,9 @@ type Options struct {
 	Store  store.Store
 	// Metrics, if set, is served at /metrics.
 	Metrics *Metrics
-	// Authenticators tell who makes each request, as signin.Chain asks
-	// them (the server's is signin.Setup's). None leaves every caller
-	// anonymous.
+	// Authenticators tell who makes each request, asked in order as
+	// signin.Chain says; a server's come from signin.New. None leaves
+	// every caller anonymous.
 	Authenticators signin.Chain
 	// Policy decides what each identity may do (the server's
 	// administrators and groups; the projects' grants come from the
