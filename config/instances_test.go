@@ -17,6 +17,7 @@ import (
 	"github.com/sundial-cron/sundial/task"
 	"github.com/sundial-cron/sundial/task/local"
 	"github.com/sundial-cron/sundial/web"
+	"github.com/sundial-cron/sundial/web/signin"
 )
 
 // instance is one server process over a shared SQLite file: its own
@@ -84,11 +85,11 @@ func TestEveryInstanceSeesTheConfigStatusOneRefreshed(t *testing.T) {
 	}
 
 	const token = "instances-test-token"
-	policy, err := access.NewPolicy(access.Settings{Administrators: []access.Member{access.Member(web.AdminTokenIdentity)}})
+	policy, err := access.NewPolicy(access.Settings{Administrators: []access.Member{access.Member(signin.AdminTokenIdentity)}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(web.New(web.Options{Engine: second.eng, Store: second.st, Authenticators: []web.Authenticator{web.AdminToken(token)}, Policy: policy}))
+	srv := httptest.NewServer(web.New(web.Options{Engine: second.eng, Store: second.st, Authenticators: signin.Chain{signin.AdminToken(token)}, Policy: policy}))
 	t.Cleanup(srv.Close)
 	req, _ := http.NewRequest("GET", srv.URL+"/api/v1/projects", nil)
 	req.Header.Set("Authorization", "Bearer "+token)

@@ -151,7 +151,7 @@ func (c *Cloud) gates(now func() time.Time) (tasks web.Gate, cron func(path stri
 			cloudtasks.AppEngine{Service: os.Getenv("GAE_SERVICE"), Path: TasksPath}, nil
 	}
 	oidc := func(path string) (web.Gate, error) {
-		return web.NewOIDC(web.OIDCOptions{Audience: c.PublicURL + path, ServiceAccount: c.Invoker, Now: now})
+		return web.SignedBy(c.Invoker, signin.IDTokenOptions{Audience: c.PublicURL + path, Now: now})
 	}
 	if tasks, err = oidc(TasksPath); err != nil {
 		return nil, nil, nil, err

@@ -19,7 +19,7 @@ import (
 	"github.com/sundial-cron/sundial/config"
 	"github.com/sundial-cron/sundial/engine"
 	"github.com/sundial-cron/sundial/store"
-	"github.com/sundial-cron/sundial/web"
+	"github.com/sundial-cron/sundial/web/signin"
 )
 
 // ConfigSource says where the projects' configs come from: a directory,
@@ -96,7 +96,7 @@ func (c *ConfigSource) check(r *repoResources) error {
 		r.auth = googleAuth{ts}
 	}
 	if c.TokenFile != "" {
-		token, err := web.ReadTokenFile(c.TokenFile)
+		token, err := signin.ReadTokenFile(c.TokenFile)
 		if err != nil {
 			return fmt.Errorf("--config-token-file: %w", err)
 		}
@@ -110,7 +110,7 @@ func (c *ConfigSource) check(r *repoResources) error {
 		r.auth = auth
 	}
 	if c.WebhookSecretFile != "" {
-		secret, err := web.ReadTokenFile(c.WebhookSecretFile)
+		secret, err := signin.ReadTokenFile(c.WebhookSecretFile)
 		if err != nil {
 			return fmt.Errorf("--config-webhook-secret-file: %w", err)
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sundial-cron/sundial/web"
+	"github.com/sundial-cron/sundial/web/signin"
 )
 
 // PushPath is where remote systems report on the attempts they run for
@@ -44,10 +45,9 @@ func (p parts) withPush(s *Settings, logger *slog.Logger, now func() time.Time, 
 	}
 	var push http.Handler = &web.PushEndpoint{Secret: s.pushSecret, Check: p.eng.Check, Logger: logger}
 	if s.Push.OIDCAccount != "" {
-		gate, err := web.NewOIDC(web.OIDCOptions{
-			Audience:       strings.TrimSuffix(s.Cloud.PublicURL, "/") + PushPath,
-			ServiceAccount: s.Push.OIDCAccount,
-			Now:            now,
+		gate, err := web.SignedBy(s.Push.OIDCAccount, signin.IDTokenOptions{
+			Audience: strings.TrimSuffix(s.Cloud.PublicURL, "/") + PushPath,
+			Now:      now,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("--push-oidc-account: %w", err)

@@ -17,8 +17,8 @@ func TestCommandUserSecretsCoverEverySecret(t *testing.T) {
 	path := func(name string) string { return filepath.Join(dir, name) }
 	s := Defaults(func(string) string { return "" })
 	s.DB, s.Configs.Dir = path("sundial.db"), path("configs")
-	s.AdminTokenFile, s.Push.SecretFile = path("admin-token"), path("push-secret")
-	s.SignIn.StaticTokensFile, s.SignIn.CookieKeyFile, s.SignIn.OIDCSecretFile = path("tokens"), path("cookie-keys"), path("oidc-secret")
+	s.SignIn.AdminTokenFile, s.Push.SecretFile = path("admin-token"), path("push-secret")
+	s.SignIn.StaticTokensFile, s.SignIn.CookieKeyFile, s.SignIn.OIDCClientSecretFile = path("tokens"), path("cookie-keys"), path("oidc-secret")
 	env := map[string]string{"GOOGLE_APPLICATION_CREDENTIALS": path("credentials.json")}
 	private := []string{"sundial.db", "admin-token", "push-secret", "tokens", "cookie-keys", "oidc-secret", "credentials.json",
 		"config-token", "ssh-key", "webhook-secret"}

@@ -67,9 +67,15 @@ func Run(ctx context.Context, s Settings, logger *slog.Logger, now func() time.T
 		return err
 	}
 	defer b.close()
-	auth, err := s.SignIn.build(ctx, s.Cloud.PublicURL, b.revocations, now, logger)
+	in := s.SignIn
+	in.PublicURL, in.LocalMode = s.Cloud.PublicURL, b.localMode
+	auth, err := signin.New(ctx, in, b.revocations, now, logger)
 	if err != nil {
 		return fmt.Errorf("sign-in: %w", err)
+	}
+	roles, err := auth.Policy(s.access)
+	if err != nil {
+		return fmt.Errorf("--access-file: %w", err)
 	}
 
 	// The server's own sockets, known once it listens: url_fetch never
@@ -113,7 +119,7 @@ func Run(ctx context.Context, s Settings, logger *slog.Logger, now func() time.T
 	if err != nil {
 		return err
 	}
-	p := assemble(&s, b, auth, tgts, notifier, metrics, logger, now)
+	p := assemble(&s, b, auth, roles, tgts, notifier, metrics, logger, now)
 	eng = p.eng
 	// A directory that cannot be read at all is the operator's mistake, and
 	// better said now than as an empty server. The configs themselves are
@@ -126,8 +132,7 @@ func Run(ctx context.Context, s Settings, logger *slog.Logger, now func() time.T
 		}
 	}
 
-	singleUser := b.singleUser && !s.SignIn.Enabled()
-	handler, err := p.withPush(&s, logger, now, auth.mount(p.api(singleUser)))
+	handler, err := p.withPush(&s, logger, now, auth.Mount(p.api))
 	if err != nil {
 		return err
 	}
@@ -151,8 +156,8 @@ func Run(ctx context.Context, s Settings, logger *slog.Logger, now func() time.T
 	}
 	attrs := append([]any{"addr", ln.Addr().String(), "backend", s.Shape}, b.logAttrs...)
 	logger.Info("listening", append(attrs, s.Configs.logAttrs()...)...)
-	if singleUser {
-		logger.Info("single-user mode: no sign-in is configured, so every caller on this machine is an administrator; others need a token", "admin_token", s.adminToken != "")
+	if auth.SingleUser() {
+		logger.Info("single-user mode: no sign-in is configured, so every caller on this machine of the server's own user (or root) is an administrator; others need a token", "admin_token", s.SignIn.AdminTokenFile != "")
 	}
 	services := append(slices.Clone(b.services), p.passes...)
 	return runServer(ctx, logger, ln, srv, b.shutdownGrace, services...)
@@ -166,13 +171,12 @@ func Run(ctx context.Context, s Settings, logger *slog.Logger, now func() time.T
 // secret, the config repos' credentials and webhook secret, and the
 // Google credentials the server runs with.
 func (s *Settings) secretFiles(getenv func(string) string) []string {
-	files := []string{s.DB, s.DB + "-wal", s.DB + "-shm"}
+	files := append([]string{s.DB, s.DB + "-wal", s.DB + "-shm"}, s.SignIn.SecretFiles()...)
 	if !s.Configs.FromRepos() {
 		files = append(files, s.Configs.Dir)
 	}
 	for _, name := range []string{
-		s.AdminTokenFile, s.SignIn.StaticTokensFile, s.SignIn.CookieKeyFile, s.SignIn.OIDCSecretFile, s.Push.SecretFile,
-		s.Configs.TokenFile, s.Configs.SSHKeyFile, s.Configs.WebhookSecretFile, getenv("GOOGLE_APPLICATION_CREDENTIALS"),
+		s.Push.SecretFile, s.Configs.TokenFile, s.Configs.SSHKeyFile, s.Configs.WebhookSecretFile, getenv("GOOGLE_APPLICATION_CREDENTIALS"),
 	} {
 		if name != "" {
 			files = append(files, name)
@@ -218,12 +222,11 @@ type parts struct {
 	// passes are the services that run the passes in-process: none where
 	// cron calls them over HTTP.
 	passes []service
-	// api is the API, the console and /metrics; singleUser makes local
-	// callers the administrator.
-	api func(singleUser bool) http.Handler
+	// api is the API, the console and /metrics.
+	api http.Handler
 }
 
-func assemble(s *Settings, b *backends, auth signinSetup, tgts map[string]targets.Target, notifier engine.Notifier, metrics *web.Metrics, logger *slog.Logger, now func() time.Time) parts {
+func assemble(s *Settings, b *backends, auth signin.Setup, roles *access.Policy, tgts map[string]targets.Target, notifier engine.Notifier, metrics *web.Metrics, logger *slog.Logger, now func() time.Time) parts {
 	eng := engine.New(b.store, b.queue, tgts, engine.Options{
 		Now:                now,
 		Config:             b.config,
@@ -252,21 +255,19 @@ func assemble(s *Settings, b *backends, auth signinSetup, tgts map[string]target
 	if b.ticks.watchdog != nil {
 		p.passes = []service{p.wd, p.retainer, p.configs}
 	}
-	p.api = func(singleUser bool) http.Handler {
-		return web.New(web.Options{
-			Engine:         eng,
-			Store:          b.store,
-			Metrics:        metrics,
-			Authenticators: s.authenticators(auth, singleUser),
-			Policy:         s.roles(singleUser),
-			Now:            now,
-			Logger:         logger,
-			Reimport:       s.reimport(configs),
-			WebhookSecret:  s.repoResources.webhookSecret,
-			Console:        true,
-			SignIn:         auth.signInPath(),
-		})
-	}
+	p.api = web.New(web.Options{
+		Engine:         eng,
+		Store:          b.store,
+		Metrics:        metrics,
+		Authenticators: auth.Chain(),
+		Policy:         roles,
+		Now:            now,
+		Logger:         logger,
+		Reimport:       s.reimport(configs),
+		WebhookSecret:  s.repoResources.webhookSecret,
+		Console:        true,
+		SignIn:         auth.SignInPath(),
+	})
 	return p
 }
 
@@ -295,7 +296,7 @@ func listen(s *Settings, handler http.Handler) (net.Listener, *http.Server, erro
 		Handler: handler,
 		// Who owns a loopback caller's end decides whether it is the
 		// operator (web.LocalCaller).
-		ConnContext:       web.ConnContext,
+		ConnContext:       signin.ConnContext,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       time.Minute,
 		IdleTimeout:       2 * time.Minute,
@@ -369,50 +370,4 @@ func refreshTicks(ctx context.Context, period time.Duration, now func() time.Tim
 		}
 	}()
 	return ticks
-}
-
-// authenticators tell who makes a request, tried in order. In the
-// single-user mode a local caller is the administrator; once any sign-in
-// is configured, being local grants nothing. The admin token (deprecated)
-// is a machine identity of its own, tried before the static tokens, which
-// refuse any token they do not know.
-func (s *Settings) authenticators(auth signinSetup, singleUser bool) []web.Authenticator {
-	var authn []web.Authenticator
-	if singleUser {
-		authn = append(authn, web.LocalCaller{})
-	}
-	for _, a := range auth.authenticators {
-		authn = append(authn, a)
-	}
-	if s.adminToken != "" {
-		authn = append(authn, web.AdminToken(s.adminToken))
-	}
-	if auth.static != nil {
-		authn = append(authn, auth.static)
-	}
-	return authn
-}
-
-// roles decide what each identity may do: the access file's
-// administrators and groups, and each project's roles.
-func (s *Settings) roles(singleUser bool) *access.Policy {
-	settings := s.access
-	settings.LocalAdministrator = singleUser
-	if s.adminToken != "" {
-		settings.Administrators = append(slices.Clone(settings.Administrators), access.Member(web.AdminTokenIdentity))
-	}
-	policy, err := access.NewPolicy(settings)
-	if err != nil {
-		panic(err) // ReadSettings checked the file's settings whole
-	}
-	return policy
-}
-
-// signInPath is where the console sends people to sign in; "" without
-// OIDC.
-func (a signinSetup) signInPath() string {
-	if a.oidc == nil {
-		return ""
-	}
-	return signin.SignInPath
 }

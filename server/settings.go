@@ -23,7 +23,7 @@ import (
 	"github.com/sundial-cron/sundial/targets/pubsub"
 	"github.com/sundial-cron/sundial/targets/swarming"
 	"github.com/sundial-cron/sundial/task/local"
-	"github.com/sundial-cron/sundial/web"
+	"github.com/sundial-cron/sundial/web/signin"
 )
 
 // Settings are everything an operator says of a running Sundial. Errors
@@ -77,18 +77,17 @@ type Settings struct {
 	// Push is how remote systems report the ends of attempts.
 	Push Push
 
-	// AccessFile names the server's administrators and groups;
-	// AdminTokenFile is the deprecated admin token.
-	AccessFile, AdminTokenFile string
-	// SignIn is how people and machines prove who they are.
-	SignIn SignIn
+	// AccessFile names the server's administrators and groups.
+	AccessFile string
+	// SignIn is how people and machines prove who they are. Run sets its
+	// PublicURL (Cloud.PublicURL) and LocalMode (the shape's).
+	SignIn signin.Settings
 
 	// Cloud are the cloud shape's settings.
 	Cloud Cloud
 
 	// What the files named above hold, read by Check and Run.
 	access        access.Settings
-	adminToken    string
 	pushSecret    []byte
 	repoResources repoResources
 }
@@ -168,7 +167,7 @@ func Defaults(getenv func(string) string) Settings {
 		PollMin:            statemachine.DefaultConfig.MinPoll,
 		PollMax:            statemachine.DefaultConfig.MaxPoll,
 		Retention:          engine.DefaultRetention,
-		SignIn:             SignIn{SessionTTL: defaultSessionTTL},
+		SignIn:             signin.Settings{SessionTTL: signin.DefaultSessionTTL},
 		Cloud: Cloud{
 			Project:   getenv("GOOGLE_CLOUD_PROJECT"),
 			Platform:  platformOf(getenv),
@@ -238,11 +237,6 @@ func (s *Settings) Check() error {
 // readFiles reads the secrets and the access settings the settings name.
 func (s *Settings) readFiles() error {
 	var err error
-	if s.AdminTokenFile != "" {
-		if s.adminToken, err = web.ReadTokenFile(s.AdminTokenFile); err != nil {
-			return fmt.Errorf("--admin-token-file: %w", err)
-		}
-	}
 	if s.Push.SecretFile != "" {
 		if s.pushSecret, err = readPushSecret(s.Push.SecretFile); err != nil {
 			return fmt.Errorf("--push-secret-file: %w", err)

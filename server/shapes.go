@@ -65,10 +65,11 @@ type backends struct {
 	// routes add the shape's internal endpoints (task delivery, the minute
 	// cron) in front of the API; nil for none.
 	routes func(mux *http.ServeMux, p parts) error
-	// singleUser says callers on the server's machine may be the
-	// administrator when no sign-in is configured: only where the server
-	// shares its machine with its operator.
-	singleUser bool
+	// localMode says callers on the server's machine may be the
+	// administrator when no sign-in is configured (signin.Settings'
+	// LocalMode): only where the server shares its machine with its
+	// operator.
+	localMode bool
 	// commands says the shape runs the command target.
 	commands bool
 	// ownHosts are host names by which the service itself is called,

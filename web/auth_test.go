@@ -2,12 +2,8 @@ package web_test
 
 import (
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/sundial-cron/sundial/web"
 )
 
 func TestWhoMayCallTheAPI(t *testing.T) {
@@ -67,40 +63,6 @@ func TestHealthzNeedsNoToken(t *testing.T) {
 	h := fixture(t)
 	if a := h.do(req{method: "GET", path: "/healthz", remote: true}); a.status != 200 || a.raw != "ok\n" {
 		t.Errorf("remote health check: %d %q", a.status, a.raw)
-	}
-}
-
-func TestReadTokenFile(t *testing.T) {
-	dir := t.TempDir()
-	cases := []struct {
-		name    string
-		content string // "" for a missing file
-		want    string
-		err     string
-	}{
-		{"a token on one line is read without its newline", adminToken + "\n", adminToken, ""},
-		{"surrounding white space is dropped", "  \n" + adminToken + " \n\n", adminToken, ""},
-		{"a missing file is an error", "", "", "no such file"},
-		{"an empty file is an error", "\n", "", "the token has 0 bytes; want at least 16"},
-		{"a short token is an error", "hunter2", "", "the token has 7 bytes; want at least 16"},
-		{"two tokens are an error", adminToken + "\n" + adminToken, "", "holds white space"},
-	}
-	for i, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			path := filepath.Join(dir, "token"+string(rune('a'+i)))
-			if c.content != "" {
-				if err := os.WriteFile(path, []byte(c.content), 0o600); err != nil {
-					t.Fatal(err)
-				}
-			}
-			got, err := web.ReadTokenFile(path)
-			if c.err == "" && (err != nil || got != c.want) {
-				t.Errorf("got %q, %v; want %q", got, err, c.want)
-			}
-			if c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)) {
-				t.Errorf("error %v, want one containing %q", err, c.err)
-			}
-		})
 	}
 }
 

@@ -1,9 +1,13 @@
 package web
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+
+	"github.com/sundial-cron/sundial/access"
+	"github.com/sundial-cron/sundial/web/signin"
 )
 
 // Gate decides whether a request to an internal endpoint comes from Cloud
@@ -40,6 +44,45 @@ func (h Header) Admit(r *http.Request) error {
 		return fmt.Errorf("no %s header", h.Name)
 	case len(got) > 1 || got[0] != h.Value:
 		return fmt.Errorf("header %s is %q, want %q", h.Name, got, h.Value)
+	}
+	return nil
+}
+
+// signedBy admits the requests whose bearer token is a Google-signed ID
+// token of one service account.
+type signedBy struct {
+	tokens  *signin.IDTokens
+	account access.Identity
+}
+
+// SignedBy returns the gate that admits requests bearing an ID token
+// Google signed for account, the service account's email, as opts says
+// (the audience: the endpoint's URL): what Cloud Tasks, Cloud Scheduler
+// and a Pub/Sub push subscription send on Cloud Run, where any header can
+// come from outside. The token is checked by sign-in's verifier
+// (signin.IDTokens).
+func SignedBy(account string, opts signin.IDTokenOptions) (Gate, error) {
+	id, err := access.ParseIdentity(string(access.ServiceAccount(account)))
+	if err != nil {
+		return nil, fmt.Errorf("oidc gate: service account %q: want the account's email", account)
+	}
+	tokens, err := signin.NewIDTokens(opts)
+	if err != nil {
+		return nil, fmt.Errorf("oidc gate: %w", err)
+	}
+	return signedBy{tokens: tokens, account: id}, nil
+}
+
+// Admit implements Gate.
+func (g signedBy) Admit(r *http.Request) error {
+	id, err := g.tokens.Authenticate(r)
+	switch {
+	case err != nil:
+		return err
+	case id == access.Anonymous:
+		return errors.New("no bearer token that is an ID token")
+	case id != g.account:
+		return fmt.Errorf("the token is for %s, want %s", id, g.account)
 	}
 	return nil
 }

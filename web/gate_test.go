@@ -8,6 +8,7 @@ import (
 
 	"github.com/sundial-cron/sundial/task/cloudtasks/cloudtaskstest"
 	"github.com/sundial-cron/sundial/web"
+	"github.com/sundial-cron/sundial/web/signin"
 )
 
 func TestHeaderGates(t *testing.T) {
@@ -51,12 +52,12 @@ const (
 	audience = "https://sundial.example.com/internal/tasks"
 )
 
-// newOIDC returns a gate that trusts is, expecting account and audience,
-// on a clock at t0.
-func newOIDC(t *testing.T, is *cloudtaskstest.Issuer, now func() time.Time) *web.OIDC {
+// newSignedBy returns a gate that trusts is, expecting account and
+// audience, on the clock now.
+func newSignedBy(t *testing.T, is *cloudtaskstest.Issuer, now func() time.Time) web.Gate {
 	t.Helper()
-	g, err := web.NewOIDC(web.OIDCOptions{
-		Issuer: is.URL(), KeysURL: is.KeysURL(), Audience: audience, ServiceAccount: account, Now: now,
+	g, err := web.SignedBy(account, signin.IDTokenOptions{
+		Issuer: is.URL(), KeysURL: is.KeysURL(), Audience: audience, Now: now,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -74,10 +75,10 @@ func newIssuer(t *testing.T) *cloudtaskstest.Issuer {
 	return is
 }
 
-func TestOIDCGate(t *testing.T) {
+func TestSignedByGate(t *testing.T) {
 	t.Parallel()
 	is, forger := newIssuer(t), newIssuer(t)
-	gate := newOIDC(t, is, func() time.Time { return t0 })
+	gate := newSignedBy(t, is, func() time.Time { return t0 })
 	good := cloudtaskstest.Claims{Audience: audience, Email: account, EmailVerified: true, IssuedAt: t0, Expiry: t0.Add(time.Hour)}
 	with := func(change func(*cloudtaskstest.Claims)) cloudtaskstest.Claims {
 		c := good
@@ -92,7 +93,7 @@ func TestOIDCGate(t *testing.T) {
 		{"a token Google signed for our account and audience is admitted", "Bearer " + is.Sign(good), ""},
 		{"a request without a token is refused", "", "no bearer token"},
 		{"a token that is not a bearer token is refused", "Basic " + is.Sign(good), "no bearer token"},
-		{"a token that is not a JWT is refused", "Bearer not-a-jwt", "malformed"},
+		{"a token that is not a JWT is refused", "Bearer not-a-jwt", "no bearer token"},
 		{"a token signed by someone else in the issuer's name is refused", "Bearer " + forger.Sign(with(func(c *cloudtaskstest.Claims) { c.Issuer = is.URL() })), "signature"},
 		{"a token from another issuer is refused (its keys are not the issuer's)", "Bearer " + forger.Sign(good), "signature"},
 		{"a token naming another issuer is refused", "Bearer " + is.Sign(with(func(c *cloudtaskstest.Claims) { c.Issuer = "https://accounts.example.com" })), "different provider"},
@@ -121,23 +122,24 @@ func TestOIDCGate(t *testing.T) {
 	}
 }
 
-func TestNewOIDCRefusesIncompleteOptions(t *testing.T) {
+func TestSignedByRefusesIncompleteOptions(t *testing.T) {
 	t.Parallel()
 	now := func() time.Time { return t0 }
 	tests := []struct {
 		name    string
-		opts    web.OIDCOptions
+		account string
+		opts    signin.IDTokenOptions
 		wantErr string
 	}{
-		{"no audience", web.OIDCOptions{ServiceAccount: account, Now: now}, "audience: missing"},
-		{"no service account", web.OIDCOptions{Audience: audience, Now: now}, "service account"},
-		{"no clock", web.OIDCOptions{Audience: audience, ServiceAccount: account}, "Now: missing"},
-		{"an issuer without its keys", web.OIDCOptions{Issuer: "https://issuer.example.com", Audience: audience, ServiceAccount: account, Now: now}, "keys URL"},
+		{"no audience", account, signin.IDTokenOptions{Now: now}, "audience: missing"},
+		{"no service account", "", signin.IDTokenOptions{Audience: audience, Now: now}, "service account"},
+		{"no clock", account, signin.IDTokenOptions{Audience: audience}, "Now: missing"},
+		{"an issuer without its keys", account, signin.IDTokenOptions{Issuer: "https://issuer.example.com", Audience: audience, Now: now}, "keys URL"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, err := web.NewOIDC(tt.opts); err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("NewOIDC = %v, want an error containing %q", err, tt.wantErr)
+			if _, err := web.SignedBy(tt.account, tt.opts); err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("SignedBy = %v, want an error containing %q", err, tt.wantErr)
 			}
 		})
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/sundial-cron/sundial/task/local"
 	"github.com/sundial-cron/sundial/watchdog"
 	"github.com/sundial-cron/sundial/web"
+	"github.com/sundial-cron/sundial/web/signin"
 )
 
 // t0 is where every test's clock starts: a Monday, 10:00 UTC.
@@ -106,15 +107,15 @@ func newHandler(h *harness, st store.Store, token string, singleUser bool) http.
 		Groups:             map[string][]access.Identity{"sre": {"user:carol@example.com"}, "admins": {"user:oncall@example.com"}},
 		LocalAdministrator: singleUser,
 	}
-	var authn []web.Authenticator
+	var authn signin.Chain
 	if singleUser {
-		authn = append(authn, web.LocalCaller{})
+		authn = append(authn, signin.LocalCaller{})
 	} else {
 		authn = append(authn, testIdentity{})
 	}
 	if token != "" {
-		authn = append(authn, web.AdminToken(token))
-		settings.Administrators = append(settings.Administrators, access.Member(web.AdminTokenIdentity))
+		authn = append(authn, signin.AdminToken(token))
+		settings.Administrators = append(settings.Administrators, access.Member(signin.AdminTokenIdentity))
 	}
 	policy, err := access.NewPolicy(settings)
 	if err != nil {
@@ -189,7 +190,7 @@ func (h *harness) do(r req) answer {
 	hr.RemoteAddr = "127.0.0.1:53211"
 	hr.Host = "127.0.0.1:8080"
 	if h.peer != nil {
-		hr = hr.WithContext(web.ConnContext(hr.Context(), h.peer))
+		hr = hr.WithContext(signin.ConnContext(hr.Context(), h.peer))
 	}
 	if r.remote {
 		hr.RemoteAddr = "203.0.113.7:40000"

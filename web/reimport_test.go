@@ -14,6 +14,7 @@ import (
 
 	"github.com/sundial-cron/sundial/access"
 	"github.com/sundial-cron/sundial/web"
+	"github.com/sundial-cron/sundial/web/signin"
 )
 
 // TestReimportTakesASignedWebhookOrAnAdministrator: GitHub's HMAC of the
@@ -29,7 +30,7 @@ func TestReimportTakesASignedWebhookOrAnAdministrator(t *testing.T) {
 		t.Fatal(err)
 	}
 	secret := []byte("hook-secret")
-	handler := web.New(web.Options{Engine: h.eng, Store: h.st, Policy: policy, Authenticators: []web.Authenticator{testIdentity{}},
+	handler := web.New(web.Options{Engine: h.eng, Store: h.st, Policy: policy, Authenticators: signin.Chain{testIdentity{}},
 		WebhookSecret: secret, Reimport: func(context.Context) error { imports.Add(1); return nil }})
 	body := `{"ref":"refs/heads/main"}`
 	mac := hmac.New(sha256.New, secret)

@@ -75,11 +75,11 @@ func TestEndpointRefusesOutsideRequests(t *testing.T) {
 		{"App Engine: no queue header", web.AppEngineQueue("sundial"), nil},
 		{"App Engine: another queue", web.AppEngineQueue("sundial"), map[string]string{"X-AppEngine-QueueName": "other"}},
 		{"App Engine: only the Cloud Tasks header of HTTP targets", web.AppEngineQueue("sundial"), map[string]string{"X-CloudTasks-QueueName": "sundial"}},
-		{"Cloud Run: no token", newOIDC(t, is, func() time.Time { return t0 }), map[string]string{"X-CloudTasks-QueueName": "sundial"}},
-		{"Cloud Run: a forged token", newOIDC(t, is, func() time.Time { return t0 }), map[string]string{"Authorization": "Bearer " + forger.Token(account, audience, t0)}},
-		{"Cloud Run: a token for another audience", newOIDC(t, is, func() time.Time { return t0 }), map[string]string{"Authorization": "Bearer " + is.Token(account, "https://other.example.com", t0)}},
-		{"Cloud Run: a token for another account", newOIDC(t, is, func() time.Time { return t0 }), map[string]string{"Authorization": "Bearer " + is.Token("intruder@proj.iam.gserviceaccount.com", audience, t0)}},
-		{"Cloud Run: an expired token", newOIDC(t, is, func() time.Time { return t0 }), map[string]string{"Authorization": "Bearer " + expired}},
+		{"Cloud Run: no token", newSignedBy(t, is, func() time.Time { return t0 }), map[string]string{"X-CloudTasks-QueueName": "sundial"}},
+		{"Cloud Run: a forged token", newSignedBy(t, is, func() time.Time { return t0 }), map[string]string{"Authorization": "Bearer " + forger.Token(account, audience, t0)}},
+		{"Cloud Run: a token for another audience", newSignedBy(t, is, func() time.Time { return t0 }), map[string]string{"Authorization": "Bearer " + is.Token(account, "https://other.example.com", t0)}},
+		{"Cloud Run: a token for another account", newSignedBy(t, is, func() time.Time { return t0 }), map[string]string{"Authorization": "Bearer " + is.Token("intruder@proj.iam.gserviceaccount.com", audience, t0)}},
+		{"Cloud Run: an expired token", newSignedBy(t, is, func() time.Time { return t0 }), map[string]string{"Authorization": "Bearer " + expired}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -25,6 +25,7 @@ import (
 	"github.com/sundial-cron/sundial/access"
 	"github.com/sundial-cron/sundial/engine"
 	"github.com/sundial-cron/sundial/store"
+	"github.com/sundial-cron/sundial/web/signin"
 )
 
 // Options configure the handler.
@@ -33,10 +34,10 @@ type Options struct {
 	Store  store.Store
 	// Metrics, if set, is served at /metrics.
 	Metrics *Metrics
-	// Authenticators tell who makes each request, tried in order: the
-	// first that returns a non-anonymous identity, or an error, decides.
-	// None leaves every caller anonymous.
-	Authenticators []Authenticator
+	// Authenticators tell who makes each request, asked in order as
+	// signin.Chain says; a server's come from signin.New. None leaves
+	// every caller anonymous.
+	Authenticators signin.Chain
 	// Policy decides what each identity may do (the server's
 	// administrators and groups; the projects' grants come from the
 	// store). Required.
@@ -70,7 +71,7 @@ type server struct {
 	eng    *engine.Engine
 	st     store.Store
 	log    *slog.Logger
-	authn  []Authenticator
+	authn  signin.Chain
 	policy *access.Policy
 	grants *grantsCache
 	// csrf refuses browsers' cross-origin changes.

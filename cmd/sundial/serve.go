@@ -59,7 +59,6 @@ func serveFlags(fs *flag.FlagSet, s *server.Settings) (finish func() error) {
 	fs.StringVar(&s.Push.OIDCAccount, "push-oidc-account", s.Push.OIDCAccount, "the service account (email) whose OIDC token a push must also carry, for the audience --public-url + "+server.PushPath+": the push subscription's (default: the attempt's token alone admits a push)")
 
 	fs.StringVar(&s.AccessFile, "access-file", s.AccessFile, "the server's access settings: administrators, groups, allow_anonymous (docs/auth.md)")
-	fs.StringVar(&s.AdminTokenFile, "admin-token-file", s.AdminTokenFile, "deprecated: a file holding a token that makes its bearer an administrator (audited as serviceAccount:admin-token@sundial.invalid)")
 	signInFlags(fs, &s.SignIn)
 	configFlags(fs, &s.Configs)
 	cloudFlags(fs, &s.Cloud)

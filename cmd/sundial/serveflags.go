@@ -8,17 +8,21 @@ import (
 	"github.com/sundial-cron/sundial/web/signin"
 )
 
-// signInFlags registers serve's sign-in flags on fs.
-func signInFlags(fs *flag.FlagSet, s *server.SignIn) {
+// signInFlags registers serve's sign-in flags on fs: how people (OIDC,
+// IAP) and machines (service accounts' ID tokens, static tokens, the
+// deprecated admin token) prove who they are. None set is the local
+// single-user mode.
+func signInFlags(fs *flag.FlagSet, s *signin.Settings) {
 	fs.StringVar(&s.OIDCIssuer, "oidc-issuer", s.OIDCIssuer, "sign people in with this OpenID Connect issuer (https://accounts.google.com); the callback is --public-url + "+signin.CallbackPath)
 	fs.StringVar(&s.OIDCClientID, "oidc-client-id", s.OIDCClientID, "the OAuth client id registered with --oidc-issuer")
-	fs.StringVar(&s.OIDCSecretFile, "oidc-client-secret-file", s.OIDCSecretFile, "a file holding the OAuth client's secret")
+	fs.StringVar(&s.OIDCClientSecretFile, "oidc-client-secret-file", s.OIDCClientSecretFile, "a file holding the OAuth client's secret")
 	fs.StringVar(&s.CookieKeyFile, "cookie-key-file", s.CookieKeyFile, "a file of session cookie keys, one a line, 32 random bytes in base64 each; the first seals (head -c 32 /dev/urandom | base64)")
 	fs.DurationVar(&s.SessionTTL, "session-ttl", s.SessionTTL, "how long a sign-in lasts, whatever is done with it")
-	fs.BoolVar(&s.InsecureCookies, "insecure-dev-cookies", s.InsecureCookies, "session cookies without Secure, for development at http://localhost only")
+	fs.BoolVar(&s.InsecureDevCookies, "insecure-dev-cookies", s.InsecureDevCookies, "session cookies without Secure, for development at http://localhost only")
 	fs.StringVar(&s.IAPAudience, "iap-audience", s.IAPAudience, "behind Identity-Aware Proxy: the audience of its signed header (/projects/NUMBER/apps/ID, ...)")
 	fs.StringVar(&s.IDTokenAudience, "id-token-audience", s.IDTokenAudience, "take Google-signed ID tokens of service accounts for this audience as bearer tokens (by convention --public-url)")
 	fs.StringVar(&s.StaticTokensFile, "static-tokens-file", s.StaticTokensFile, "a file mapping SHA-256 hashes of static bearer tokens to identities (sundial token new)")
+	fs.StringVar(&s.AdminTokenFile, "admin-token-file", s.AdminTokenFile, "deprecated: a file holding a token that makes its bearer an administrator (audited as serviceAccount:admin-token@sundial.invalid)")
 }
 
 // configFlags registers the flags of where the projects' configs come

@@ -19,6 +19,7 @@ import (
 	"github.com/sundial-cron/sundial/task/cloudtasks/cloudtaskstest"
 	"github.com/sundial-cron/sundial/task/tasktest"
 	"github.com/sundial-cron/sundial/web"
+	"github.com/sundial-cron/sundial/web/signin"
 )
 
 const queuePath = "projects/proj/locations/us-central1/queues/sundial"
@@ -81,7 +82,7 @@ func newRig(t *testing.T, clock *fakeclock.Clock, tg target, retry cloudtasks.Re
 			t.Fatal(err)
 		}
 		t.Cleanup(is.Close)
-		gate, err := web.NewOIDC(web.OIDCOptions{Issuer: is.URL(), KeysURL: is.KeysURL(), Audience: audience, ServiceAccount: account, Now: clock.Now})
+		gate, err := web.SignedBy(account, signin.IDTokenOptions{Issuer: is.URL(), KeysURL: is.KeysURL(), Audience: audience, Now: clock.Now})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -29,6 +29,7 @@ import (
 	"github.com/sundial-cron/sundial/task/local"
 	"github.com/sundial-cron/sundial/watchdog"
 	"github.com/sundial-cron/sundial/web"
+	"github.com/sundial-cron/sundial/web/signin"
 )
 
 // t0 is where the demo's clock starts: a Friday evening, two days before the
@@ -106,7 +107,7 @@ func newSite(t testing.TB) *site {
 		t.Fatal(err)
 	}
 	s.handler = web.New(web.Options{
-		Engine: s.eng, Store: st, Authenticators: []web.Authenticator{testIdentity{}}, Policy: policy,
+		Engine: s.eng, Store: st, Authenticators: signin.Chain{testIdentity{}}, Policy: policy,
 		Now: now, Console: true, SignIn: "/auth/signin",
 	})
 	return s

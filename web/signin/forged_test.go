@@ -256,7 +256,7 @@ func TestStaticTokens(t *testing.T) {
 	bob, bobLine := signin.NewToken(access.User("bob@example.com"))
 	path := t.TempDir() + "/tokens"
 	writeFile(t, path, "# CI\n"+line+"\n\n"+bobLine+"\n")
-	st, err := signin.ReadTokenFile(path)
+	st, err := signin.ReadStaticTokens(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +309,7 @@ func TestStaticTokenFileBadLineNamesFileAndLine(t *testing.T) {
 	} {
 		path := t.TempDir() + "/tokens"
 		writeFile(t, path, "# tokens\n"+good+"\n"+tt.line+"\n")
-		_, err := signin.ReadTokenFile(path)
+		_, err := signin.ReadStaticTokens(path)
 		if err == nil || !strings.Contains(err.Error(), path+":3:") || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: %v; want an error naming %s:3 and %q", tt.name, err, path, tt.want)
 		}

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sundial-cron/sundial/access"
 	"github.com/sundial-cron/sundial/internal/fakeclock"
 	"github.com/sundial-cron/sundial/web/signin"
 	"github.com/sundial-cron/sundial/web/signin/signintest"
@@ -171,13 +170,12 @@ func (b *browser) cookie(s *site, name string) *http.Cookie {
 	return nil
 }
 
-// whoAmI answers {"identity": "..."}: who the authenticators, tried in
-// order, say the caller is, as the API's /whoami does; failed credentials
-// answer 401.
-func whoAmI(auths ...signin.Authenticator) http.Handler {
+// whoAmI answers {"identity": "..."}: who auth says the caller is, as the
+// API's /whoami does; failed credentials answer 401.
+func whoAmI(auth signin.Authenticator) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		id, err := identify(r, auths)
+		id, err := auth.Authenticate(r)
 		if err != nil {
 			w.WriteHeader(http.StatusUnauthorized)
 			json.NewEncoder(w).Encode(map[string]string{"error": err.Error()})
@@ -185,16 +183,4 @@ func whoAmI(auths ...signin.Authenticator) http.Handler {
 		}
 		json.NewEncoder(w).Encode(map[string]string{"identity": string(id)})
 	})
-}
-
-// identify asks each authenticator in turn; the first that returns an
-// identity other than access.Anonymous, or an error, decides.
-func identify(r *http.Request, auths []signin.Authenticator) (access.Identity, error) {
-	for _, a := range auths {
-		id, err := a.Authenticate(r)
-		if err != nil || id != access.Anonymous {
-			return id, err
-		}
-	}
-	return access.Anonymous, nil
 }

@@ -1,25 +1,60 @@
 // Package signin tells who makes a request: people signed in with OpenID
 // Connect (a session cookie), people behind Identity-Aware Proxy (its
-// signed header), and machines with a bearer token (a Google-signed ID
-// token of a service account, or a static token whose hash the server
-// keeps). Each authenticator has the shape of web.Authenticator without
-// importing web; cmd/sundial wires them in.
+// signed header), machines with a bearer token (a Google-signed ID token
+// of a service account, a static token whose hash the server keeps, or
+// the deprecated admin token), and, in the local single-user mode, a
+// caller on the server's own machine. New (settings.go) is the one place
+// that decides, from Settings, which of them a server takes and in which
+// order; the web server asks the Chain it returns.
+//
+// The Authenticator interface lives here rather than in package access:
+// access decides what an identity may do and does no I/O, while telling
+// who made a request means reading it, and the web server, which needs
+// both, imports this package and not the other way round.
 package signin
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 
 	"github.com/sundial-cron/sundial/access"
 )
 
-// Authenticator tells who made a request: the identity its credentials
-// prove, access.Anonymous with a nil error when it carries none of this
-// authenticator's kind, or an error when the ones it carries fail. It is
-// the shape of web.Authenticator.
+// Authenticator tells who made a request.
 type Authenticator interface {
+	// Authenticate returns the identity the request's credentials prove;
+	// access.Anonymous with a nil error when the request carries no
+	// credentials of this authenticator's kind; an error when it carries
+	// some that fail (expired, forged, revoked): the request is then refused
+	// with 401 and a JSON error, never served as anonymous.
 	Authenticate(r *http.Request) (access.Identity, error)
+}
+
+// Chain is an Authenticator that asks each of its own in turn; the first
+// that returns an identity other than access.Anonymous, or an error,
+// decides. A request that carries an Authorization header none of them
+// accepted is refused rather than served as anonymous: a mistyped or
+// revoked token must be noticed. An empty Chain takes every caller for
+// anonymous.
+type Chain []Authenticator
+
+// Authenticate implements Authenticator.
+func (c Chain) Authenticate(r *http.Request) (access.Identity, error) {
+	for _, a := range c {
+		id, err := a.Authenticate(r)
+		if err != nil {
+			return access.Anonymous, err
+		}
+		if id != access.Anonymous && id != "" {
+			return id, nil
+		}
+	}
+	if r.Header.Get("Authorization") != "" {
+		return access.Anonymous, errors.New("the Authorization header holds no credential this server accepts")
+	}
+	return access.Anonymous, nil
 }
 
 func writeJSON(w http.ResponseWriter, status int, body any) {

@@ -17,13 +17,14 @@ import (
 
 	"github.com/sundial-cron/sundial/task/cloudtasks/cloudtaskstest"
 	"github.com/sundial-cron/sundial/web"
+	"github.com/sundial-cron/sundial/web/signin"
 )
 
 // Forged tokens naming keys the issuer never published cost at most one
 // fetch of its keys per minute however many arrive, so the gate cannot be
 // made to fetch from Google as fast as an attacker sends; real tokens are
 // admitted throughout from the keys already fetched.
-func TestOIDCGateFetchesKeysAtMostOncePerMinute(t *testing.T) {
+func TestSignedByGateFetchesKeysAtMostOncePerMinute(t *testing.T) {
 	t.Parallel()
 	is := newIssuer(t)
 	var fetches atomic.Int64
@@ -41,7 +42,7 @@ func TestOIDCGateFetchesKeysAtMostOncePerMinute(t *testing.T) {
 	var mu sync.Mutex
 	now := t0
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	gate, err := web.NewOIDC(web.OIDCOptions{Issuer: is.URL(), KeysURL: keys.URL, Audience: audience, ServiceAccount: account, Now: clock})
+	gate, err := web.SignedBy(account, signin.IDTokenOptions{Issuer: is.URL(), KeysURL: keys.URL, Audience: audience, Now: clock})
 	if err != nil {
 		t.Fatal(err)
 	}

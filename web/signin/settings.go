@@ -1,0 +1,216 @@
+package signin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/sundial-cron/sundial/access"
+)
+
+// Settings say who gets in: how people (OIDC, IAP) and machines (service
+// accounts' ID tokens, static tokens, the deprecated admin token) prove
+// who they are, and whether the server may run in the local single-user
+// mode. The fields but LocalMode are `sundial serve` flags, which New's
+// errors name. No sign-in set is the local single-user mode, where
+// LocalMode allows it.
+type Settings struct {
+	// PublicURL is the server's URL as browsers reach it (--public-url):
+	// the OIDC callback is under it.
+	PublicURL string
+	// OIDCIssuer (--oidc-issuer) signs people in with an OpenID Connect
+	// issuer, as the OAuth client OIDCClientID (--oidc-client-id) whose
+	// secret OIDCClientSecretFile holds (--oidc-client-secret-file).
+	OIDCIssuer, OIDCClientID, OIDCClientSecretFile string
+	// CookieKeyFile (--cookie-key-file) holds the keys that seal the
+	// session cookies (ReadKeyFile); a session lasts SessionTTL
+	// (--session-ttl).
+	CookieKeyFile string
+	SessionTTL    time.Duration
+	// InsecureDevCookies (--insecure-dev-cookies) sends session cookies
+	// without Secure, for development at http://localhost only.
+	InsecureDevCookies bool
+	// IAPAudience (--iap-audience) takes Identity-Aware Proxy's signed
+	// header for this audience (IAP).
+	IAPAudience string
+	// IDTokenAudience (--id-token-audience) takes service accounts'
+	// Google-signed ID tokens for this audience (IDTokens).
+	IDTokenAudience string
+	// StaticTokensFile (--static-tokens-file) maps static bearer tokens'
+	// hashes to identities (ReadStaticTokens).
+	StaticTokensFile string
+	// AdminTokenFile (--admin-token-file) holds the deprecated admin
+	// token (AdminToken). It is not sign-in: with it alone the server
+	// still runs in the single-user mode.
+	AdminTokenFile string
+	// LocalMode lets the server run in the local single-user mode when no
+	// sign-in is set: a caller on its own machine is its administrator
+	// (LocalCaller). The embedded shape, which runs on its user's machine,
+	// sets it; the cloud shape, whose instances share no machine with
+	// anyone, does not.
+	LocalMode bool
+}
+
+// signIn reports whether any sign-in is set.
+func (s Settings) signIn() bool {
+	return s.OIDCIssuer != "" || s.IAPAudience != "" || s.IDTokenAudience != "" || s.StaticTokensFile != ""
+}
+
+// SecretFiles are the files the settings name that hold secrets, or the
+// hashes that stand for them: the admin token, the static tokens' hashes,
+// the session cookie keys and the OIDC client secret. No job may read
+// them.
+func (s Settings) SecretFiles() []string {
+	var files []string
+	for _, name := range []string{s.AdminTokenFile, s.StaticTokensFile, s.CookieKeyFile, s.OIDCClientSecretFile} {
+		if name != "" {
+			files = append(files, name)
+		}
+	}
+	return files
+}
+
+// Setup is sign-in as Settings set it up: what the web server needs. Its
+// zero value takes every caller for anonymous.
+type Setup struct {
+	chain      Chain
+	oidc       *OIDC // nil without OIDCIssuer
+	singleUser bool
+	adminToken bool
+}
+
+// New reads the files the settings name, contacts the OIDC issuer, and
+// chains the authenticators in this order: the local caller (in the
+// single-user mode only), the session cookie, IAP's header, service
+// accounts' ID tokens, the admin token, the static tokens. The static
+// tokens go last because they refuse any bearer token they do not know;
+// the admin token, which leaves such tokens to others, goes before them.
+// revocations returns the list of ended sessions and used sign-in states
+// that every instance sees; it is called only with OIDC.
+func New(ctx context.Context, s Settings, revocations func() (Revocations, error), now func() time.Time, logger *slog.Logger) (Setup, error) {
+	out := Setup{singleUser: s.LocalMode && !s.signIn()}
+	if out.singleUser {
+		out.chain = append(out.chain, LocalCaller{})
+	}
+	if s.OIDCIssuer != "" {
+		o, err := newOIDC(ctx, s, revocations, now, logger)
+		if err != nil {
+			return Setup{}, err
+		}
+		out.oidc = o
+		out.chain = append(out.chain, o)
+	}
+	if s.IAPAudience != "" {
+		iap, err := NewIAP(IAPOptions{Audience: s.IAPAudience, Now: now})
+		if err != nil {
+			return Setup{}, fmt.Errorf("--iap-audience: %w", err)
+		}
+		out.chain = append(out.chain, iap)
+	}
+	if s.IDTokenAudience != "" {
+		ids, err := NewIDTokens(IDTokenOptions{Audience: s.IDTokenAudience, Now: now})
+		if err != nil {
+			return Setup{}, fmt.Errorf("--id-token-audience: %w", err)
+		}
+		out.chain = append(out.chain, ids)
+	}
+	if s.AdminTokenFile != "" {
+		token, err := ReadTokenFile(s.AdminTokenFile)
+		if err != nil {
+			return Setup{}, fmt.Errorf("--admin-token-file: %w", err)
+		}
+		out.adminToken = true
+		out.chain = append(out.chain, AdminToken(token))
+	}
+	if s.StaticTokensFile != "" {
+		st, err := ReadStaticTokens(s.StaticTokensFile)
+		if err != nil {
+			return Setup{}, fmt.Errorf("--static-tokens-file: %w", err)
+		}
+		out.chain = append(out.chain, st)
+	}
+	if s.signIn() {
+		logger.Info("sign-in", "oidc_issuer", s.OIDCIssuer, "iap_audience", s.IAPAudience,
+			"id_token_audience", s.IDTokenAudience, "static_tokens_file", s.StaticTokensFile)
+	}
+	return out, nil
+}
+
+// newOIDC builds the sign-in flow of s.OIDCIssuer.
+func newOIDC(ctx context.Context, s Settings, revocations func() (Revocations, error), now func() time.Time, logger *slog.Logger) (*OIDC, error) {
+	if s.PublicURL == "" {
+		return nil, errors.New("--oidc-issuer needs --public-url, the server's URL as browsers reach it")
+	}
+	if s.OIDCClientID == "" || s.CookieKeyFile == "" {
+		return nil, errors.New("--oidc-issuer needs --oidc-client-id and --cookie-key-file")
+	}
+	keys, err := ReadKeyFile(s.CookieKeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("--cookie-key-file: %w", err)
+	}
+	secret := ""
+	if s.OIDCClientSecretFile != "" {
+		b, err := os.ReadFile(s.OIDCClientSecretFile)
+		if err != nil {
+			return nil, fmt.Errorf("--oidc-client-secret-file: %w", err)
+		}
+		secret = strings.TrimSpace(string(b))
+	}
+	rev, err := revocations()
+	if err != nil {
+		return nil, fmt.Errorf("--oidc-issuer: the list of ended sessions: %w", err)
+	}
+	if s.InsecureDevCookies {
+		logger.Warn("INSECURE: session cookies are sent over plain http (--insecure-dev-cookies): for development at localhost only")
+	}
+	return NewOIDC(ctx, OIDCOptions{
+		Issuer: s.OIDCIssuer, ClientID: s.OIDCClientID, ClientSecret: secret,
+		RedirectURL: strings.TrimSuffix(s.PublicURL, "/") + CallbackPath,
+		Keys:        keys, Revocations: rev, SessionTTL: s.SessionTTL,
+		InsecureCookies: s.InsecureDevCookies, Now: now, Logger: logger,
+	})
+}
+
+// Chain tells who makes each request.
+func (s Setup) Chain() Chain { return s.chain }
+
+// SingleUser reports whether the server runs in the local single-user
+// mode: no sign-in is set and LocalMode allows it.
+func (s Setup) SingleUser() bool { return s.singleUser }
+
+// Policy returns the policy of settings with what sign-in adds to them: a
+// local caller is the administrator in the single-user mode and never
+// otherwise, and the admin token's identity is an administrator.
+func (s Setup) Policy(settings access.Settings) (*access.Policy, error) {
+	settings.LocalAdministrator = s.singleUser
+	if s.adminToken {
+		settings.Administrators = append(slices.Clone(settings.Administrators), access.Member(AdminTokenIdentity))
+	}
+	return access.NewPolicy(settings)
+}
+
+// SignInPath is where the console sends a signed-out person to sign in:
+// SignInPath with OIDC, "" without.
+func (s Setup) SignInPath() string {
+	if s.oidc == nil {
+		return ""
+	}
+	return SignInPath
+}
+
+// Mount serves the sign-in flow under /auth/ beside api.
+func (s Setup) Mount(api http.Handler) http.Handler {
+	if s.oidc == nil {
+		return api
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/auth/", s.oidc.Handler())
+	mux.Handle("/", api)
+	return mux
+}
