@@ -171,6 +171,13 @@ func (e *Engine) check(jobID string, def *Definition) error {
 	return nil
 }
 
+// runsWithinCall reports whether the target kind runs its attempts within
+// the call (targets.Synchronous).
+func (e *Engine) runsWithinCall(kind string) bool {
+	_, ok := e.targets[kind].(targets.Synchronous)
+	return ok
+}
+
 // ProjectOf returns the project part of a job id.
 func ProjectOf(jobID string) string {
 	p, _, _ := strings.Cut(jobID, "/")

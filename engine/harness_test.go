@@ -55,7 +55,7 @@ func (h *harness) open(owner string, opts engine.Options) (*sqlite.Store, *engin
 	h.t.Cleanup(func() { st.Close() })
 	opts.Now = h.clock
 	q := &enginetest.LateQueue{}
-	eng := engine.New(st, q, map[string]targets.Target{"rec": h.tgt, "blind": blind{h.tgt}}, opts)
+	eng := engine.New(st, q, map[string]targets.Target{"rec": h.tgt, "blind": blind{h.tgt}, "sync": synchronous{blind{h.tgt}}}, opts)
 	disp := local.New(st, eng.HandleTask, local.Options{Owner: owner, Workers: 4, OrphanAfter: 10 * time.Second, Now: h.clock, Logger: slog.New(slog.DiscardHandler)})
 	q.Queue = disp
 	return st, eng, disp
@@ -183,3 +183,9 @@ type blind struct{ r *recorder }
 func (b blind) Launch(ctx context.Context, req targets.Request) targets.Result {
 	return b.r.Launch(ctx, req)
 }
+
+// synchronous is blind declared a target that runs its attempts within
+// the call (targets.Synchronous), as url_fetch, command and noop do.
+type synchronous struct{ blind }
+
+func (synchronous) RunsWithinCall() {}

@@ -294,6 +294,14 @@ func (jt *jobTx) record(a statemachine.Record) error {
 	switch {
 	case a.Status == statemachine.StatusLaunching:
 		inv.Started = jt.now
+		if jt.runsWithinCall(inv) {
+			// The call this commit allows is the attempt's run, and the
+			// machine hears of it only at its end: LAUNCHING all along
+			// reads as a launch that is stuck. The machine's state, which
+			// recovery goes by, keeps the attempt LAUNCHING: a process
+			// that dies in the call leaves it in doubt as any launch.
+			inv.Status = string(statemachine.StatusRunning)
+		}
 	case a.Status.Ended():
 		inv.Ended = jt.now
 	}
@@ -318,6 +326,16 @@ func (jt *jobTx) record(a statemachine.Record) error {
 	}
 	jt.records[a.ID] = inv
 	return nil
+}
+
+// runsWithinCall reports whether an invocation's target runs its attempts
+// within the call (targets.Synchronous), by the definition the invocation
+// runs under. That is the job's, cached, but for a retry under a
+// definition since replaced: such an attempt reads LAUNCHING, as every
+// launch once did, rather than cost a read in the transaction.
+func (jt *jobTx) runsWithinCall(inv *store.InvocationRecord) bool {
+	def, ok := jt.e.cache.named(jt.job.ID, inv.DefinitionHash)
+	return ok && jt.e.runsWithinCall(def.Target)
 }
 
 func (jt *jobTx) recordSkipped(a statemachine.RecordSkipped) error {

@@ -69,6 +69,17 @@ func (e *Engine) InvocationDefinition(ctx context.Context, inv *store.Invocation
 	return d, nil
 }
 
+// Phase is how an unfinished invocation of the view's job reads: its
+// status in the machine, except that an attempt LAUNCHING under a target
+// that runs it within the call reads RUNNING, as its record does (the call
+// is the run). It goes by the job's definition, as the machine does.
+func (e *Engine) Phase(v View, inv statemachine.Invocation) statemachine.Status {
+	if inv.Status == statemachine.StatusLaunching && e.runsWithinCall(v.Definition.Target) {
+		return statemachine.StatusRunning
+	}
+	return inv.Status
+}
+
 // NextFire is the job's next scheduled occurrence, the one its expected
 // tick is for; false when none is planned (PAUSED, DISABLED, a schedule
 // with no more fire times, or an interval job whose invocation has not

@@ -89,9 +89,10 @@ type Invocation struct {
 	// Status is where it is, one of the statuses of an invocation that has
 	// not ended: QUEUED (its StartInvocation is due now), RETRYING (an
 	// attempt failed; the next one's StartInvocation is due at RetryAt),
-	// LAUNCHING (recorded as such, and the target is being called: whether
-	// the launch happened is not known yet), RUNNING (the target accepted
-	// the launch and runs it).
+	// LAUNCHING (committed, and the target is being called: whether the
+	// launch happened is not known yet; the host records a synchronous
+	// target's attempt RUNNING meanwhile, its call being its run), RUNNING
+	// (the target accepted the launch and runs it).
 	Status  Status
 	Nonce   int64     // the nonce of the StartInvocation this status expects
 	Since   time.Time // when it entered this status (LAUNCHING, and RUNNING after it: the launch)

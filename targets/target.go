@@ -58,6 +58,16 @@ type Target interface {
 	Launch(ctx context.Context, req Request) Result
 }
 
+// Synchronous is implemented by targets whose Launch runs the attempt to
+// its end within the call (Succeeded or Failed, never Running): the call
+// is the run. The engine records their attempts RUNNING from the commit
+// that comes before the call, where another target's attempt reads
+// LAUNCHING until the target has accepted it.
+type Synchronous interface {
+	// RunsWithinCall marks the target; it does nothing.
+	RunsWithinCall()
+}
+
 // ErrUnknown is returned by Resolve when the target cannot tell.
 var ErrUnknown = errors.New("launch outcome unknown")
 

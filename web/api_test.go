@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sundial-cron/sundial/engine"
+	"github.com/sundial-cron/sundial/engine/enginetest"
 	"github.com/sundial-cron/sundial/statemachine"
 )
 
@@ -200,6 +201,62 @@ func TestGetInvocationShowsItsLog(t *testing.T) {
 		if !strings.Contains(log, want) {
 			t.Errorf("log lacks %q:\n%s", want, log)
 		}
+	}
+}
+
+// A synchronous target's call is the attempt's run: while it lasts, the
+// API shows the invocation RUNNING, as the job's active one and as its
+// record, not LAUNCHING, which reads as a launch that is stuck.
+func TestAnInvocationWhoseCallIsUnderWayReadsRUNNING(t *testing.T) {
+	h := newHarness(t)
+	rev := engine.Revision{ID: "r1", File: "configs/billing.yaml", Jobs: []engine.Job{
+		{ID: "billing/held", Definition: engine.Definition{Schedule: "* * * * *", Target: "held"}},
+	}}
+	if err := h.eng.ApplyProject(h.ctx, "billing", rev); err != nil {
+		t.Fatal(err)
+	}
+	ran := make(chan error, 1)
+	go func() { ran <- enginetest.RunUntil(h.ctx, h.clk, h.st, h.disp, h.wd, t0.Add(time.Minute)) }()
+	select {
+	case <-h.held.called:
+	case err := <-ran:
+		t.Fatalf("the occurrence was run (%v) without calling the target", err)
+	}
+	released := false
+	defer func() {
+		if !released {
+			close(h.held.release)
+			<-ran
+		}
+	}()
+
+	body := h.ok("GET", "/api/v1/projects/billing/jobs/held", "", http.StatusOK)
+	for _, c := range []struct {
+		path []any
+		want any
+	}{
+		{[]any{"state"}, "RUNNING"},
+		{[]any{"active", 0, "id"}, "20260302T100100Z"},
+		{[]any{"active", 0, "phase"}, "RUNNING"},
+		{[]any{"invocations", 0, "status"}, "RUNNING"},
+		{[]any{"invocations", 0, "started"}, "2026-03-02T10:01:00Z"},
+	} {
+		if got := get(body, c.path...); got != c.want {
+			t.Errorf("during the call, %v = %v, want %v", c.path, got, c.want)
+		}
+	}
+	path := "/api/v1/projects/billing/jobs/held/invocations/20260302T100100Z"
+	if got := get(h.ok("GET", path, "", http.StatusOK), "status"); got != "RUNNING" {
+		t.Errorf("during the call, the invocation's status = %v, want RUNNING", got)
+	}
+
+	close(h.held.release)
+	released = true
+	if err := <-ran; err != nil {
+		t.Fatal(err)
+	}
+	if got := get(h.ok("GET", path, "", http.StatusOK), "status"); got != "SUCCEEDED" {
+		t.Errorf("after the call, the invocation's status = %v, want SUCCEEDED", got)
 	}
 }
 

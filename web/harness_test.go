@@ -49,6 +49,7 @@ type harness struct {
 	wd      *watchdog.Watchdog
 	metrics *web.Metrics
 	handler http.Handler
+	held    held
 	// peer is the server's end of a real loopback connection from this
 	// process: requests the tests send as local callers come over it, so
 	// that the kernel says they are the server's own user's.
@@ -78,7 +79,7 @@ func loopbackConn(t *testing.T) net.Conn {
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	h := &harness{t: t, ctx: context.Background(), clk: fakeclock.New(t0), peer: loopbackConn(t)}
+	h := &harness{t: t, ctx: context.Background(), clk: fakeclock.New(t0), peer: loopbackConn(t), held: held{called: make(chan struct{}, 1), release: make(chan struct{})}}
 	st, err := sqlite.Open(filepath.Join(t.TempDir(), "sundial.db"), sqlite.Options{Synchronous: sqlite.SyncOff})
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +88,7 @@ func newHarness(t *testing.T) *harness {
 	h.st = st
 	h.metrics = web.NewMetrics(st)
 	q := &enginetest.LateQueue{}
-	targets := map[string]targets.Target{"noop": noop.Target{}, "async": async{}}
+	targets := map[string]targets.Target{"noop": noop.Target{}, "async": async{}, "held": h.held}
 	h.eng = engine.New(st, q, targets, engine.Options{Now: h.clock, Observer: h.metrics})
 	h.metrics.Read(web.Sources{Store: st, Engine: h.eng, Now: h.clock, Names: true})
 	h.disp = local.New(st, h.eng.HandleTask, local.Options{Owner: "proc-1", Workers: 4, OrphanAfter: 10 * time.Second, Now: h.clock, Logger: slog.New(slog.DiscardHandler)})
@@ -279,6 +280,22 @@ type async struct{}
 func (async) Launch(context.Context, targets.Request) targets.Result {
 	return targets.Result{Status: targets.Running, Message: "started"}
 }
+
+// held is a synchronous target (targets.Synchronous), as command is,
+// whose calls last until release is closed; called gets a value as each
+// begins.
+type held struct {
+	called  chan struct{}
+	release chan struct{}
+}
+
+func (h held) Launch(context.Context, targets.Request) targets.Result {
+	h.called <- struct{}{}
+	<-h.release
+	return targets.Result{Status: targets.Succeeded, Message: "done"}
+}
+
+func (held) RunsWithinCall() {}
 
 // get walks a decoded JSON value by object keys and array indexes.
 func get(v any, path ...any) any {

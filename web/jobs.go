@@ -97,7 +97,7 @@ func (s *server) getJob(r *http.Request) (int, any, error) {
 		jobJSON:    toJob(v, last),
 		Definition: toDefinition(v.Definition),
 		Failures:   v.State.Failures,
-		Active:     toActive(v.State.Active),
+		Active:     toActive(s.eng, v),
 		Backfill:   toBackfill(v.State.Backfill),
 		Audit:      toAudit(v.Audit),
 		NextCursor: nextCursor(listing, next),

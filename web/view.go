@@ -97,7 +97,8 @@ type definitionJSON struct {
 	Spec             json.RawMessage `json:"spec,omitempty"`
 }
 
-// activeJSON is an invocation that has not ended, as the machine sees it.
+// activeJSON is an invocation that has not ended, as the machine sees it,
+// in the phase it reads as (engine.Engine.Phase).
 type activeJSON struct {
 	ID         string     `json:"id"`
 	Occurrence time.Time  `json:"occurrence"`
@@ -184,11 +185,11 @@ func toBackfill(b *statemachine.Backfill) *backfillJSON {
 	return &backfillJSON{From: b.From.UTC(), To: b.To.UTC(), Next: b.Next.UTC()}
 }
 
-func toActive(as []statemachine.Invocation) []activeJSON {
-	out := make([]activeJSON, 0, len(as))
-	for _, a := range as {
+func toActive(eng *engine.Engine, v engine.View) []activeJSON {
+	out := make([]activeJSON, 0, len(v.State.Active))
+	for _, a := range v.State.Active {
 		out = append(out, activeJSON{
-			ID: a.ID, Occurrence: a.At.UTC(), Manual: a.Manual, Backfill: a.Backfill, Attempt: a.Attempt, Phase: string(a.Status),
+			ID: a.ID, Occurrence: a.At.UTC(), Manual: a.Manual, Backfill: a.Backfill, Attempt: a.Attempt, Phase: string(eng.Phase(v, a)),
 			Since: timePtr(a.Since), RetryAt: timePtr(a.RetryAt),
 		})
 	}

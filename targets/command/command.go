@@ -272,6 +272,10 @@ func (t *Target) Check(raw json.RawMessage) error {
 	return err
 }
 
+// RunsWithinCall says that the command's exit is the attempt's end
+// (targets.Synchronous).
+func (*Target) RunsWithinCall() {}
+
 // Launch runs the command and waits for it. Exit status 0 succeeds;
 // anything else fails, with the exit status or signal in the message.
 func (t *Target) Launch(ctx context.Context, req targets.Request) targets.Result {

@@ -51,6 +51,10 @@ func parseSpec(raw json.RawMessage) (Spec, error) {
 	return spec, nil
 }
 
+// RunsWithinCall says that an attempt ends when Launch returns
+// (targets.Synchronous).
+func (Target) RunsWithinCall() {}
+
 // Launch waits for Spec.Sleep (or the attempt's deadline) and succeeds,
 // unless Spec.Fail. An attempt whose context has ended before it begins
 // fails, as every target's does, so a timed-out or aborted attempt never

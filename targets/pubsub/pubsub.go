@@ -113,6 +113,10 @@ func (t *Target) client(ctx context.Context) (*vkit.TopicAdminClient, error) {
 	return c, nil
 }
 
+// RunsWithinCall says that the publish is the attempt, ended once the
+// server acknowledges it (targets.Synchronous).
+func (*Target) RunsWithinCall() {}
+
 // Launch implements targets.Target: it publishes the spec's message and
 // returns Succeeded once the server has acknowledged it.
 func (t *Target) Launch(ctx context.Context, req targets.Request) targets.Result {

@@ -12,8 +12,9 @@
 // the difference is a field of Harness, and the suite checks each target
 // against what it declares:
 //
-//   - Launched: a synchronous target ends a successful launch Succeeded;
-//     an asynchronous one (Swarming, Pub/Sub) says Running.
+//   - Launched: a synchronous target ends a successful launch Succeeded,
+//     and says so (targets.Synchronous); an asynchronous one (Swarming)
+//     says Running.
 //   - Hang's start signal: a target with a far side says when the work
 //     began; noop has none, and the suite ends the context at once.
 //   - Witness: a target with a far side carries the key there (url_fetch
@@ -115,6 +116,7 @@ func Run(t *testing.T, h Harness) {
 		fn   func(t *testing.T, h Harness)
 	}{
 		{"a succeeding spec launches as Launched", testSucceeding},
+		{"a target says it is synchronous exactly when its launches end within the call", testSynchronous},
 		{"a failing spec launches as Failed", testFailing},
 		{"a context ended before Launch starts nothing and fails", testEndedContext},
 		{"work that outlasts its context ends Failed, saying why", testOutlastsContext},
@@ -228,6 +230,19 @@ func testSucceeding(t *testing.T, h Harness) {
 	mustAccept(t, tgt, spec)
 	if res := launch(t, h, tgt, t.Context(), request("inv-1", spec)); res.Status != h.Launched {
 		t.Errorf("Launch(%s) = %s %q; want %s", spec, statusName(res.Status), res.Message, statusName(h.Launched))
+	}
+}
+
+// testSynchronous checks the target's word against its launches: the
+// engine records a synchronous target's attempts RUNNING for the whole
+// call, and an asynchronous one's LAUNCHING until it accepts them.
+func testSynchronous(t *testing.T, h Harness) {
+	_, says := h.New(t).(targets.Synchronous)
+	if ends := h.Launched != targets.Running; says != ends {
+		t.Errorf("the target implements targets.Synchronous: %v; its launches end within the call (Launched %s): %v", says, statusName(h.Launched), ends)
+	}
+	if says && h.Async != nil {
+		t.Errorf("the target implements targets.Synchronous, yet the harness describes an asynchronous far side")
 	}
 }
 

@@ -133,6 +133,10 @@ func (t *Target) Check(raw json.RawMessage) error {
 	return err
 }
 
+// RunsWithinCall says that the response's status is the attempt's end
+// (targets.Synchronous).
+func (*Target) RunsWithinCall() {}
+
 // Launch makes the request and waits for the response's status; ctx's
 // deadline is the job's timeout.
 func (t *Target) Launch(ctx context.Context, req targets.Request) targets.Result {

@@ -167,7 +167,7 @@ func (c *console) job(w http.ResponseWriter, r *http.Request, v viewer) error {
 	}
 	page.Backfill = showBackfill(view.State.Backfill, s)
 	for _, a := range view.State.Active {
-		page.Active = append(page.Active, active{ID: a.ID, URL: invocationURL(view.Job.ID, a.ID), Phase: string(a.Status),
+		page.Active = append(page.Active, active{ID: a.ID, URL: invocationURL(view.Job.ID, a.ID), Phase: string(c.Engine.Phase(view, a)),
 			Occurrence: a.At, Attempt: a.Attempt, Since: at(a.Since, now), Backfill: a.Backfill})
 	}
 	for _, inv := range hist {
