@@ -38,7 +38,8 @@ func TestServeSurvivesKill9(t *testing.T) {
 		return minPerJob(hits, jobs, time.Time{}) >= 3
 	})
 	// Kill while the receiver holds a launch unanswered, so that one is in
-	// flight: written LAUNCHING, called, its outcome never recorded.
+	// flight: its launch written, the target called, its outcome never
+	// recorded.
 	inFlight := recv.holdNext(t, time.Minute)
 	first.kill(t)
 	// Stay down for a few occurrences, so that the restart finds missed
