@@ -16,7 +16,6 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/net/netutil"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/sundial-cron/sundial/access"
@@ -282,21 +281,24 @@ func (s *Settings) reimport(configs *config.Refresher) func(context.Context) err
 
 // listen listens on s.Listen for handler's server. Callers cannot hold
 // the server's file descriptors, which its jobs need too (pipes, sockets,
-// the database): at most MaxConnections are accepted at once, a
-// connection that sends no request header within 10 s or stays idle for
-// 2 minutes is closed, and a request must arrive whole within a minute.
-// There is no write timeout: in the cloud shape a task's request lasts as
-// long as its target call.
+// the database): at most MaxConnections are open at once, and when all
+// are taken the one that waited longest for a request makes room
+// (connLimit); a connection that sends no request header within 10 s or
+// stays idle for 2 minutes is closed, and a request must arrive whole
+// within a minute. There is no write timeout: in the cloud shape a task's
+// request lasts as long as its target call.
 func listen(s *Settings, handler http.Handler) (net.Listener, *http.Server, error) {
 	ln, err := net.Listen("tcp", s.Listen)
 	if err != nil {
 		return nil, nil, err
 	}
-	return netutil.LimitListener(ln, s.MaxConnections), &http.Server{
+	limited := limitConns(ln, s.MaxConnections)
+	return limited, &http.Server{
 		Handler: handler,
 		// Who owns a loopback caller's end decides whether it is the
-		// operator (web.LocalCaller).
+		// operator (signin.LocalCaller).
 		ConnContext:       signin.ConnContext,
+		ConnState:         limited.ConnState,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       time.Minute,
 		IdleTimeout:       2 * time.Minute,

@@ -24,7 +24,7 @@ import (
 func serveFlags(fs *flag.FlagSet, s *server.Settings) (finish func() error) {
 	fs.StringVar(&s.Shape, "backend", s.Shape, "the shape: "+strings.Join(server.ShapeNames(), " or ")+" (embedded: SQLite, in-process queue; cloud: Cloud Datastore, Cloud Tasks, cron endpoints)")
 	fs.StringVar(&s.Listen, "listen", s.Listen, "where the console, the API and /metrics listen (cloud: :$PORT when PORT is set)")
-	fs.IntVar(&s.MaxConnections, "max-connections", s.MaxConnections, "HTTP connections served at once; more wait to be accepted, so callers cannot take the file descriptors jobs need")
+	fs.IntVar(&s.MaxConnections, "max-connections", s.MaxConnections, "HTTP connections open at once, so callers cannot take the file descriptors jobs need; when all are open, the one that waited longest for a request makes room")
 	fs.StringVar(&s.LogFormat, "log-format", s.LogFormat, "text or json")
 	fs.TextVar(&s.LogLevel, "log-level", s.LogLevel, "debug (a line per launch and end), info, warn or error")
 	fs.BoolVar(&s.MetricsNames, "metrics-names", s.MetricsNames, "label /metrics' series of jobs in trouble and refused configs with job and project ids; /metrics is open, so only where just your Prometheus reaches it")
