@@ -1,6 +1,6 @@
 // Command floor measures what SQLite alone costs for the writes of every
 // launch at a given number of every-minute jobs: the floor under
-// `sundial bench`'s CPU and lateness, with no engine, no dispatcher and no
+// `sundial-lab bench`'s CPU and lateness, with no engine, no dispatcher and no
 // Go-side store around the writes.
 //
 // It creates the shipped schema (through sqlite.Open), defines the jobs,
@@ -29,8 +29,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sundial-cron/sundial/lab/loadtest/measure"
 	"github.com/sundial-cron/sundial/store/sqlite"
-	"github.com/sundial-cron/sundial/tools/loadtest/measure"
 )
 
 type config struct {

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sundial-cron/sundial/tools/loadtest/measure"
+	"github.com/sundial-cron/sundial/lab/loadtest/measure"
 )
 
 // The receiver counts each occurrence once, by its Sundial headers, within

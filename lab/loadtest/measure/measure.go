@@ -1,5 +1,5 @@
-// Package measure is what `sundial bench` (tools/loadtest) and the River
-// harness (bench/river, a module of its own) both measure, kept in one
+// Package measure is what `sundial-lab bench` (lab/loadtest) and the River
+// harness (lab/river, a module of its own) both measure, kept in one
 // place so that the two measure it alike: lateness quantiles, and the
 // waits that bound the measured window.
 package measure

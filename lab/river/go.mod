@@ -1,4 +1,4 @@
-module github.com/sundial-cron/sundial/bench/river
+module github.com/sundial-cron/sundial/lab/river
 
 go 1.26.0
 

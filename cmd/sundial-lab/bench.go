@@ -13,17 +13,17 @@ import (
 	"time"
 
 	"github.com/sundial-cron/sundial/engine"
+	"github.com/sundial-cron/sundial/lab/loadtest"
 	"github.com/sundial-cron/sundial/store/sqlite"
 	"github.com/sundial-cron/sundial/task/local"
-	"github.com/sundial-cron/sundial/tools/loadtest"
 )
 
-// runBench runs "sundial bench [flags]": N noop jobs on every-minute
+// runBench runs "sundial-lab bench [flags]": N noop jobs on every-minute
 // schedules through the real engine, store, dispatcher and watchdog in real
 // time, printing one JSON report. It exits 1 when an expected occurrence
 // did not launch or was skipped as missed.
 func runBench(args []string, stdout, stderr io.Writer, now func() time.Time) int {
-	fs := flag.NewFlagSet("sundial bench", flag.ContinueOnError)
+	fs := flag.NewFlagSet("sundial-lab bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var opts loadtest.Options
 	fs.IntVar(&opts.Jobs, "jobs", 1000, "how many jobs, each on "+loadtest.Schedule)
@@ -36,7 +36,6 @@ func runBench(args []string, stdout, stderr io.Writer, now func() time.Time) int
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	memProfile := fs.String("memprofile", "", "write a heap profile taken at the end of the measured minutes to this file")
 	verbose := fs.Bool("v", false, "log the engine's and dispatcher's warnings to stderr")
-	serve := fs.Bool("serve", false, "measure the whole of sundial serve: url_fetch jobs from config files calling a receiver in this process")
 	soak := fs.Duration("soak", 0, "instead, run --jobs every-second jobs for this long with a short retention, printing the database's size and the memory as CSV every --soak-sample")
 	soakSample := fs.Duration("soak-sample", 10*time.Second, "how often the soak samples")
 	soakRetention := engine.Retention{Age: 2 * time.Minute, Count: 60, FailureAge: 5 * time.Minute, FailureCount: 60}
@@ -44,12 +43,12 @@ func runBench(args []string, stdout, stderr io.Writer, now func() time.Time) int
 	fs.IntVar(&soakRetention.Count, "soak-retention-count", soakRetention.Count, "the soak jobs' retention count")
 	if err := fs.Parse(args); err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintf(stderr, "sundial bench: %v\n", err)
+			fmt.Fprintf(stderr, "sundial-lab bench: %v\n", err)
 		}
 		return exitUsage
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "sundial bench: unexpected argument %q\n", fs.Arg(0))
+		fmt.Fprintf(stderr, "sundial-lab bench: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage
 	}
 	switch *syncMode {
@@ -58,7 +57,7 @@ func runBench(args []string, stdout, stderr io.Writer, now func() time.Time) int
 	case "normal":
 		opts.Sync = sqlite.SyncNormal
 	default:
-		fmt.Fprintf(stderr, "sundial bench: --sync %q: want full or normal\n", *syncMode)
+		fmt.Fprintf(stderr, "sundial-lab bench: --sync %q: want full or normal\n", *syncMode)
 		return exitUsage
 	}
 	if *verbose {
@@ -68,12 +67,12 @@ func runBench(args []string, stdout, stderr io.Writer, now func() time.Time) int
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err != nil {
-			fmt.Fprintf(stderr, "sundial bench: %v\n", err)
+			fmt.Fprintf(stderr, "sundial-lab bench: %v\n", err)
 			return 1
 		}
 		defer f.Close()
 		if err := pprof.StartCPUProfile(f); err != nil {
-			fmt.Fprintf(stderr, "sundial bench: %v\n", err)
+			fmt.Fprintf(stderr, "sundial-lab bench: %v\n", err)
 			return 1
 		}
 		defer pprof.StopCPUProfile()
@@ -81,14 +80,11 @@ func runBench(args []string, stdout, stderr io.Writer, now func() time.Time) int
 	if *memProfile != "" {
 		f, err := os.Create(*memProfile)
 		if err != nil {
-			fmt.Fprintf(stderr, "sundial bench: %v\n", err)
+			fmt.Fprintf(stderr, "sundial-lab bench: %v\n", err)
 			return 1
 		}
 		defer f.Close()
 		opts.HeapProfile = f
-	}
-	if *serve {
-		return benchServe(context.Background(), opts, stdout, stderr)
 	}
 	if *soak > 0 {
 		soakRetention.FailureAge, soakRetention.FailureCount = soakRetention.Age, soakRetention.Count
@@ -97,18 +93,18 @@ func runBench(args []string, stdout, stderr io.Writer, now func() time.Time) int
 			DB: opts.DB, Sync: opts.Sync, Workers: opts.Workers, Now: now, Out: stdout,
 		})
 		if err != nil {
-			fmt.Fprintf(stderr, "sundial bench: %v\n", err)
+			fmt.Fprintf(stderr, "sundial-lab bench: %v\n", err)
 			return 1
 		}
 		return 0
 	}
 	rep, err := loadtest.Run(context.Background(), opts)
 	if errors.Is(err, loadtest.ErrBadOptions) {
-		fmt.Fprintf(stderr, "sundial bench: %v\n", err)
+		fmt.Fprintf(stderr, "sundial-lab bench: %v\n", err)
 		return exitUsage
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "sundial bench: %v\n", err)
+		fmt.Fprintf(stderr, "sundial-lab bench: %v\n", err)
 		return 1
 	}
 	return printBenchReport(rep, stdout, stderr)
@@ -118,12 +114,12 @@ func runBench(args []string, stdout, stderr io.Writer, now func() time.Time) int
 func printBenchReport(rep interface{ OK() bool }, stdout, stderr io.Writer) int {
 	out, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
-		fmt.Fprintf(stderr, "sundial bench: %v\n", err)
+		fmt.Fprintf(stderr, "sundial-lab bench: %v\n", err)
 		return 1
 	}
 	fmt.Fprintf(stdout, "%s\n", out)
 	if !rep.OK() {
-		fmt.Fprintln(stderr, "sundial bench: occurrences were missed or repeated; see the report")
+		fmt.Fprintln(stderr, "sundial-lab bench: occurrences were missed or repeated; see the report")
 		return 1
 	}
 	return 0

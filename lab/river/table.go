@@ -7,11 +7,11 @@ import (
 	"os"
 	"strings"
 
-	"github.com/sundial-cron/sundial/tools/loadtest/measure"
+	"github.com/sundial-cron/sundial/lab/loadtest/measure"
 )
 
 // tableRow holds the figures the table shows, read from either report:
-// `sundial bench`'s has no PostgreSQL figures, which stay zero.
+// `sundial-lab bench`'s has no PostgreSQL figures, which stay zero.
 type tableRow struct {
 	Jobs          int     `json:"jobs"`
 	Minutes       int     `json:"minutes"`

@@ -9,7 +9,7 @@ import (
 )
 
 // TestJobIDsAreSundialBenchs: the ids seed the hashed seconds, so they
-// must be tools/loadtest.JobID's, or the two engines would fire at
+// must be lab/loadtest.JobID's, or the two engines would fire at
 // different seconds.
 func TestJobIDsAreSundialBenchs(t *testing.T) {
 	for _, c := range []struct {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sundial-cron/sundial/engine"
 	"github.com/sundial-cron/sundial/internal/idlegc"
+	"github.com/sundial-cron/sundial/lab/loadtest/measure"
 	"github.com/sundial-cron/sundial/retention"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store/sqlite"
@@ -20,7 +21,6 @@ import (
 	"github.com/sundial-cron/sundial/targets/noop"
 	"github.com/sundial-cron/sundial/task"
 	"github.com/sundial-cron/sundial/task/local"
-	"github.com/sundial-cron/sundial/tools/loadtest/measure"
 	"github.com/sundial-cron/sundial/watchdog"
 )
 

@@ -1,8 +1,8 @@
-// Command soakchart draws the CSV of `sundial bench --soak` as an SVG: the
+// Command soakchart draws the CSV of `sundial-lab bench --soak` as an SVG: the
 // database's bytes on disk (file, and file plus WAL) and the process's RSS
 // and Go heap, over the run's minutes.
 //
-//	go run ./tools/soakchart < soak.csv > docs/soak.svg
+//	go run ./lab/soakchart < soak.csv > docs/soak.svg
 package main
 
 import (

@@ -12,15 +12,15 @@ import (
 	"time"
 
 	"github.com/sundial-cron/sundial/internal/emulator"
-	"github.com/sundial-cron/sundial/tools/simulate"
+	"github.com/sundial-cron/sundial/lab/simulate"
 )
 
-// runSimulate runs "sundial simulate [flags]": the real engine on a
+// runSimulate runs "sundial-lab simulate [flags]": the real engine on a
 // simulated clock with faults, printing one JSON report. It exits 1 when the
 // run broke a guarantee (a double launch, a stuck job, an unaccounted
 // occurrence), so it can gate CI.
 func runSimulate(args []string, stdout, stderr io.Writer, now func() time.Time) int {
-	fs := flag.NewFlagSet("sundial simulate", flag.ContinueOnError)
+	fs := flag.NewFlagSet("sundial-lab simulate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var opts simulate.Options
 	fs.IntVar(&opts.Jobs, "jobs", 2000, "how many jobs")
@@ -32,18 +32,18 @@ func runSimulate(args []string, stdout, stderr io.Writer, now func() time.Time) 
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	if err := fs.Parse(args); err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintf(stderr, "sundial simulate: %v\n", err)
+			fmt.Fprintf(stderr, "sundial-lab simulate: %v\n", err)
 		}
 		return exitUsage
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "sundial simulate: unexpected argument %q\n", fs.Arg(0))
+		fmt.Fprintf(stderr, "sundial-lab simulate: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage
 	}
 	if opts.Backend == "datastore" {
 		stop, err := datastoreEmulator(&opts)
 		if err != nil {
-			fmt.Fprintf(stderr, "sundial simulate: %v\n", err)
+			fmt.Fprintf(stderr, "sundial-lab simulate: %v\n", err)
 			return 1
 		}
 		defer stop()
@@ -52,33 +52,33 @@ func runSimulate(args []string, stdout, stderr io.Writer, now func() time.Time) 
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err != nil {
-			fmt.Fprintf(stderr, "sundial simulate: %v\n", err)
+			fmt.Fprintf(stderr, "sundial-lab simulate: %v\n", err)
 			return 1
 		}
 		defer f.Close()
 		if err := pprof.StartCPUProfile(f); err != nil {
-			fmt.Fprintf(stderr, "sundial simulate: %v\n", err)
+			fmt.Fprintf(stderr, "sundial-lab simulate: %v\n", err)
 			return 1
 		}
 		defer pprof.StopCPUProfile()
 	}
 	rep, err := simulate.Run(context.Background(), opts)
 	if errors.Is(err, simulate.ErrBadOptions) {
-		fmt.Fprintf(stderr, "sundial simulate: %v\n", err)
+		fmt.Fprintf(stderr, "sundial-lab simulate: %v\n", err)
 		return exitUsage
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "sundial simulate: %v\n", err)
+		fmt.Fprintf(stderr, "sundial-lab simulate: %v\n", err)
 		return 1
 	}
 	out, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
-		fmt.Fprintf(stderr, "sundial simulate: %v\n", err)
+		fmt.Fprintf(stderr, "sundial-lab simulate: %v\n", err)
 		return 1
 	}
 	fmt.Fprintf(stdout, "%s\n", out)
 	if !rep.OK() {
-		fmt.Fprintln(stderr, "sundial simulate: a guarantee was broken; see the report")
+		fmt.Fprintln(stderr, "sundial-lab simulate: a guarantee was broken; see the report")
 		return 1
 	}
 	return 0

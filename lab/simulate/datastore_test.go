@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/sundial-cron/sundial/internal/emulator/emulatortest"
-	"github.com/sundial-cron/sundial/tools/simulate"
+	"github.com/sundial-cron/sundial/lab/simulate"
 )
 
 func TestMain(m *testing.M) { emulatortest.Main(m) }

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sundial-cron/sundial/tools/loadtest/measure"
+	"github.com/sundial-cron/sundial/lab/loadtest/measure"
 )
 
 // Receiver is the url_fetch destination of a load test of the whole

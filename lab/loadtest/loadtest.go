@@ -2,7 +2,7 @@
 // on every-minute schedules, run by the real engine, SQLite store, local
 // task dispatcher and watchdog for a number of minutes, and what it made of
 // them — launches per second, launch lateness, skipped occurrences, store
-// commits per invocation and memory. `sundial bench` prints its Report.
+// commits per invocation and memory. `sundial-lab bench` prints its Report.
 //
 // The clock is injected (Options.Now), as everywhere below cmd/; waits are
 // timers, which need no wall-clock reading here.
@@ -24,13 +24,13 @@ import (
 
 	"github.com/sundial-cron/sundial/engine"
 	"github.com/sundial-cron/sundial/internal/idlegc"
+	"github.com/sundial-cron/sundial/lab/loadtest/measure"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store/sqlite"
 	"github.com/sundial-cron/sundial/targets"
 	"github.com/sundial-cron/sundial/targets/noop"
 	"github.com/sundial-cron/sundial/task"
 	"github.com/sundial-cron/sundial/task/local"
-	"github.com/sundial-cron/sundial/tools/loadtest/measure"
 	"github.com/sundial-cron/sundial/watchdog"
 )
 
@@ -111,7 +111,7 @@ type Report struct {
 	// CPUSeconds is the process's user+system CPU over the measured
 	// minutes, CPUPer1000Launches the same per 1,000 measured launches,
 	// CPURunSeconds that of the whole run (definitions and warm-up too):
-	// the figures the River harness (bench/river) reports for its side.
+	// the figures the River harness (lab/river) reports for its side.
 	CPUSeconds         float64 `json:"cpu_s"`
 	CPUPer1000Launches float64 `json:"cpu_s_per_1000_launches"`
 	CPURunSeconds      float64 `json:"cpu_run_s"`

@@ -2,11 +2,11 @@
 // bench` measures Sundial: N noop jobs, each every minute at its own second
 // (the same seconds as Sundial's jobs of the same ids), on a private
 // PostgreSQL with durable commits, a warm-up minute and M measured minutes.
-// It prints the same JSON report as `sundial bench`, with PostgreSQL's CPU
+// It prints the same JSON report as `sundial-lab bench`, with PostgreSQL's CPU
 // and memory beside the harness's own.
 //
 // `river-bench table LABEL=FILE...` turns reports of either kind into one
-// markdown table (bench/compare uses it).
+// markdown table (lab/compare uses it).
 package main
 
 import (
@@ -32,8 +32,8 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivermigrate"
 
+	"github.com/sundial-cron/sundial/lab/loadtest/measure"
 	"github.com/sundial-cron/sundial/schedule"
-	"github.com/sundial-cron/sundial/tools/loadtest/measure"
 )
 
 const exitUsage = 2
@@ -52,7 +52,7 @@ type Options struct {
 	Warmup  time.Duration
 	// Workers is the default queue's MaxWorkers.
 	Workers int
-	// Projects spreads the job ids as `sundial bench` does, so that the
+	// Projects spreads the job ids as `sundial-lab bench` does, so that the
 	// hashed seconds are the same.
 	Projects int
 	RunAs    string
@@ -60,7 +60,7 @@ type Options struct {
 	Logger   *slog.Logger
 }
 
-// Report is what a run measured, under the keys of `sundial bench`'s
+// Report is what a run measured, under the keys of `sundial-lab bench`'s
 // report where the figure is the same one. Times are in seconds, sizes in
 // MiB.
 type Report struct {
@@ -111,12 +111,12 @@ func (r Report) OK() bool { return r.Missing == 0 && r.Repeated == 0 && r.Failed
 // riverVersion is the River the module requires (go.mod pins it).
 const riverVersion = "v0.51.1"
 
-// jobSchedule is `sundial bench`'s schedule (tools/loadtest.Schedule):
+// jobSchedule is `sundial-lab bench`'s schedule (lab/loadtest.Schedule):
 // every minute at a second hashed from the job id.
 const jobSchedule = "H * * * * *"
 
 // drainGrace is how long the run waits after the measured minutes for the
-// last measured occurrences to be worked, as `sundial bench` does.
+// last measured occurrences to be worked, as `sundial-lab bench` does.
 const drainGrace = 30 * time.Second
 
 func runBench(args []string, stdout, stderr io.Writer, now func() time.Time) int {
@@ -129,7 +129,7 @@ func runBench(args []string, stdout, stderr io.Writer, now func() time.Time) int
 	// River's own benchmark (cmd/river bench) runs its default queue with
 	// 2,000 workers, FetchCooldown 2 ms and FetchPollInterval 20 ms.
 	fs.IntVar(&opts.Workers, "workers", 2000, "the queue's MaxWorkers")
-	fs.IntVar(&opts.Projects, "projects", 100, "projects the job ids spread over (as sundial bench's)")
+	fs.IntVar(&opts.Projects, "projects", 100, "projects the job ids spread over (as sundial-lab bench's)")
 	fs.StringVar(&opts.RunAs, "postgres-user", "postgres", "the user PostgreSQL runs as when the harness runs as root")
 	verbose := fs.Bool("v", false, "log River's warnings to stderr")
 	if err := fs.Parse(args); err != nil {
@@ -242,7 +242,7 @@ func run(ctx context.Context, opts Options) (rep Report, err error) {
 	}
 	rep.DefineSeconds = opts.Now().Sub(t0).Seconds()
 
-	// The same window as sundial bench's: whole minutes from the first
+	// The same window as sundial-lab bench's: whole minutes from the first
 	// second boundary after the warm-up, which starts once every job is
 	// defined, so each job has exactly one occurrence a minute in it.
 	start := opts.Now().Add(opts.Warmup).Truncate(time.Second).Add(time.Second)
@@ -303,9 +303,9 @@ type benchArgs struct {
 
 func (benchArgs) Kind() string { return "bench" }
 
-// jobID is the id of the i-th job, as tools/loadtest.JobID makes it: the
+// jobID is the id of the i-th job, as lab/loadtest.JobID makes it: the
 // id seeds the hashed second, so the same ids fire at the same seconds as
-// under `sundial bench`.
+// under `sundial-lab bench`.
 func jobID(i, projects int) string {
 	return fmt.Sprintf("bench%03d/job%07d", i%projects, i)
 }
@@ -397,7 +397,7 @@ func (r *recorder) results() ([]time.Duration, int) {
 	return slices.Clone(r.late), r.repeated
 }
 
-// memSampler keeps, every two seconds (as sundial bench's), the largest Go
+// memSampler keeps, every two seconds (as sundial-lab bench's), the largest Go
 // heap of the harness and the largest summed RSS and PSS of the PostgreSQL
 // processes.
 type memSampler struct {

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/sundial-cron/sundial/tools/simulate"
+	"github.com/sundial-cron/sundial/lab/simulate"
 )
 
 // TestGuaranteesUnderFaults runs the engine through a simulated day at
