@@ -145,15 +145,13 @@ func TestInvariant3_FailClosedOnAmbiguity(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var mu sync.Mutex
 			died := 0
-			h := newHarness(t, engine.Options{Interrupt: func(p engine.Point, jobID, inv string) error {
+			h := newHarness(t, engine.Options{})
+			h.tgt.crash = func(targets.Request) bool {
 				mu.Lock()
 				defer mu.Unlock()
-				if p == engine.AfterCall && died < tc.dies {
-					died++
-					return errors.New("the process died")
-				}
-				return nil
-			}})
+				died++
+				return died <= tc.dies
+			}
 			h.define("p/a", "0 * * * *", statemachine.Policy{Idempotent: tc.idempotent, MaxAttempts: 3}, tc.kind)
 			h.runUntil(t0.Add(time.Hour + 10*time.Minute))
 			key := "p/a/" + statemachine.OccurrenceID(t0.Add(time.Hour))

@@ -36,13 +36,18 @@ var errInjected = errors.New("injected fault")
 
 // faultyStore is the store as the engine sees it: Update sometimes fails
 // before writing, and sometimes after committing (the worst case: the
-// caller must not assume nothing happened).
+// caller must not assume nothing happened); it never writes for a call
+// whose process crashed.
 type faultyStore struct {
 	store.Store
 	sim *sim
 }
 
 func (f faultyStore) Update(ctx context.Context, jobID string, fn func(store.Tx) error) ([]task.Task, error) {
+	if ctx.Err() != nil {
+		// The call's process crashed (inProcess): it writes nothing more.
+		return nil, context.Cause(ctx)
+	}
 	s := f.sim
 	if s.injecting && s.rng.Float64() < s.faults.CommitBefore {
 		s.count("commit_error_before")

@@ -249,10 +249,9 @@ func (s *sim) build() {
 	s.store = s.be.store()
 	q := lossyQueue{inner: s.be.queue(s.deliver), sim: s}
 	s.engine = engine.New(faultyStore{Store: s.store, sim: s}, q, targets, engine.Options{
-		Now:       s.clock,
-		NewNonce:  func() int64 { return s.rng.Int64N(1<<62) + 1 },
-		Observer:  observer{s},
-		Interrupt: s.interrupt,
+		Now:      s.clock,
+		NewNonce: func() int64 { return s.rng.Int64N(1<<62) + 1 },
+		Observer: observer{s},
 	})
 	s.wd = watchdog.New(s.store, watchedRepairer{s}, watchdog.Options{Now: s.clock})
 }
@@ -280,22 +279,15 @@ func (s *sim) deliver1(ctx context.Context, t task.Task) error {
 		late := time.Duration(s.rng.Int64N(int64(2 * time.Hour)))
 		s.note(t.JobID, "injected: %s to be delivered again in %v", t, late.Round(time.Second))
 		s.at(s.now.Add(late), func() {
-			err := s.engine.HandleTask(s.ctx, t)
+			ctx, end := inProcess(s.ctx)
+			defer end()
+			err := s.engine.HandleTask(ctx, t)
 			s.note(t.JobID, "delivered %s again: %v", t, errOrOK(err))
 		})
 	}
+	ctx, end := inProcess(ctx)
+	defer end()
 	return s.engine.HandleTask(ctx, t)
-}
-
-var errCrash = errors.New("simulated crash")
-
-func (s *sim) interrupt(p engine.Point, jobID, inv string) error {
-	if s.injecting && s.rng.Float64() < s.faults.Crash {
-		s.count("crash_" + string(p))
-		s.note(jobID, "injected: crash at %s of %s", p, inv)
-		return errCrash
-	}
-	return nil
 }
 
 func errOrOK(err error) string {
@@ -444,7 +436,10 @@ func (s *sim) run(jobs, days int) error {
 		// A failed commit is retried, as the next config refresh would.
 		var err error
 		for range 10 {
-			if err = s.engine.Define(s.ctx, j.id, j.def); !errors.Is(err, errInjected) {
+			ctx, end := inProcess(s.ctx)
+			err = s.engine.Define(ctx, j.id, j.def)
+			end()
+			if !errors.Is(err, errInjected) {
 				break
 			}
 		}
@@ -504,18 +499,24 @@ func (s *sim) plan(end time.Time) {
 	for _, t := range s.spread(perDay, start, end) {
 		j := s.jobs[s.rng.IntN(len(s.jobs))].id
 		s.at(t, func() {
-			_, err := s.engine.Trigger(s.ctx, j, "serviceAccount:simulator@sundial.invalid")
+			ctx, end := inProcess(s.ctx)
+			defer end()
+			_, err := s.engine.Trigger(ctx, j, "serviceAccount:simulator@sundial.invalid")
 			s.note(j, "triggered by hand: %s", errOrOK(err))
 		})
 	}
 	for _, t := range s.spread(perDay, start, end) {
 		j := s.jobs[s.rng.IntN(len(s.jobs))].id
 		s.at(t, func() {
-			err := s.engine.Pause(s.ctx, j, "serviceAccount:simulator@sundial.invalid", "simulated admin")
+			ctx, end := inProcess(s.ctx)
+			defer end()
+			err := s.engine.Pause(ctx, j, "serviceAccount:simulator@sundial.invalid", "simulated admin")
 			s.note(j, "paused by hand: %s", errOrOK(err))
 		})
 		s.at(t.Add(10*time.Minute+time.Duration(s.rng.Int64N(int64(3*time.Hour)))), func() {
-			err := s.engine.Resume(s.ctx, j, "serviceAccount:simulator@sundial.invalid")
+			ctx, end := inProcess(s.ctx)
+			defer end()
+			err := s.engine.Resume(ctx, j, "serviceAccount:simulator@sundial.invalid")
 			s.note(j, "resumed by hand: %s", errOrOK(err))
 		})
 	}

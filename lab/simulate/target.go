@@ -48,6 +48,9 @@ func (t *simTarget) Launch(ctx context.Context, req targets.Request) targets.Res
 	if err := json.Unmarshal(req.Spec, &sp); err != nil {
 		return targets.Result{Status: targets.Failed, Message: err.Error()}
 	}
+	if t.sim.crash(ctx, beforeCall, req) {
+		return targets.Result{Status: targets.Failed, Message: "the process died before the call"}
+	}
 	k := attemptKey{req.Key, req.Attempt}
 	t.mu.Lock()
 	t.launches[k]++
@@ -66,10 +69,12 @@ func (t *simTarget) Launch(ctx context.Context, req targets.Request) targets.Res
 		t.ended[k] = res
 		t.mu.Unlock()
 		t.sim.note(req.JobID, "target ran %s#%d within the call: %s", req.Invocation, req.Attempt, statusName[res.Status])
+		t.sim.crash(ctx, afterCall, req)
 		return res
 	}
 	t.sim.note(req.JobID, "target started %s#%d, to end in %v", req.Invocation, req.Attempt, sp.Duration.Round(time.Second))
 	t.sim.at(t.sim.now.Add(sp.Duration), func() { t.end(req, res) })
+	t.sim.crash(ctx, afterCall, req)
 	return targets.Result{Status: targets.Running, Message: "accepted"}
 }
 
@@ -83,7 +88,9 @@ func (t *simTarget) end(req targets.Request, res targets.Result) {
 	t.mu.Lock()
 	t.ended[k] = res
 	t.mu.Unlock()
-	err := t.sim.engine.Report(t.sim.ctx, req.JobID, req.Invocation, req.Attempt, res)
+	ctx, end := inProcess(t.sim.ctx)
+	err := t.sim.engine.Report(ctx, req.JobID, req.Invocation, req.Attempt, res)
+	end()
 	t.sim.note(req.JobID, "target reported %s#%d %s: %s", req.Invocation, req.Attempt, statusName[res.Status], errOrOK(err))
 	if err != nil {
 		t.sim.at(t.sim.now.Add(time.Minute), func() { t.end(req, res) })

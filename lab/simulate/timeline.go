@@ -188,7 +188,9 @@ func (s *sim) noteCommit(jobID string, j *store.JobRecord, tasks int) {
 type watchedRepairer struct{ s *sim }
 
 func (r watchedRepairer) Repair(ctx context.Context, jobID string) (bool, error) {
+	ctx, end := inProcess(ctx)
 	changed, err := r.s.engine.Repair(ctx, jobID)
+	end()
 	r.s.mu.Lock()
 	// The watchdog tries again after an error, and stops at the first
 	// success: the last attempt's answer is the pass's.
