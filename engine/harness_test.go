@@ -50,7 +50,7 @@ func newHarness(t *testing.T, opts engine.Options) *harness {
 // open opens another "process" on the harness's database file.
 func (h *harness) open(owner string, opts engine.Options) (*sqlite.Store, *engine.Engine, *local.Dispatcher) {
 	h.t.Helper()
-	st, err := sqlite.Open(h.path, sqlite.Options{Synchronous: sqlite.SyncOff})
+	st, err := sqlite.Open(h.path, sqlite.Options{Synchronous: sqlite.SyncNormal})
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/sundial-cron/sundial/engine/enginetest"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store"
+	"github.com/sundial-cron/sundial/store/sqlite/sqlitetest"
 	"github.com/sundial-cron/sundial/targets"
 	"github.com/sundial-cron/sundial/task"
 )
@@ -52,7 +53,7 @@ func TestInvariant1_AtMostOneLaunchPerOccurrence(t *testing.T) {
 			wg.Wait()
 			for _, tk := range tasks {
 				if !tk.ETA.After(h.clock()) {
-					if err := h.st.DeleteTask(h.ctx, tk.Name()); err != nil {
+					if err := sqlitetest.DeleteTask(h.ctx, h.path, tk.Name()); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -180,7 +181,7 @@ func TestInvariant4_NoJobIsStuck(t *testing.T) {
 		h.define(fmt.Sprintf("p/job-%d", i), "*/2 * * * *", statemachine.Policy{}, "rec")
 	}
 	h.runUntil(t0.Add(3 * time.Minute))
-	if err := h.st.PurgeTasks(h.ctx); err != nil {
+	if err := sqlitetest.PurgeTasks(h.ctx, h.path); err != nil {
 		t.Fatal(err)
 	}
 	// The next occurrence is 10:04; its tick is gone. The watchdog must see

@@ -41,6 +41,7 @@ type harness struct {
 	t       *testing.T
 	ctx     context.Context
 	clk     *fakeclock.Clock
+	path    string // the store's database file
 	st      *sqlite.Store
 	eng     *engine.Engine
 	disp    *local.Dispatcher
@@ -51,8 +52,8 @@ type harness struct {
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	h := &harness{t: t, ctx: context.Background(), clk: fakeclock.New(t0)}
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "sundial.db"), sqlite.Options{Synchronous: sqlite.SyncOff})
+	h := &harness{t: t, ctx: context.Background(), clk: fakeclock.New(t0), path: filepath.Join(t.TempDir(), "sundial.db")}
+	st, err := sqlite.Open(h.path, sqlite.Options{Synchronous: sqlite.SyncNormal})
 	if err != nil {
 		t.Fatal(err)
 	}

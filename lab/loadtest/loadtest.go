@@ -298,8 +298,6 @@ func syncName(s sqlite.Sync) string {
 		return "full"
 	case sqlite.SyncNormal:
 		return "normal"
-	case sqlite.SyncOff:
-		return "off"
 	}
 	return fmt.Sprint(int(s))
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sundial-cron/sundial/store"
 	"github.com/sundial-cron/sundial/store/sqlite"
+	"github.com/sundial-cron/sundial/store/sqlite/sqlitetest"
 	"github.com/sundial-cron/sundial/task"
 	"github.com/sundial-cron/sundial/task/local"
 )
@@ -40,16 +41,18 @@ type backend interface {
 // clock.
 type sqliteBackend struct {
 	sim  *sim
+	path string // the database file
 	st   *sqlite.Store
 	disp *local.Dispatcher
 }
 
 func openSQLite(s *sim, dir string) (*sqliteBackend, error) {
-	st, err := sqlite.Open(filepath.Join(dir, "simulate.db"), sqlite.Options{Synchronous: sqlite.SyncOff})
+	path := filepath.Join(dir, "simulate.db")
+	st, err := sqlite.Open(path, sqlite.Options{Synchronous: sqlite.SyncNormal})
 	if err != nil {
 		return nil, err
 	}
-	return &sqliteBackend{sim: s, st: st}, nil
+	return &sqliteBackend{sim: s, path: path, st: st}, nil
 }
 
 func (b *sqliteBackend) store() store.Store { return b.st }
@@ -75,10 +78,10 @@ func (b *sqliteBackend) nextDue(ctx context.Context) (time.Time, bool, error) {
 
 // lose deletes the task's row, which its transaction already committed.
 func (b *sqliteBackend) lose(ctx context.Context, t task.Task) error {
-	return b.st.DeleteTask(ctx, t.Name())
+	return sqlitetest.DeleteTask(ctx, b.path, t.Name())
 }
 
-func (b *sqliteBackend) purge(ctx context.Context) error { return b.st.PurgeTasks(ctx) }
+func (b *sqliteBackend) purge(ctx context.Context) error { return sqlitetest.PurgeTasks(ctx, b.path) }
 
 // down does nothing: the tasks wait in the file, and the dispatcher takes
 // the due ones when the process is back.
