@@ -31,7 +31,7 @@ type instance struct {
 
 func newInstance(t *testing.T, e *env, db string) *instance {
 	t.Helper()
-	st, err := sqlite.Open(db, sqlite.Options{Synchronous: sqlite.SyncOff})
+	st, err := sqlite.Open(db, sqlite.Options{Synchronous: sqlite.SyncNormal})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -68,7 +68,7 @@ func newAsyncHarness(t *testing.T) *asyncHarness {
 	t.Helper()
 	h := &asyncHarness{t: t, clk: fakeclock.New(t0), swarm: swarmingtest.New(), ends: &endCounter{ends: map[string][]statemachine.Status{}}}
 	t.Cleanup(h.swarm.Close)
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "sundial.db"), sqlite.Options{Synchronous: sqlite.SyncOff})
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "sundial.db"), sqlite.Options{Synchronous: sqlite.SyncNormal})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -99,9 +99,6 @@ func (e *Engine) launch(ctx context.Context, jobID, invocation string, attempt i
 	if err != nil {
 		return nil, err
 	}
-	if err := e.interrupt(BeforeCall, jobID, invocation); err != nil {
-		return nil, err
-	}
 	if o := e.opts.Observer; o != nil {
 		o.Launched(jobID, e.opts.Now().Sub(req.Occurrence.Add(statemachine.Jitter(jobID, req.Occurrence, def.Policy.Jitter))))
 	}
@@ -116,9 +113,6 @@ func (e *Engine) launch(ctx context.Context, jobID, invocation string, attempt i
 		callCtx, cancel := context.WithTimeout(ctx, timeout)
 		res = tgt.Launch(callCtx, req)
 		cancel()
-	}
-	if err := e.interrupt(AfterCall, jobID, invocation); err != nil {
-		return nil, err
 	}
 	return e.outcome(invocation, attempt, res), nil
 }
@@ -204,19 +198,3 @@ func (e *Engine) abortTarget(ctx context.Context, jobID, invocation string, atte
 		e.opts.Logger.Warn("aborting at the target failed", "job", jobID, "invocation", invocation, "err", err)
 	}
 }
-
-func (e *Engine) interrupt(p Point, jobID, invocation string) error {
-	if e.opts.Interrupt == nil {
-		return nil
-	}
-	if err := e.opts.Interrupt(p, jobID, invocation); err != nil {
-		return interrupted{err}
-	}
-	return nil
-}
-
-// interrupted is an error of Options.Interrupt: the handler stops as if
-// its process died, and a dead process records nothing of it.
-type interrupted struct{ error }
-
-func (i interrupted) Unwrap() error { return i.error }

@@ -50,23 +50,7 @@ type Options struct {
 	// definition sets none: a backfill may not reach back past it. The
 	// zero value takes DefaultRetention.
 	Retention Retention
-	// Interrupt is called at each point between LAUNCHING committed and the
-	// outcome recorded; an error stops the handler there, as if its process
-	// died. It exists for fault injection (sundial simulate); nil in
-	// production.
-	Interrupt func(p Point, jobID, invocation string) error
 }
-
-// Point names a place in the launch path where a process can die.
-type Point string
-
-// The points where Options.Interrupt is asked.
-const (
-	// BeforeCall: LAUNCHING has committed; the target was not called yet.
-	BeforeCall Point = "before-call"
-	// AfterCall: the target returned; its outcome is not recorded yet.
-	AfterCall Point = "after-call"
-)
 
 // Observer is told about what committed, for metrics.
 type Observer interface {
@@ -309,7 +293,7 @@ func (e *Engine) finish(ctx context.Context, t task.Task, c committed, troubled 
 	case errors.Is(err, ErrBusy), errors.Is(err, statemachine.ErrLaunchInProgress):
 		// Expected: not the job's trouble, nor the queue's to report.
 		return fmt.Errorf("%w (%w)", err, task.ErrRetryLater)
-	case errors.As(err, new(interrupted)), ctx.Err() != nil:
+	case ctx.Err() != nil:
 		// The process stopping: not the job's trouble.
 		return err
 	}

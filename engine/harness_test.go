@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"path/filepath"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"github.com/sundial-cron/sundial/store"
 	"github.com/sundial-cron/sundial/store/sqlite"
 	"github.com/sundial-cron/sundial/targets"
+	"github.com/sundial-cron/sundial/task"
 	"github.com/sundial-cron/sundial/task/local"
 	"github.com/sundial-cron/sundial/watchdog"
 )
@@ -48,7 +50,7 @@ func newHarness(t *testing.T, opts engine.Options) *harness {
 // open opens another "process" on the harness's database file.
 func (h *harness) open(owner string, opts engine.Options) (*sqlite.Store, *engine.Engine, *local.Dispatcher) {
 	h.t.Helper()
-	st, err := sqlite.Open(h.path, sqlite.Options{Synchronous: sqlite.SyncOff})
+	st, err := sqlite.Open(h.path, sqlite.Options{Synchronous: sqlite.SyncNormal})
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -56,7 +58,12 @@ func (h *harness) open(owner string, opts engine.Options) (*sqlite.Store, *engin
 	opts.Now = h.clock
 	q := &enginetest.LateQueue{}
 	eng := engine.New(st, q, map[string]targets.Target{"rec": h.tgt, "blind": blind{h.tgt}, "sync": synchronous{blind{h.tgt}}}, opts)
-	disp := local.New(st, eng.HandleTask, local.Options{Owner: owner, Workers: 4, OrphanAfter: 10 * time.Second, Now: h.clock, Logger: slog.New(slog.DiscardHandler)})
+	handle := func(ctx context.Context, t task.Task) error {
+		ctx, end := inProcess(ctx)
+		defer end()
+		return eng.HandleTask(ctx, t)
+	}
+	disp := local.New(st, handle, local.Options{Owner: owner, Workers: 4, OrphanAfter: 10 * time.Second, Now: h.clock, Logger: slog.New(slog.DiscardHandler)})
 	q.Queue = disp
 	return st, eng, disp
 }
@@ -114,7 +121,13 @@ type recorder struct {
 	results  map[attemptKey]targets.Result
 	// check, if set, is called at every launch before it is counted.
 	check func(req targets.Request)
-	fail  bool
+	// crash, if set, is asked after every launch whether the process dies
+	// there, before the outcome is recorded (inProcess).
+	crash func(req targets.Request) bool
+	// crashBefore, if set, is asked at every launch whether the process
+	// dies there, before the target is reached: the launch is not made.
+	crashBefore func(req targets.Request) bool
+	fail        bool
 	// resolveErr, if set, is what Resolve returns: the target cannot be
 	// asked.
 	resolveErr error
@@ -131,13 +144,16 @@ func newRecorder() *recorder {
 
 func (r *recorder) Launch(ctx context.Context, req targets.Request) targets.Result {
 	r.mu.Lock()
-	check := r.check
+	check, crashBefore := r.check, r.crashBefore
 	r.mu.Unlock()
 	if check != nil {
 		check(req)
 	}
+	if crashBefore != nil && crashBefore(req) {
+		die(ctx)
+		return targets.Result{}
+	}
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	k := attemptKey{req.Key, req.Attempt}
 	r.launches[k]++
 	res := targets.Result{Status: targets.Succeeded, Message: "ok"}
@@ -145,7 +161,37 @@ func (r *recorder) Launch(ctx context.Context, req targets.Request) targets.Resu
 		res = targets.Result{Status: targets.Failed, Message: "failing as told"}
 	}
 	r.results[k] = res
+	crash := r.crash
+	r.mu.Unlock()
+	if crash != nil && crash(req) {
+		die(ctx)
+	}
 	return res
+}
+
+// processKey holds the function that ends the context of one call into the
+// engine, as the death of the process making it would.
+type processKey struct{}
+
+// errDied is why a process's context ended.
+var errDied = errors.New("the process died")
+
+// inProcess returns ctx as the context of one call into the engine by one
+// process, which a target's crash (die) ends; end releases it. An ended
+// context is what Dispatcher.Run gives the handlers it stops: the engine
+// records nothing more of the call, as a dead process would not.
+func inProcess(ctx context.Context) (_ context.Context, end func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	return context.WithValue(ctx, processKey{}, cancel), func() { cancel(nil) }
+}
+
+// die ends the process whose call ctx belongs to.
+func die(ctx context.Context) {
+	cancel, ok := ctx.Value(processKey{}).(context.CancelCauseFunc)
+	if !ok {
+		panic("a crash outside a process: call the engine with inProcess")
+	}
+	cancel(errDied)
 }
 
 func (r *recorder) Resolve(ctx context.Context, req targets.Request) (bool, targets.Result, error) {

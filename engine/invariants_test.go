@@ -13,6 +13,7 @@ import (
 	"github.com/sundial-cron/sundial/engine/enginetest"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store"
+	"github.com/sundial-cron/sundial/store/sqlite/sqlitetest"
 	"github.com/sundial-cron/sundial/targets"
 	"github.com/sundial-cron/sundial/task"
 )
@@ -52,7 +53,7 @@ func TestInvariant1_AtMostOneLaunchPerOccurrence(t *testing.T) {
 			wg.Wait()
 			for _, tk := range tasks {
 				if !tk.ETA.After(h.clock()) {
-					if err := h.st.DeleteTask(h.ctx, tk.Name()); err != nil {
+					if err := sqlitetest.DeleteTask(h.ctx, h.path, tk.Name()); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -145,15 +146,13 @@ func TestInvariant3_FailClosedOnAmbiguity(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var mu sync.Mutex
 			died := 0
-			h := newHarness(t, engine.Options{Interrupt: func(p engine.Point, jobID, inv string) error {
+			h := newHarness(t, engine.Options{})
+			h.tgt.crash = func(targets.Request) bool {
 				mu.Lock()
 				defer mu.Unlock()
-				if p == engine.AfterCall && died < tc.dies {
-					died++
-					return errors.New("the process died")
-				}
-				return nil
-			}})
+				died++
+				return died <= tc.dies
+			}
 			h.define("p/a", "0 * * * *", statemachine.Policy{Idempotent: tc.idempotent, MaxAttempts: 3}, tc.kind)
 			h.runUntil(t0.Add(time.Hour + 10*time.Minute))
 			key := "p/a/" + statemachine.OccurrenceID(t0.Add(time.Hour))
@@ -182,7 +181,7 @@ func TestInvariant4_NoJobIsStuck(t *testing.T) {
 		h.define(fmt.Sprintf("p/job-%d", i), "*/2 * * * *", statemachine.Policy{}, "rec")
 	}
 	h.runUntil(t0.Add(3 * time.Minute))
-	if err := h.st.PurgeTasks(h.ctx); err != nil {
+	if err := sqlitetest.PurgeTasks(h.ctx, h.path); err != nil {
 		t.Fatal(err)
 	}
 	// The next occurrence is 10:04; its tick is gone. The watchdog must see

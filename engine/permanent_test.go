@@ -9,6 +9,7 @@ import (
 	"github.com/sundial-cron/sundial/engine"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store"
+	"github.com/sundial-cron/sundial/targets"
 	"github.com/sundial-cron/sundial/task"
 	"github.com/sundial-cron/sundial/watchdog"
 )
@@ -148,14 +149,15 @@ func TestAStateOfANewerReleaseIsRetriedNotDisabled(t *testing.T) {
 // the job's Health counts the failures in a row and keeps the last error,
 // until a delivery of its task succeeds.
 func TestATransientFailureIsCountedInTheJobsHealthUntilASuccess(t *testing.T) {
-	crash := true
-	h := newHarness(t, engine.Options{Interrupt: func(p engine.Point, _, _ string) error {
-		if p == engine.AfterCall && crash {
-			crash = false
-			return errors.New("the process died")
+	h := newHarness(t, engine.Options{})
+	crashed := false
+	h.tgt.crash = func(targets.Request) bool {
+		if crashed {
+			return false
 		}
-		return nil
-	}})
+		crashed = true
+		return true
+	}
 	h.define("p/job", "*/5 * * * *", statemachine.Policy{}, "rec")
 	if _, err := h.eng.Trigger(h.ctx, "p/job", "user:tester@example.com"); err != nil {
 		t.Fatal(err)
@@ -171,7 +173,9 @@ func TestATransientFailureIsCountedInTheJobsHealthUntilASuccess(t *testing.T) {
 		return v.Health
 	}
 	// The launch's process dies after the call: not the job's trouble.
-	if err := h.eng.HandleTask(h.ctx, start); err == nil {
+	ctx, end := inProcess(h.ctx)
+	defer end()
+	if err := h.eng.HandleTask(ctx, start); err == nil {
 		t.Fatal("the interrupted handler returned nil")
 	}
 	if got := health(); got != (engine.Health{}) {

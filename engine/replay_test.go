@@ -96,7 +96,7 @@ func openReplay(t *testing.T) *replay {
 		t.Fatal(err)
 	}
 	r := &replay{t: t, ctx: context.Background(), clk: fakeclock.New(replayEnd), ok: &replayTarget{status: targets.Succeeded}}
-	if r.st, err = sqlite.Open(path, sqlite.Options{Synchronous: sqlite.SyncOff}); err != nil {
+	if r.st, err = sqlite.Open(path, sqlite.Options{Synchronous: sqlite.SyncNormal}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.st.Close() })

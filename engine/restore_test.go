@@ -45,7 +45,7 @@ func TestRestoredBackupLaunchesNothingTwice(t *testing.T) {
 	if err != nil || restoredAt.IsZero() {
 		t.Fatalf("Restored = %v, %v; want the first start", restoredAt, err)
 	}
-	st, err := sqlite.Open(backup, sqlite.Options{Synchronous: sqlite.SyncOff})
+	st, err := sqlite.Open(backup, sqlite.Options{Synchronous: sqlite.SyncNormal})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package engine_test
 
 import (
-	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -92,29 +91,33 @@ func TestASynchronousTargetsRunningInvocationReadsRUNNING(t *testing.T) {
 func TestASynchronousLaunchInDoubtIsRecoveredAsAnyOther(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
-		point      engine.Point
+		before     bool // the process dies before the call, not in it
 		idempotent bool
 		launches   []int // of attempts 1 and 2
 		status     statemachine.Status
 		message    string
 	}{
-		{"dead in the call, the launch fails closed", engine.AfterCall, false, []int{1, 0}, statemachine.StatusFailed, "launch outcome unknown"},
-		{"dead before the call, the launch fails closed", engine.BeforeCall, false, []int{0, 0}, statemachine.StatusFailed, "launch outcome unknown"},
-		{"dead in the call of an idempotent job, the next attempt goes out", engine.AfterCall, true, []int{1, 1}, statemachine.StatusSucceeded, "ok"},
+		{"dead in the call, the launch fails closed", false, false, []int{1, 0}, statemachine.StatusFailed, "launch outcome unknown"},
+		{"dead before the call, the launch fails closed", true, false, []int{0, 0}, statemachine.StatusFailed, "launch outcome unknown"},
+		{"dead in the call of an idempotent job, the next attempt goes out", false, true, []int{1, 1}, statemachine.StatusSucceeded, "ok"},
 	} {
 		for _, kind := range []string{"blind", "sync"} {
 			t.Run(tc.name+"/"+kind, func(t *testing.T) {
 				var mu sync.Mutex
 				died := false
-				h := newHarness(t, engine.Options{Interrupt: func(p engine.Point, jobID, inv string) error {
+				dies := func(targets.Request) bool {
 					mu.Lock()
 					defer mu.Unlock()
-					if p == tc.point && !died {
-						died = true
-						return errors.New("the process died")
-					}
-					return nil
-				}})
+					first := !died
+					died = true
+					return first
+				}
+				h := newHarness(t, engine.Options{})
+				if tc.before {
+					h.tgt.crashBefore = dies
+				} else {
+					h.tgt.crash = dies
+				}
 				h.define("p/a", "0 * * * *", statemachine.Policy{Idempotent: tc.idempotent, MaxAttempts: 2}, kind)
 				due := t0.Add(time.Hour)
 				id := statemachine.OccurrenceID(due)

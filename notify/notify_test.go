@@ -85,7 +85,7 @@ type stack struct {
 func newStack(t *testing.T, policy urlfetch.Policy, opts notify.Options) *stack {
 	t.Helper()
 	s := &stack{t: t, ctx: context.Background(), clk: fakeclock.New(t0)}
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "sundial.db"), sqlite.Options{Synchronous: sqlite.SyncOff})
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "sundial.db"), sqlite.Options{Synchronous: sqlite.SyncNormal})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ func clock() time.Time { return now }
 // hour apart ending an hour before now.
 func setup(t *testing.T, defaults engine.Retention, jobs map[string]engine.Retention, statuses []string) (store.Store, *engine.Engine) {
 	t.Helper()
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "sundial.db"), sqlite.Options{Synchronous: sqlite.SyncOff})
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "sundial.db"), sqlite.Options{Synchronous: sqlite.SyncNormal})
 	if err != nil {
 		t.Fatal(err)
 	}

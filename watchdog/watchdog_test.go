@@ -46,7 +46,7 @@ func (c *countingStore) counts() (queries, listed int) {
 
 func newStore(t *testing.T) *countingStore {
 	t.Helper()
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "db"), sqlite.Options{Synchronous: sqlite.SyncOff})
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "db"), sqlite.Options{Synchronous: sqlite.SyncNormal})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,6 +43,7 @@ type harness struct {
 	t       *testing.T
 	ctx     context.Context
 	clk     *fakeclock.Clock
+	path    string // the store's database file
 	st      *sqlite.Store
 	eng     *engine.Engine
 	disp    *local.Dispatcher
@@ -79,8 +80,8 @@ func loopbackConn(t *testing.T) net.Conn {
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	h := &harness{t: t, ctx: context.Background(), clk: fakeclock.New(t0), peer: loopbackConn(t), held: held{called: make(chan struct{}, 1), release: make(chan struct{})}}
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "sundial.db"), sqlite.Options{Synchronous: sqlite.SyncOff})
+	h := &harness{t: t, ctx: context.Background(), clk: fakeclock.New(t0), path: filepath.Join(t.TempDir(), "sundial.db"), peer: loopbackConn(t), held: held{called: make(chan struct{}, 1), release: make(chan struct{})}}
+	st, err := sqlite.Open(h.path, sqlite.Options{Synchronous: sqlite.SyncNormal})
 	if err != nil {
 		t.Fatal(err)
 	}

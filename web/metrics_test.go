@@ -12,6 +12,7 @@ import (
 	"github.com/sundial-cron/sundial/engine"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store/sqlite"
+	"github.com/sundial-cron/sundial/store/sqlite/sqlitetest"
 	"github.com/sundial-cron/sundial/web"
 )
 
@@ -93,7 +94,7 @@ func TestMetricsMoveWithLaunches(t *testing.T) {
 	// Every tick is lost and nothing runs for a quarter of an hour: the
 	// watchdog repairs the three jobs, and what fell due meanwhile is
 	// counted as missed.
-	if err := h.st.PurgeTasks(h.ctx); err != nil {
+	if err := sqlitetest.PurgeTasks(h.ctx, h.path); err != nil {
 		t.Fatal(err)
 	}
 	h.set(t0.Add(20 * time.Minute))
@@ -142,7 +143,7 @@ func TestMetricsCountSkipsByReasonAndCount(t *testing.T) {
 }
 
 func TestMetricsWithoutABacklogStillServeTheRest(t *testing.T) {
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "closed.db"), sqlite.Options{Synchronous: sqlite.SyncOff})
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "closed.db"), sqlite.Options{Synchronous: sqlite.SyncNormal})
 	if err != nil {
 		t.Fatal(err)
 	}

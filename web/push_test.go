@@ -43,7 +43,7 @@ func newPushSetup(t *testing.T) *pushSetup {
 	clk := fakeclock.New(t0)
 	sw := swarmingtest.New()
 	t.Cleanup(sw.Close)
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "sundial.db"), sqlite.Options{Synchronous: sqlite.SyncOff})
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "sundial.db"), sqlite.Options{Synchronous: sqlite.SyncNormal})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,11 +1,11 @@
-// Command sundial is the one binary of Sundial: the server and its tools.
+// Command sundial is the one binary Sundial ships: the server and its tools.
+// The lab (the simulator and the benchmarks) is cmd/sundial-lab, which this
+// binary never links.
 //
 //	sundial serve                   run Sundial: the embedded default, or --backend=cloud
 //	sundial validate DIR_OR_FILE... check project configs, listing every error
 //	sundial schedule next EXPR      print the next fire times of a schedule
 //	sundial schedule explain EXPR   explain a schedule in words
-//	sundial simulate                run the engine on a simulated clock with faults
-//	sundial bench                   measure the engine, or the whole server, in real time
 //	sundial setup-gcp               create or update the Cloud Run queue and scheduler jobs
 //	sundial backup FILE             copy the embedded shape's database while it runs
 //	sundial jobs PROJECT            list a project's jobs, through a server's API
@@ -37,8 +37,6 @@ const usage = `usage:
   sundial validate DIR_OR_FILE...
   sundial schedule next EXPR [--tz ZONE] [--from RFC3339] [-n N] [--job-id ID] [--dst-gap skip|shift] [--dst-repeat first|last|both]
   sundial schedule explain EXPR [same flags]
-  sundial simulate [--jobs N] [--days D] [--seed S] [--faults none|default|heavy] [--backend sqlite|datastore] [--dir DIR] [--cpuprofile FILE]
-  sundial bench [--jobs N] [--minutes M] [--db PATH] [--sync full|normal] [--workers W] [--warmup D] [--cpuprofile FILE] [--serve] [-v] [--soak D [--soak-sample D] [--soak-retention-age D] [--soak-retention-count N]]
   sundial backup [--db PATH] FILE
   sundial setup-gcp [--project P] [--location L] [--queue Q] [--public-url URL] [--invoker SA] [--dry-run]
   sundial jobs PROJECT [API flags]
@@ -72,10 +70,6 @@ func run(args []string, stdout, stderr io.Writer, now func() time.Time) int {
 		return runValidate(args[1:], stdout, stderr)
 	case "schedule":
 		return runSchedule(args[1:], stdout, stderr, now)
-	case "simulate":
-		return runSimulate(args[1:], stdout, stderr, now)
-	case "bench":
-		return runBench(args[1:], stdout, stderr, now)
 	case "serve":
 		return runServe(args[1:], stdout, stderr, now)
 	case "setup-gcp":

@@ -4,6 +4,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -188,5 +189,27 @@ func TestServeWarnsOffItsPlatform(t *testing.T) {
 				t.Errorf("log:\n%s\nwant a warning saying %q", stderr.String(), tc.warning)
 			}
 		})
+	}
+}
+
+// serve's flags default to the server's own defaults, which the lab's
+// whole-server benchmark builds on too (cmd/sundial-lab's
+// TestBenchServesWithServesDefaults): given no flag, serve runs
+// server.Defaults.
+func TestServeDefaultsAreTheServers(t *testing.T) {
+	for _, name := range []string{"SUNDIAL_CONFIG_REPO", "SUNDIAL_CONFIG_REF", "SUNDIAL_CONFIG_PATH", "SUNDIAL_CONFIG_GOOGLE_AUTH", "SUNDIAL_CONFIG_LINK",
+		"GOOGLE_CLOUD_PROJECT", "GAE_ENV", "K_SERVICE", "SUNDIAL_TASKS_QUEUE", "SUNDIAL_TASKS_LOCATION", "SUNDIAL_URL", "SUNDIAL_INVOKER", "SUNDIAL_NAMESPACE", "PORT"} {
+		t.Setenv(name, "")
+	}
+	got, err := parseServe(nil, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := server.Defaults(func(string) string { return "" })
+	if err := want.Check(); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("serve with no flag runs\n%+v\nwant the server's defaults\n%+v", got, want)
 	}
 }

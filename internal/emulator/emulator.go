@@ -1,6 +1,7 @@
 // Package emulator starts the Cloud Datastore emulator, for tests (through
-// emulatortest) and for sundial simulate --backend=datastore, and the Cloud
-// Pub/Sub emulator, for the pubsub target's tests.
+// emulatortest) and for the lab's `sundial-lab simulate --backend=datastore`,
+// and the Cloud Pub/Sub emulator, for the pubsub target's tests. The shipped
+// binary never links it (cmd/sundial's TestTheBinaryLinksNoLab).
 //
 // The emulator runs in Firestore in Datastore mode (what production runs:
 // strongly consistent reads, no entity-group write limits) and with

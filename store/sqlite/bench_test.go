@@ -75,7 +75,7 @@ func BenchmarkUpdate(b *testing.B) {
 //	go test ./store/sqlite -run '^$' -bench BenchmarkIntegrityCheck -benchtime 3x
 func BenchmarkIntegrityCheck(b *testing.B) {
 	path := tempPath(b)
-	s := openAt(b, path, Options{Synchronous: SyncOff}, testHooks{})
+	s := openAt(b, path, Options{Synchronous: SyncNormal}, testHooks{})
 	blob := make([]byte, 400)
 	t0 := time.Date(2026, 3, 8, 9, 0, 0, 0, time.UTC)
 	var next atomic.Int64

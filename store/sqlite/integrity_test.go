@@ -17,7 +17,7 @@ import (
 func filledFile(t *testing.T, n int) string {
 	t.Helper()
 	path := tempPath(t)
-	s, err := Open(path, Options{Synchronous: SyncOff})
+	s, err := Open(path, Options{Synchronous: SyncNormal})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestMissingFileIsCreatedWhole(t *testing.T) {
 	errs := make([]error, 8)
 	for i := range errs {
 		wg.Go(func() {
-			s, err := Open(path, Options{Synchronous: SyncOff})
+			s, err := Open(path, Options{Synchronous: SyncNormal})
 			if err == nil {
 				_, err = s.Update(t.Context(), "p/same", incr)
 				err = errors.Join(err, s.Close())

@@ -35,11 +35,10 @@ const (
 	// target was called would let the occurrence launch twice.
 	SyncFull Sync = iota
 	// SyncNormal may lose the last commits on power loss (not on a crash of
-	// the process). For benchmarks and throwaway files.
+	// the process): for operators who accept that (serve --sync normal),
+	// and for files thrown away, such as tests' and the lab's, which in WAL
+	// mode it spares every fsync but the checkpoints'.
 	SyncNormal
-	// SyncOff leaves durability to the operating system. For the
-	// simulator's temporary files.
-	SyncOff
 )
 
 func (s Sync) pragma() (string, error) {
@@ -48,8 +47,6 @@ func (s Sync) pragma() (string, error) {
 		return "FULL", nil
 	case SyncNormal:
 		return "NORMAL", nil
-	case SyncOff:
-		return "OFF", nil
 	}
 	return "", fmt.Errorf("sqlite: unknown Sync %d", s)
 }

@@ -261,7 +261,7 @@ func TestDurabilitySettings(t *testing.T) {
 	for _, tc := range []struct {
 		sync Sync
 		want int
-	}{{SyncFull, 2}, {SyncNormal, 1}, {SyncOff, 0}} {
+	}{{SyncFull, 2}, {SyncNormal, 1}} {
 		path := tempPath(t)
 		s := openAt(t, path, Options{Synchronous: tc.sync, BusyTimeout: 1234 * time.Millisecond}, testHooks{})
 		var syncMode, busy, version int
@@ -334,31 +334,8 @@ func TestClosed(t *testing.T) {
 
 // The task rows' contract (claims, leases, owners, adoption) is checked by
 // task/local/rowstest, run from task/local's tests. What follows is this
-// store's own: the simulator's faults, and what it writes and does not.
-
-func TestTaskFaults(t *testing.T) {
-	t.Parallel()
-	ctx := t.Context()
-	s := openAt(t, tempPath(t), Options{}, testHooks{})
-	t0 := time.Date(2026, 3, 8, 9, 0, 0, 0, time.UTC)
-	a := task.Task{Kind: task.TickLater, JobID: "p/j", Nonce: 1, ETA: t0}
-	b := task.Task{Kind: task.TickLater, JobID: "p/j", Nonce: 2, ETA: t0}
-	if _, err := s.Update(ctx, "p/j", func(tx store.Tx) error { return errors.Join(tx.Enqueue(a), tx.Enqueue(b)) }); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.DeleteTask(ctx, a.Name()); err != nil {
-		t.Fatal(err)
-	}
-	if n, err := s.CountTasks(ctx); err != nil || n != 1 {
-		t.Errorf("CountTasks after DeleteTask = %d, %v; want 1", n, err)
-	}
-	if err := s.PurgeTasks(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok, err := s.NextDue(ctx, 30*time.Second); err != nil || ok {
-		t.Errorf("NextDue on a purged queue = %v, %v; want none", ok, err)
-	}
-}
+// store's own: what it writes and does not. The faults that lose tasks
+// are sqlitetest's.
 
 // A claim that finds nothing writes no heartbeat for its owner: a stepping
 // dispatcher ends every step with one.

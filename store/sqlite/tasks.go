@@ -9,9 +9,9 @@ import (
 	"github.com/sundial-cron/sundial/task"
 )
 
-// This file is the task queue's side of the store, for task/local and for
-// the simulator's faults. Every write goes through the committer, so it
-// shares batches with Updates instead of contending for the file's lock.
+// This file is the task queue's side of the store, for task/local. Every
+// write goes through the committer, so it shares batches with Updates
+// instead of contending for the file's lock.
 // Times are arguments: nothing here reads a clock.
 
 // Claim asks ClaimTasks for due tasks.
@@ -154,7 +154,7 @@ func claimDue(w *writer, c Claim, now, dueBy int64) ([]Claimed, error) {
 	// IN (SELECT …) RETURNING: that statement built two temporary tables
 	// (its IN list and its RETURNING rows) on every run, each allocating
 	// and freeing pages, and SQLite prepared it again on every run; it was
-	// a third of sundial simulate's CPU. No LIMIT ?: SQLite re-prepares a
+	// a third of the simulator's CPU. No LIMIT ?: SQLite re-prepares a
 	// statement whenever the value bound to its LIMIT changes; the rows
 	// come in index order, and reading stops at c.Max.
 	rows, err := w.query(`SELECT `+taskColumns+` FROM tasks
@@ -332,23 +332,4 @@ func (s *Store) Tasks(ctx context.Context, limit int) ([]task.Task, error) {
 		tasks = append(tasks, c.Task)
 	}
 	return tasks, rows.Err()
-}
-
-// PurgeTasks deletes every task, as a purge of the queue would. A fault
-// for the simulator: the watchdog must repair every job that waited for
-// one.
-func (s *Store) PurgeTasks(ctx context.Context) error {
-	return s.write(ctx, false, nil, func(w *writer) error {
-		_, err := w.exec("DELETE FROM tasks")
-		return err
-	})
-}
-
-// DeleteTask deletes one task by name, if it is queued, as a lost task
-// would vanish. A fault for the simulator.
-func (s *Store) DeleteTask(ctx context.Context, name string) error {
-	return s.write(ctx, false, nil, func(w *writer) error {
-		_, err := w.exec("DELETE FROM tasks WHERE name = ?", name)
-		return err
-	})
 }

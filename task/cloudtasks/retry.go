@@ -4,7 +4,7 @@ import "time"
 
 // Retry is a queue's retry configuration, as in Cloud Tasks' RetryConfig,
 // and the waits Cloud Tasks derives from it: what the stand-in in
-// cloudtaskstest and sundial simulate's cloud queue both follow.
+// cloudtaskstest and the lab's simulated cloud queue both follow.
 type Retry struct {
 	// MaxAttempts bounds the dispatches of a task; the last failure deletes
 	// it. Zero: unlimited.

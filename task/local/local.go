@@ -127,7 +127,8 @@ func AheadOf(d time.Duration) time.Duration {
 }
 
 // Dispatcher runs the handler for the task rows of one store. Use either
-// Run (a service) or RunDue (a simulator stepping a fake clock), not both.
+// Run (a service) or RunDue (a test or the lab's simulator stepping a
+// fake clock), not both.
 type Dispatcher struct {
 	store   Rows
 	handler task.Handler
@@ -493,12 +494,21 @@ func earlier(a, b time.Time) time.Time {
 	return a
 }
 
-// RunDue is one synchronous step for a simulator on a fake clock: it
-// heartbeats at now (its first claim does), claims and runs (on the worker
-// pool) everything due at now, including tasks those handlers enqueue due
-// at now, records the outcomes, and returns how many tasks it ran and when
-// the next task is due (ok false if there is none). Handlers get ctx as it
-// is.
+// RunDue is one synchronous step on a fake clock: it heartbeats at now
+// (its first claim does), claims and runs (on the worker pool) everything
+// due at now, including tasks those handlers enqueue due at now, records
+// the outcomes, and returns how many tasks it ran and when the next task
+// is due (ok false if there is none). Handlers get ctx as it is.
+//
+// No server calls it. It is how the tests that run the embedded shape on
+// a fake clock (enginetest.RunUntil, this package's suites) and the lab's
+// simulator step the dispatcher: Run waits on the wall clock's timers and
+// returns only when stopped, where they must know that everything due at
+// one time has run and been recorded before they move the clock. It is not
+// a second dispatcher: the claims, the starts on the worker pool and the
+// adoption are Run's own (ClaimTasks, start, takeReady); only the loop
+// around them differs. It must be exported for those tests, which live in
+// other packages.
 //
 // An adopted task starts as soon as it is posted, as under Run, not when
 // the tasks started with it have all returned: the launches of a step's

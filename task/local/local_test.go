@@ -14,6 +14,7 @@ import (
 
 	"github.com/sundial-cron/sundial/store"
 	"github.com/sundial-cron/sundial/store/sqlite"
+	"github.com/sundial-cron/sundial/store/sqlite/sqlitetest"
 	"github.com/sundial-cron/sundial/task"
 )
 
@@ -23,7 +24,7 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 func openStore(t *testing.T, path string) *sqlite.Store {
 	t.Helper()
-	s, err := sqlite.Open(path, sqlite.Options{Synchronous: sqlite.SyncOff})
+	s, err := sqlite.Open(path, sqlite.Options{Synchronous: sqlite.SyncNormal})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -579,11 +580,15 @@ func TestRunDueRunsAdoptedTasks(t *testing.T) {
 		{name: "posted", post: true, wantHandled: 2, wantCommits: 3},
 		// The last but one claim hands tick 2 back and claims it again.
 		{name: "not posted", wantHandled: 2, wantCommits: 4},
-		{name: "lost", lose: true, wantHandled: 1, wantCommits: 4},
+		// The claim of tick 1, the handler's Update, the claim that hands
+		// back the lost tick 2 and finds nothing due; the loss is written
+		// behind the store's back, as a fault's would be.
+		{name: "lost", lose: true, wantHandled: 1, wantCommits: 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			s := tempStore(t)
+			path := filepath.Join(t.TempDir(), "sundial.db")
+			s := openStore(t, path)
 			enqueue(t, s, tick(1, t0))
 			var ran []string
 			var d *Dispatcher
@@ -594,7 +599,7 @@ func TestRunDueRunsAdoptedTasks(t *testing.T) {
 				}
 				next := enqueue(t, s, tick(2, t0))
 				if tc.lose {
-					return s.DeleteTask(ctx, next[0].Name())
+					return sqlitetest.DeleteTask(ctx, path, next[0].Name())
 				}
 				if tc.post {
 					return d.Post(ctx, next)

@@ -11,7 +11,7 @@ import (
 func TestRowsConformance(t *testing.T) {
 	t.Parallel()
 	rowstest.Run(t, func(t *testing.T) rowstest.Store {
-		s, err := sqlite.Open(filepath.Join(t.TempDir(), "sundial.db"), sqlite.Options{Synchronous: sqlite.SyncOff})
+		s, err := sqlite.Open(filepath.Join(t.TempDir(), "sundial.db"), sqlite.Options{Synchronous: sqlite.SyncNormal})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -76,7 +76,7 @@ type site struct {
 func newSite(t testing.TB) *site {
 	t.Helper()
 	s := &site{ctx: context.Background(), clk: fakeclock.New(t0)}
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "sundial.db"), sqlite.Options{Synchronous: sqlite.SyncOff})
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "sundial.db"), sqlite.Options{Synchronous: sqlite.SyncNormal})
 	if err != nil {
 		t.Fatal(err)
 	}
