@@ -21,8 +21,8 @@ type connLimit struct {
 	net.Listener
 	max int
 
-	mu    sync.Mutex
-	freed *sync.Cond // signalled when a connection closes or goes idle
+	mu     sync.Mutex
+	freed  *sync.Cond // signalled when a connection closes or goes idle
 	conns  map[net.Conn]*connEntry
 	seq    uint64 // orders the entries by when they last became waiting
 	closed bool
