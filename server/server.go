@@ -73,7 +73,7 @@ func Run(ctx context.Context, s Settings, logger *slog.Logger, now func() time.T
 	if err != nil {
 		return fmt.Errorf("sign-in: %w", err)
 	}
-	roles, err := auth.Policy(s.access)
+	roles, err := auth.Roles(s.access)
 	if err != nil {
 		return fmt.Errorf("--access-file: %w", err)
 	}
@@ -226,7 +226,7 @@ type parts struct {
 	api http.Handler
 }
 
-func assemble(s *Settings, b *backends, auth signin.Setup, roles *access.Policy, tgts map[string]targets.Target, notifier engine.Notifier, metrics *web.Metrics, logger *slog.Logger, now func() time.Time) parts {
+func assemble(s *Settings, b *backends, auth signin.Setup, roles *access.Roles, tgts map[string]targets.Target, notifier engine.Notifier, metrics *web.Metrics, logger *slog.Logger, now func() time.Time) parts {
 	eng := engine.New(b.store, b.queue, tgts, engine.Options{
 		Now:                now,
 		Config:             b.config,
@@ -260,7 +260,7 @@ func assemble(s *Settings, b *backends, auth signin.Setup, roles *access.Policy,
 		Store:          b.store,
 		Metrics:        metrics,
 		Authenticators: auth.Chain(),
-		Policy:         roles,
+		Roles:          roles,
 		Now:            now,
 		Logger:         logger,
 		Reimport:       s.reimport(configs),

@@ -83,16 +83,16 @@ func (s *server) authorize(r *http.Request, rt route, id access.Identity) error 
 	}
 	var hidden error
 	switch {
-	case job == "" && !s.policy.Sees(id, grants):
+	case job == "" && !s.roles.Sees(id, grants):
 		hidden = notFound("project %q not found", project)
-	case job != "" && !s.policy.May(id, access.Read, grants, job):
+	case job != "" && !s.roles.May(id, access.Read, grants, job):
 		hidden = notFound("job %s not found", project+"/"+job)
 	case job == "" && rt.perm == access.Read:
 		// The job listing: the caller sees the project, and the listing
 		// holds only the jobs it may read.
-	case job == "" && !s.policy.May(id, rt.perm, grants, ""):
+	case job == "" && !s.roles.May(id, rt.perm, grants, ""):
 		hidden = &apiError{status: http.StatusForbidden, msg: string(id) + " may not " + string(rt.perm) + " every job of project " + project}
-	case !s.policy.May(id, rt.perm, grants, job):
+	case !s.roles.May(id, rt.perm, grants, job):
 		hidden = &apiError{status: http.StatusForbidden, msg: string(id) + " may not " + string(rt.perm) + " job " + project + "/" + job}
 	}
 	if hidden == nil {

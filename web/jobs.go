@@ -40,7 +40,7 @@ func (s *server) listJobs(r *http.Request) (int, any, error) {
 	id := identityOf(r)
 	out := make([]jobJSON, 0, len(jobs))
 	for _, job := range jobs {
-		if !s.policy.May(id, access.Read, grants, strings.TrimPrefix(job.ID, project+"/")) {
+		if !s.roles.May(id, access.Read, grants, strings.TrimPrefix(job.ID, project+"/")) {
 			continue
 		}
 		v, err := engine.Decode(job)

@@ -71,10 +71,10 @@ func (s *server) listProjects(r *http.Request) (int, any, error) {
 	out := make([]projectJSON, 0, len(counts))
 	for _, p := range slices.Sorted(maps.Keys(counts)) {
 		grants := records[p].Grants
-		if !s.policy.Sees(id, grants) {
+		if !s.roles.Sees(id, grants) {
 			continue
 		}
-		if jobs, all := s.policy.ReadableJobs(id, grants); !all {
+		if jobs, all := s.roles.ReadableJobs(id, grants); !all {
 			if counts[p], err = s.countSome(r.Context(), p, jobs); err != nil {
 				return 0, nil, err
 			}

@@ -16,7 +16,7 @@ func (c *console) project(ctx context.Context, v viewer, project string) (engine
 	if err != nil {
 		return engine.Project{}, nil, err
 	}
-	if !c.Policy.Sees(v.ID, grants) {
+	if !c.Roles.Sees(v.ID, grants) {
 		return engine.Project{}, nil, notFound("project %q not found", project)
 	}
 	p, _, err := c.Engine.Project(ctx, project)
@@ -43,7 +43,7 @@ func (c *console) jobView(ctx context.Context, v viewer, project, job string) (e
 		return engine.View{}, nil, err
 	}
 	jobID := project + "/" + job
-	if !c.Policy.May(v.ID, access.Read, grants, job) {
+	if !c.Roles.May(v.ID, access.Read, grants, job) {
 		return engine.View{}, nil, notFound("job %s not found", jobID)
 	}
 	view, err := c.Engine.View(ctx, jobID)

@@ -102,12 +102,12 @@ func newSite(t testing.TB) *site {
 	s.disp = local.New(st, s.eng.HandleTask, local.Options{Owner: "proc-1", Workers: 1, OrphanAfter: 10 * time.Second, Now: now, Logger: slog.New(slog.DiscardHandler)})
 	q.Queue = s.disp
 	s.wd = watchdog.New(st, s.eng, watchdog.Options{Now: now})
-	policy, err := access.NewPolicy(access.Settings{Administrators: []access.Member{admin}})
+	roles, err := access.NewRoles(access.Settings{Administrators: []access.Member{admin}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.handler = web.New(web.Options{
-		Engine: s.eng, Store: st, Authenticators: signin.Chain{testIdentity{}}, Policy: policy,
+		Engine: s.eng, Store: st, Authenticators: signin.Chain{testIdentity{}}, Roles: roles,
 		Now: now, Console: true, SignIn: "/auth/signin",
 	})
 	return s

@@ -60,7 +60,7 @@ func (c *console) invocation(w http.ResponseWriter, r *http.Request, v viewer) e
 	case "SUCCEEDED", "FAILED", "ABORTED", "SKIPPED":
 		page.Ended = true
 	}
-	page.MayAbort = !page.Ended && c.Policy.May(v.ID, access.Steer, grants, jobName(inv.JobID))
+	page.MayAbort = !page.Ended && c.Roles.May(v.ID, access.Steer, grants, jobName(inv.JobID))
 	if inv.Status != "SKIPPED" {
 		if def, err := c.Engine.InvocationDefinition(r.Context(), inv); err == nil {
 			page.Target, page.Spec, page.Revision = def.Target, prettyJSON(def.Spec), def.Revision

@@ -183,8 +183,8 @@ func (c *console) job(w http.ResponseWriter, r *http.Request, v viewer) error {
 // the job's state lets it do something. A backfill needs a schedule with
 // fixed occurrences (s; nil when the definition does not parse).
 func (c *console) may(v viewer, grants []access.Grant, job string, view engine.View, s *schedule.Schedule) mayDo {
-	steer := c.Policy.May(v.ID, access.Steer, grants, job)
-	trigger := c.Policy.May(v.ID, access.Trigger, grants, job)
+	steer := c.Roles.May(v.ID, access.Steer, grants, job)
+	trigger := c.Roles.May(v.ID, access.Trigger, grants, job)
 	st := view.State.State
 	return mayDo{
 		Trigger:        trigger && st != statemachine.Disabled,

@@ -131,7 +131,7 @@ func (c *console) jobs(w http.ResponseWriter, r *http.Request, v viewer) error {
 	}
 	may := c.readable(v, grants)
 	page := jobsPage{Project: project, Config: p, Filter: filter, Now: c.Now(),
-		MayBulk: c.Policy.May(v.ID, access.Steer, grants, ""), Done: bulkDoneText[r.URL.Query().Get("done")]}
+		MayBulk: c.Roles.May(v.ID, access.Steer, grants, ""), Done: bulkDoneText[r.URL.Query().Get("done")]}
 	for _, st := range statemachine.States {
 		page.States = append(page.States, string(st))
 	}
