@@ -81,7 +81,7 @@ func Run(ctx context.Context, s Settings, logger *slog.Logger, now func() time.T
 	// The server's own sockets, known once it listens: url_fetch never
 	// calls them, whatever --url-allow says.
 	self := &urlfetch.Listeners{}
-	egress := urlfetch.Policy{Allow: s.Egress.URLAllow, Deny: append(slices.Clone(s.Egress.URLDeny), b.ownHosts...)}
+	egress := urlfetch.Egress{Allow: s.Egress.URLAllow, Deny: append(slices.Clone(s.Egress.URLDeny), b.ownHosts...)}
 	tgts, err := newTargets(targetOptions{
 		commands:        b.commands,
 		commandProjects: s.Commands.Projects,
@@ -93,7 +93,7 @@ func Run(ctx context.Context, s Settings, logger *slog.Logger, now func() time.T
 		swarmingServers: s.Egress.SwarmingServers,
 		pushSecret:      s.pushSecret,
 		logger:          logger,
-		policy:          egress,
+		egress:          egress,
 		server:          self,
 	})
 	if err != nil {

@@ -48,8 +48,8 @@ type targetOptions struct {
 	commandCgroup string
 	// logger gets a target's warnings at start; nil: slog.Default().
 	logger *slog.Logger
-	// policy bounds where url_fetch jobs may connect.
-	policy urlfetch.Policy
+	// egress bounds where url_fetch jobs may connect.
+	egress urlfetch.Egress
 	// server holds the server's own listening sockets, which url_fetch
 	// never connects to; nil where nothing listens (sundial validate).
 	server *urlfetch.Listeners
@@ -59,7 +59,7 @@ type targetOptions struct {
 // place they are registered: `sundial validate` checks configs against the
 // same kinds the server runs.
 func newTargets(o targetOptions) (map[string]targets.Target, error) {
-	fetch, err := urlfetch.New(urlfetch.Options{Policy: o.policy, Server: o.server})
+	fetch, err := urlfetch.New(urlfetch.Options{Egress: o.egress, Server: o.server})
 	if err != nil {
 		return nil, err
 	}
@@ -121,10 +121,10 @@ func closeTargets(ts map[string]targets.Target) error {
 }
 
 // webhooks returns the notifier of jobs' notify: webhooks, which reach
-// only what url_fetch jobs may: the same policy, judged at dial time, and
+// only what url_fetch jobs may: the same egress, judged at dial time, and
 // never the server's own sockets. counted is told each result.
-func webhooks(policy urlfetch.Policy, server *urlfetch.Listeners, now func() time.Time, counted func(result string)) (*notify.Webhooks, error) {
-	client, err := urlfetch.NewClient(urlfetch.Options{Policy: policy, Server: server})
+func webhooks(egress urlfetch.Egress, server *urlfetch.Listeners, now func() time.Time, counted func(result string)) (*notify.Webhooks, error) {
+	client, err := urlfetch.NewClient(urlfetch.Options{Egress: egress, Server: server})
 	if err != nil {
 		return nil, err
 	}
