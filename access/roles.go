@@ -88,9 +88,9 @@ func ParseMember(s string) (Member, error) {
 // identity.
 func (m Member) Group() (name string, ok bool) { return strings.CutPrefix(string(m), KindGroup+":") }
 
-// Grant gives a role to members, in a whole project or, when Jobs is not
-// empty, in only the named jobs of it (job names without the project).
-type Grant struct {
+// RoleGrant gives a role to members, in a whole project or, when Jobs is
+// not empty, in only the named jobs of it (job names without the project).
+type RoleGrant struct {
 	Role    Role
 	Members []Member
 	Jobs    []string
@@ -223,7 +223,7 @@ func (r *Roles) covers(m Member, id Identity) bool {
 // given grants; job is the job's name without the project, or "" for the
 // project as a whole, which only a grant without Jobs covers. It is the
 // one decision the API and the console ask.
-func (r *Roles) May(id Identity, perm Permission, grants []Grant, job string) bool {
+func (r *Roles) May(id Identity, perm Permission, grants []RoleGrant, job string) bool {
 	if r.Administrator(id) {
 		return true
 	}
@@ -249,7 +249,7 @@ func (r *Roles) May(id Identity, perm Permission, grants []Grant, job string) bo
 // Sees reports whether id may see that the project exists: it may read
 // the whole project or some of its jobs. A project it does not see does
 // not exist for it.
-func (r *Roles) Sees(id Identity, grants []Grant) bool {
+func (r *Roles) Sees(id Identity, grants []RoleGrant) bool {
 	if r.May(id, Read, grants, "") {
 		return true
 	}
@@ -266,7 +266,7 @@ func (r *Roles) Sees(id Identity, grants []Grant) bool {
 // ReadableJobs returns the names of the only jobs id may read in a project
 // with the given grants, and all true when it may read every job (then
 // jobs is nil).
-func (r *Roles) ReadableJobs(id Identity, grants []Grant) (jobs []string, all bool) {
+func (r *Roles) ReadableJobs(id Identity, grants []RoleGrant) (jobs []string, all bool) {
 	if r.May(id, Read, grants, "") {
 		return nil, true
 	}

@@ -25,7 +25,7 @@ func mustRoles(t *testing.T, s Settings) *Roles {
 
 // grants is a project's: alice owns it, ci triggers it, the sre group
 // reads it, bob reads only job "nightly", anonymous reads job "status".
-var grants = []Grant{
+var grants = []RoleGrant{
 	{Role: Owner, Members: []Member{Member(alice)}},
 	{Role: Triggerer, Members: []Member{Member(ci)}},
 	{Role: Reader, Members: []Member{"group:sre"}},
@@ -67,7 +67,7 @@ func TestMayDecidesByRoleJobAndSettings(t *testing.T) {
 }
 
 func TestAnonymousGrantsNeedTheOperatorsConsent(t *testing.T) {
-	public := []Grant{{Role: Reader, Members: []Member{Member(Anonymous)}}}
+	public := []RoleGrant{{Role: Reader, Members: []Member{Member(Anonymous)}}}
 	closed := mustRoles(t, Settings{})
 	open := mustRoles(t, Settings{AllowAnonymous: true})
 	if closed.May(Anonymous, Read, public, "") || closed.Sees(alice, public) {
@@ -87,7 +87,7 @@ func TestLocalIsAdministratorOnlyInTheSingleUserMode(t *testing.T) {
 	if !single.May(Local, Steer, nil, "") {
 		t.Error("single-user mode: Local may not steer a project with no grants")
 	}
-	if signedIn.May(Local, Read, []Grant{{Role: Owner, Members: []Member{"anonymous"}}}, "") || signedIn.Administrator(Local) {
+	if signedIn.May(Local, Read, []RoleGrant{{Role: Owner, Members: []Member{"anonymous"}}}, "") || signedIn.Administrator(Local) {
 		t.Error("with sign-in configured, Local has a permission")
 	}
 }
@@ -128,7 +128,7 @@ func TestRolesAreNested(t *testing.T) {
 			for _, perm := range perms {
 				prev := false
 				for _, r := range AllRoles {
-					got := p.May(alice, perm, []Grant{{Role: r, Members: []Member{Member(alice)}, Jobs: jobs}}, job)
+					got := p.May(alice, perm, []RoleGrant{{Role: r, Members: []Member{Member(alice)}, Jobs: jobs}}, job)
 					if prev && !got {
 						t.Errorf("%s allows %s on job %q (grant jobs %v) but the stronger %s does not", AllRoles[0], perm, job, jobs, r)
 					}

@@ -35,7 +35,7 @@ type Project struct {
 	Jobs     []engine.Job
 	// Grants are the roles the file's `roles:` list grants; none makes
 	// the project visible to the server's administrators only.
-	Grants []access.Grant
+	Grants []access.RoleGrant
 }
 
 // projectID is what a config file's name may be: lower case, so that the

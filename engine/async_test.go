@@ -73,7 +73,7 @@ func newAsyncHarness(t *testing.T) *asyncHarness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	tgt, err := swarming.New(swarming.Options{Client: http.DefaultClient, Servers: []string{"http://127.0.0.1"}, Grants: []swarming.Grant{{Project: "p", Realm: "acme", Any: true}}})
+	tgt, err := swarming.New(swarming.Options{Client: http.DefaultClient, Servers: []string{"http://127.0.0.1"}, Grants: []swarming.RealmGrant{{Project: "p", Realm: "acme", Any: true}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,10 +29,10 @@ type targetOptions struct {
 	anyProject bool
 	// pubsubGrants are the topics each project's pubsub jobs may publish
 	// to (--pubsub-topics).
-	pubsubGrants []pubsub.Grant
+	pubsubGrants []pubsub.TopicGrant
 	// swarmingGrants are the realms each project's swarming jobs may run
 	// tasks in (--swarming-realms).
-	swarmingGrants []swarming.Grant
+	swarmingGrants []swarming.RealmGrant
 	// swarmingServers are the Swarming servers jobs may name
 	// (--swarming-servers).
 	swarmingServers []string

@@ -34,6 +34,6 @@ func (g consoleGate) Identify(r *http.Request) (access.Identity, error) {
 }
 
 // Grants implements console.Gate.
-func (g consoleGate) Grants(ctx context.Context, project string) ([]access.Grant, error) {
+func (g consoleGate) Grants(ctx context.Context, project string) ([]access.RoleGrant, error) {
 	return g.s.grants.get(ctx, project)
 }

@@ -37,11 +37,11 @@ type grantsCache struct {
 }
 
 type cachedGrants struct {
-	grants []access.Grant
+	grants []access.RoleGrant
 	until  time.Time
 }
 
-func (c *grantsCache) get(ctx context.Context, project string) ([]access.Grant, error) {
+func (c *grantsCache) get(ctx context.Context, project string) ([]access.RoleGrant, error) {
 	var now time.Time
 	if c.now != nil {
 		now = c.now()

@@ -49,7 +49,7 @@ func newPushSetup(t *testing.T) *pushSetup {
 	}
 	t.Cleanup(func() { st.Close() })
 	tgt, err := swarming.New(swarming.Options{
-		Client: http.DefaultClient, Servers: []string{"http://127.0.0.1"}, Grants: []swarming.Grant{{Project: "p", Realm: "acme", Any: true}},
+		Client: http.DefaultClient, Servers: []string{"http://127.0.0.1"}, Grants: []swarming.RealmGrant{{Project: "p", Realm: "acme", Any: true}},
 		PubSubTopic: "projects/acme/topics/swarming",
 		PushToken:   func(ref targets.PushRef) string { return targets.PushToken(pushSecret, ref) },
 	})

@@ -76,7 +76,7 @@ func TestServeFlags(t *testing.T) {
 		{name: "an OIDC account for pushes without a push secret", args: []string{"--push-oidc-account", "pubsub@acme.iam.gserviceaccount.com", "--public-url", "https://sundial.example.com"}, wantErr: `--push-oidc-account: needs --push-secret-file`},
 		{name: "a swarming topic without a push secret", args: []string{"--swarming-pubsub-topic", "projects/acme/topics/swarming"}, wantErr: `--swarming-pubsub-topic: the pushes need --push-secret-file`},
 		{name: "pubsub grants listed", args: append(cloud, "--pubsub-topics", "billing=projects/acme/topics/invoices, ops=projects/acme/topics/ops-*", "--pubsub-topics", "web=projects/web/topics/*"), check: func(t *testing.T, f server.Settings) {
-			want := []pubsub.Grant{
+			want := []pubsub.TopicGrant{
 				{Project: "billing", Topic: "projects/acme/topics/invoices"},
 				{Project: "ops", Topic: "projects/acme/topics/ops-", Prefix: true},
 				{Project: "web", Topic: "projects/web/topics/", Prefix: true},

@@ -49,7 +49,7 @@ type Options struct {
 	ClientOptions []option.ClientOption
 	// Grants are the topics each project's jobs may publish to; a job of
 	// a project publishes to no other topic. None means none.
-	Grants []Grant
+	Grants []TopicGrant
 	// AnyTopic lets every project's jobs publish to any topic: for
 	// checking configs (sundial validate), never for a server.
 	AnyTopic bool
@@ -63,7 +63,7 @@ type Options struct {
 // for one message an invocation).
 type Target struct {
 	opts     []option.ClientOption
-	grants   []Grant
+	grants   []TopicGrant
 	anyTopic bool
 
 	mu sync.Mutex

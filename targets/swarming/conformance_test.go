@@ -97,7 +97,7 @@ func newTarget(t *testing.T) *swarming.Target {
 	tgt, err := swarming.New(swarming.Options{
 		Client:      http.DefaultClient,
 		Servers:     []string{"http://127.0.0.1"},
-		Grants:      []swarming.Grant{{Project: "p", Realm: "acme", Any: true}},
+		Grants:      []swarming.RealmGrant{{Project: "p", Realm: "acme", Any: true}},
 		PubSubTopic: topic,
 		PushToken:   func(ref targets.PushRef) string { return targets.PushToken(secret, ref) },
 	})

@@ -48,7 +48,7 @@ type Options struct {
 	Client *http.Client
 	// Grants are the realms each project's jobs may run tasks in. None
 	// means none.
-	Grants []Grant
+	Grants []RealmGrant
 	// Servers are the Swarming servers jobs may name ("https://host", or
 	// "https://host:port" for that port only), the only ones the target
 	// calls: it sends them the service's credentials, which a server a

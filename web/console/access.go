@@ -11,7 +11,7 @@ import (
 
 // project reads a project the viewer sees, with its grants. One it does
 // not see is answered as one that does not exist, as the API answers it.
-func (c *console) project(ctx context.Context, v viewer, project string) (engine.Project, []access.Grant, error) {
+func (c *console) project(ctx context.Context, v viewer, project string) (engine.Project, []access.RoleGrant, error) {
 	grants, err := c.Gate.Grants(ctx, project)
 	if err != nil {
 		return engine.Project{}, nil, err
@@ -37,7 +37,7 @@ func (c *console) project(ctx context.Context, v viewer, project string) (engine
 
 // jobView reads a job the viewer may read, with its project's grants; one
 // it may not read is answered as one that does not exist.
-func (c *console) jobView(ctx context.Context, v viewer, project, job string) (engine.View, []access.Grant, error) {
+func (c *console) jobView(ctx context.Context, v viewer, project, job string) (engine.View, []access.RoleGrant, error) {
 	grants, err := c.Gate.Grants(ctx, project)
 	if err != nil {
 		return engine.View{}, nil, err

@@ -37,7 +37,7 @@ type Gate interface {
 	// access.Anonymous for none, or an error for credentials that fail.
 	Identify(r *http.Request) (access.Identity, error)
 	// Grants returns a project's grants.
-	Grants(ctx context.Context, project string) ([]access.Grant, error)
+	Grants(ctx context.Context, project string) ([]access.RoleGrant, error)
 }
 
 // Options configure the console.

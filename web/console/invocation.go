@@ -79,7 +79,7 @@ func (c *console) invocation(w http.ResponseWriter, r *http.Request, v viewer) e
 
 // readInvocation reads the invocation a path names, for a viewer who may
 // read its job; it returns the job's project and grants with it.
-func (c *console) readInvocation(r *http.Request, v viewer) (*store.InvocationRecord, string, []access.Grant, error) {
+func (c *console) readInvocation(r *http.Request, v viewer) (*store.InvocationRecord, string, []access.RoleGrant, error) {
 	project, name, id := r.PathValue("project"), r.PathValue("job"), r.PathValue("invocation")
 	_, grants, err := c.jobView(r.Context(), v, project, name)
 	if err != nil {

@@ -146,7 +146,7 @@ func (c *console) projectRows(ctx context.Context, v viewer) ([]projectRow, []at
 
 // readable returns whether the viewer may read a job of a project with
 // the given grants, deciding once for a viewer who may read all of it.
-func (c *console) readable(v viewer, grants []access.Grant) func(job string) bool {
+func (c *console) readable(v viewer, grants []access.RoleGrant) func(job string) bool {
 	jobs, all := c.Roles.ReadableJobs(v.ID, grants)
 	if all {
 		return func(string) bool { return true }
