@@ -66,7 +66,7 @@ type Commit struct {
 	SHA     string
 	Author  string // "Name <email>"
 	Time    time.Time
-	Subject string
+	Subject string // the message's first line
 	Link    string // to the project's file at the commit; "" if the server has no --config-link
 }
 
