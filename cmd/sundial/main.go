@@ -40,7 +40,7 @@ const usage = `usage:
   sundial simulate [--jobs N] [--days D] [--seed S] [--faults none|default|heavy] [--backend sqlite|datastore] [--dir DIR] [--cpuprofile FILE]
   sundial bench [--jobs N] [--minutes M] [--db PATH] [--sync full|normal] [--workers W] [--warmup D] [--cpuprofile FILE] [--serve] [-v] [--soak D [--soak-sample D] [--soak-retention-age D] [--soak-retention-count N]]
   sundial backup [--db PATH] FILE
-  sundial setup-gcp [--project P] [--location L] [--queue Q] [--public-url URL] [--invoker SA] [--dry-run]
+  sundial setup-gcp [--gcp-project P] [--location L] [--queue Q] [--public-url URL] [--invoker SA] [--dry-run]
   sundial jobs PROJECT [API flags]
   sundial trigger PROJECT/JOB [API flags]
   sundial pause PROJECT/JOB --reason "..." [API flags]

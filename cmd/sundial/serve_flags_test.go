@@ -21,7 +21,7 @@ func TestServeFlags(t *testing.T) {
 	if err := os.WriteFile(shortSecretFile, []byte("short\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cloud := []string{"--backend", "cloud", "--project", "p", "--tasks-location", "us-central1", "--platform", "appengine"}
+	cloud := []string{"--backend", "cloud", "--gcp-project", "p", "--tasks-location", "us-central1", "--platform", "appengine"}
 	for _, tc := range []struct {
 		name    string
 		args    []string
@@ -54,8 +54,8 @@ func TestServeFlags(t *testing.T) {
 				t.Errorf("retention: %+v", f.Retention)
 			}
 		}},
-		{name: "the cloud shape without its project", args: []string{"--backend", "cloud", "--platform", "appengine", "--tasks-location", "l"}, wantErr: "--backend=cloud needs --project"},
-		{name: "the cloud shape outside any platform", args: []string{"--backend", "cloud", "--project", "p", "--tasks-location", "l"}, wantErr: "--platform"},
+		{name: "the cloud shape without its project", args: []string{"--backend", "cloud", "--platform", "appengine", "--tasks-location", "l"}, wantErr: "--backend=cloud needs --gcp-project"},
+		{name: "the cloud shape outside any platform", args: []string{"--backend", "cloud", "--gcp-project", "p", "--tasks-location", "l"}, wantErr: "--platform"},
 		{name: "Cloud Run without its URL and invoker", args: append(cloud, "--platform", "cloudrun"), wantErr: "--public-url, --invoker"},
 		{name: "commands asked of the cloud shape", args: append(cloud, "--command-projects", "ops"), wantErr: "never runs commands"},
 		{name: "a command user asked of the cloud shape", args: append(cloud, "--command-user", "nobody"), wantErr: "never runs commands"},
@@ -175,7 +175,7 @@ func TestServeWarnsOffItsPlatform(t *testing.T) {
 			}
 			// A token file that does not exist stops the start right after
 			// the warning, before anything reaches for Google Cloud.
-			args := append([]string{"--backend", "cloud", "--project", "p", "--tasks-location", "l", "--admin-token-file", t.TempDir() + "/none"}, tc.args...)
+			args := append([]string{"--backend", "cloud", "--gcp-project", "p", "--tasks-location", "l", "--admin-token-file", t.TempDir() + "/none"}, tc.args...)
 			var stderr strings.Builder
 			if code := runServe(args, io.Discard, &stderr, time.Now); code != 1 {
 				t.Fatalf("exit %d, want 1 (no token file); log:\n%s", code, stderr.String())

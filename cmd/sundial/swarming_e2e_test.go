@@ -252,7 +252,7 @@ func TestSwarmingCloudShapeEndsByPollTask(t *testing.T) {
       command: [python3, build.py]
 `, swarm.URL))
 	s := serve(t, "--backend", "cloud", "--platform", "appengine",
-		"--project", "sundial-e2e", "--namespace", fmt.Sprintf("e2e-swarming-%d", time.Now().UnixNano()),
+		"--gcp-project", "sundial-e2e", "--namespace", fmt.Sprintf("e2e-swarming-%d", time.Now().UnixNano()),
 		"--tasks-location", "us-central1", "--tasks-queue", "sundial-tasks", "--tasks-endpoint", ts.Addr(),
 		"--listen", strings.TrimPrefix(appURL, "http://"), "--config-dir", configs,
 		"--swarming-realms", "cloud=acme:*", "--swarming-servers", "http://127.0.0.1", "--poll-min", "1s", "--poll-max", "2s")
