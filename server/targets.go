@@ -31,14 +31,14 @@ type targetOptions struct {
 	// to (--pubsub-topics).
 	pubsubGrants []pubsub.TopicGrant
 	// swarmingGrants are the realms each project's swarming jobs may run
-	// tasks in (--swarming-realms).
+	// Swarming tasks in (--swarming-realms).
 	swarmingGrants []swarming.RealmGrant
 	// swarmingServers are the Swarming servers jobs may name
 	// (--swarming-servers).
 	swarmingServers []string
-	// swarmingTopic is the topic Swarming posts task ends to, whose push
-	// subscription calls PushPath (--swarming-pubsub-topic); pushSecret
-	// makes and checks the pushes' tokens (--push-secret-file).
+	// swarmingTopic is the topic Swarming posts Swarming task ends to,
+	// whose push subscription calls PushPath (--swarming-pubsub-topic);
+	// pushSecret makes and checks the pushes' tokens (--push-secret-file).
 	swarmingTopic string
 	pushSecret    []byte
 	// commandUser is the user commands run as; "": the server's.

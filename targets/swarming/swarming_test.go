@@ -35,7 +35,7 @@ func TestLaunchAgainIsDeduplicatedByRequestUUID(t *testing.T) {
 	if n := len(f.swarming.Tasks()); n != 1 {
 		t.Fatalf("three launches of one attempt made %d tasks; want 1", n)
 	}
-	// The next attempt is another task.
+	// The next attempt is another Swarming task.
 	if res := tgt.Launch(t.Context(), req(f, "inv-1", 2)); res.Status != targets.Running {
 		t.Fatalf("Launch of attempt 2 = %v %q; want Running", res.Status, res.Message)
 	}
