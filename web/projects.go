@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sundial-cron/sundial/engine"
+	"github.com/sundial-cron/sundial/jobid"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store"
 )
@@ -116,7 +117,7 @@ func (s *server) countJobs(ctx context.Context) (map[string]map[string]int, erro
 func (s *server) countSome(ctx context.Context, project string, jobs []string) (map[string]int, error) {
 	counts := map[string]int{}
 	for _, name := range jobs {
-		j, err := s.st.Job(ctx, project+"/"+name)
+		j, err := s.st.Job(ctx, jobid.Join(project, name))
 		if errors.Is(err, store.ErrNotFound) {
 			continue
 		}

@@ -38,6 +38,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/sundial-cron/sundial/jobid"
 	"github.com/sundial-cron/sundial/targets"
 )
 
@@ -126,7 +127,7 @@ func (t *Target) Launch(ctx context.Context, req targets.Request) targets.Result
 	}
 	// A definition stored before the grants changed is refused here, as
 	// it would now be at load.
-	project, _, _ := strings.Cut(req.JobID, "/")
+	project := jobid.Split(req.JobID).Project
 	if err := t.mayPublish(project, spec.Topic); err != nil {
 		return failed("pubsub: " + err.Error())
 	}

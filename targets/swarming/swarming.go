@@ -38,6 +38,7 @@ import (
 
 	"golang.org/x/oauth2/google"
 
+	"github.com/sundial-cron/sundial/jobid"
 	"github.com/sundial-cron/sundial/targets"
 )
 
@@ -190,7 +191,7 @@ func (t *Target) Launch(ctx context.Context, req targets.Request) targets.Result
 	if err != nil {
 		return failed(err.Error())
 	}
-	project, _, _ := strings.Cut(req.JobID, "/")
+	project := jobid.Split(req.JobID).Project
 	if err := t.mayUse(project, spec.Realm); err != nil {
 		return failed("swarming: " + err.Error())
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/sundial-cron/sundial/access"
 	"github.com/sundial-cron/sundial/engine"
+	"github.com/sundial-cron/sundial/jobid"
 	"github.com/sundial-cron/sundial/store"
 )
 
@@ -42,7 +43,7 @@ func (c *console) jobView(ctx context.Context, v viewer, project, job string) (e
 	if err != nil {
 		return engine.View{}, nil, err
 	}
-	jobID := project + "/" + job
+	jobID := jobid.Join(project, job)
 	if !c.Roles.May(v.ID, access.Read, grants, job) {
 		return engine.View{}, nil, notFound("job %s not found", jobID)
 	}

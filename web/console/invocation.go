@@ -9,6 +9,7 @@ import (
 
 	"github.com/sundial-cron/sundial/access"
 	"github.com/sundial-cron/sundial/engine"
+	"github.com/sundial-cron/sundial/jobid"
 	"github.com/sundial-cron/sundial/store"
 )
 
@@ -85,9 +86,9 @@ func (c *console) readInvocation(r *http.Request, v viewer) (*store.InvocationRe
 	if err != nil {
 		return nil, "", nil, err
 	}
-	inv, err := c.Store.Invocation(r.Context(), project+"/"+name, id)
+	inv, err := c.Store.Invocation(r.Context(), jobid.Join(project, name), id)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, "", nil, notFound("invocation %q of job %s/%s not found", id, project, name)
+		return nil, "", nil, notFound("invocation %q of job %s not found", id, jobid.Join(project, name))
 	}
 	return inv, project, grants, err
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sundial-cron/sundial/access"
 	"github.com/sundial-cron/sundial/engine"
+	"github.com/sundial-cron/sundial/jobid"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store"
 )
@@ -254,8 +255,8 @@ func explain(v engine.View) string {
 
 // jobURL is the path of a job's page.
 func jobURL(jobID string) string {
-	project, name, _ := strings.Cut(jobID, "/")
-	return "/projects/" + url.PathEscape(project) + "/jobs/" + url.PathEscape(name)
+	id := jobid.Split(jobID)
+	return "/projects/" + url.PathEscape(id.Project) + "/jobs/" + url.PathEscape(id.Job)
 }
 
 // invocationURL is the path of an invocation's page.

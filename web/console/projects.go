@@ -10,6 +10,7 @@ import (
 
 	"github.com/sundial-cron/sundial/access"
 	"github.com/sundial-cron/sundial/engine"
+	"github.com/sundial-cron/sundial/jobid"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store"
 )
@@ -182,10 +183,7 @@ func scanJobs(ctx context.Context, st store.Store, project string, fn func(*stor
 	}
 }
 
-func jobName(jobID string) string {
-	_, name, _ := strings.Cut(jobID, "/")
-	return name
-}
+func jobName(jobID string) string { return jobid.Split(jobID).Job }
 
 // configsPage lists each project's config status.
 type configsPage struct {
