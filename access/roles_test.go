@@ -170,7 +170,7 @@ func TestParseMember(t *testing.T) {
 	}
 }
 
-func TestNewPolicyRefusesBadSettings(t *testing.T) {
+func TestNewRolesRefusesBadSettings(t *testing.T) {
 	for name, s := range map[string]Settings{
 		"undefined admin group":   {Administrators: []Member{"group:nobody"}},
 		"anonymous administrator": {Administrators: []Member{"anonymous"}},
