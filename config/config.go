@@ -24,6 +24,7 @@ import (
 
 	"github.com/sundial-cron/sundial/access"
 	"github.com/sundial-cron/sundial/engine"
+	"github.com/sundial-cron/sundial/jobid"
 	"github.com/sundial-cron/sundial/targets"
 )
 
@@ -35,7 +36,7 @@ type Project struct {
 	Jobs     []engine.Job
 	// Grants are the roles the file's `roles:` list grants; none makes
 	// the project visible to the server's administrators only.
-	Grants []access.Grant
+	Grants []access.RoleGrant
 }
 
 // projectID is what a config file's name may be: lower case, so that the
@@ -188,7 +189,7 @@ func (d *decoder) project(p *Project, root *yaml.Node, targets map[string]target
 			continue
 		}
 		if line, dup := seen[j.ID]; dup {
-			d.errorf(n, path+".id", "%q is used twice (first at line %d)", strings.TrimPrefix(j.ID, p.ID+"/"), line)
+			d.errorf(n, path+".id", "%q is used twice (first at line %d)", jobid.Split(j.ID).Job, line)
 			continue
 		}
 		seen[j.ID] = resolve(n).Line
@@ -199,7 +200,7 @@ func (d *decoder) project(p *Project, root *yaml.Node, targets map[string]target
 	if f, ok := fields["roles"]; ok {
 		names := map[string]int{}
 		for id, line := range seen {
-			names[strings.TrimPrefix(id, p.ID+"/")] = line
+			names[jobid.Split(id).Job] = line
 		}
 		d.roles(p, f.value, names)
 	}

@@ -22,6 +22,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/storage/memory"
+
+	"github.com/sundial-cron/sundial/engine"
 )
 
 // DefaultMaxRepoBytes bounds what one fetch of a config repo may bring: a
@@ -243,7 +245,7 @@ func (g *GitSource) fetch(ctx context.Context) (Snapshot, error) {
 // read reads the projects' files in a fetched commit. A file that is
 // not a regular one, or larger than MaxFileSize, is a File with Err set.
 func (g *GitSource) read(commit *object.Commit) (Snapshot, error) {
-	s := Snapshot{Commit: &Commit{
+	s := Snapshot{Commit: &engine.Commit{
 		SHA:     commit.Hash.String(),
 		Author:  fmt.Sprintf("%s <%s>", commit.Author.Name, commit.Author.Email),
 		Time:    commit.Committer.When.UTC(),

@@ -10,6 +10,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	"github.com/sundial-cron/sundial/config"
+	"github.com/sundial-cron/sundial/engine"
 )
 
 func gitSource(t *testing.T, opts config.GitOptions) *config.GitSource {
@@ -45,7 +46,7 @@ func TestGitSourceReadsTheRefsCommitOverHTTPAndFile(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", opts.URL, err)
 		}
-		want := config.Commit{SHA: sha, Author: "Ada Owner <ada@example.com>", Time: t0.Add(time.Minute), Subject: "billing: hourly report"}
+		want := engine.Commit{SHA: sha, Author: "Ada Owner <ada@example.com>", Time: t0.Add(time.Minute), Subject: "billing: hourly report"}
 		if s.Commit == nil || *s.Commit != want {
 			t.Errorf("%s: commit %+v; want %+v", opts.URL, s.Commit, want)
 		}

@@ -85,11 +85,11 @@ func TestEveryInstanceSeesTheConfigStatusOneRefreshed(t *testing.T) {
 	}
 
 	const token = "instances-test-token"
-	policy, err := access.NewPolicy(access.Settings{Administrators: []access.Member{access.Member(signin.AdminTokenIdentity)}})
+	roles, err := access.NewRoles(access.Settings{Administrators: []access.Member{access.Member(signin.AdminTokenIdentity)}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(web.New(web.Options{Engine: second.eng, Store: second.st, Authenticators: signin.Chain{signin.AdminToken(token)}, Policy: policy}))
+	srv := httptest.NewServer(web.New(web.Options{Engine: second.eng, Store: second.st, Authenticators: signin.Chain{signin.AdminToken(token)}, Roles: roles}))
 	t.Cleanup(srv.Close)
 	req, _ := http.NewRequest("GET", srv.URL+"/api/v1/projects", nil)
 	req.Header.Set("Authorization", "Bearer "+token)

@@ -7,6 +7,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/sundial-cron/sundial/engine"
+	"github.com/sundial-cron/sundial/jobid"
 	"github.com/sundial-cron/sundial/schedule"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/targets"
@@ -49,7 +50,7 @@ func (d *decoder) job(project string, n *yaml.Node, path string, known map[strin
 		if !jobID.MatchString(id) || id == "." || id == ".." {
 			d.errorf(f.value, path+".id", "%q: want 1 to 100 of A-Z a-z 0-9 _ . -", id)
 		} else {
-			j.ID = project + "/" + id
+			j.ID = jobid.Join(project, id)
 		}
 	}
 	def := &j.Definition

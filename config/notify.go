@@ -19,7 +19,7 @@ var notifyEvents = []string{engine.NotifyFailure, engine.NotifyRecovery}
 // notify reads a job's notify: a webhook URL, its body's format, the
 // transitions to tell of (both when left out) and, optionally, how long an
 // attempt may run before people are told. Where the webhook may
-// connect is the server's url_fetch policy, checked when it is called.
+// connect is the server's url_fetch egress, checked when it is called.
 func (d *decoder) notify(fs map[string]field, path string, def *engine.Definition) {
 	f, ok := fs["notify"]
 	if !ok {

@@ -356,7 +356,7 @@ roles:
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []access.Grant{
+	want := []access.RoleGrant{
 		{Role: access.Owner, Members: []access.Member{"user:alice@example.com", "group:billing-oncall"}},
 		{Role: access.Triggerer, Members: []access.Member{"serviceAccount:ci@proj.iam.gserviceaccount.com"}, Jobs: []string{"b"}},
 		{Role: access.Reader, Members: []access.Member{"anonymous"}, Jobs: []string{"a"}},

@@ -14,9 +14,9 @@ import (
 // accepted.
 func TestParseRefusesPubsubTopicsNotGranted(t *testing.T) {
 	t.Parallel()
-	var grants []pubsub.Grant
+	var grants []pubsub.TopicGrant
 	for _, e := range []string{"billing=projects/acme/topics/invoices", "billing=projects/acme/topics/billing-*"} {
-		g, err := pubsub.ParseGrant(e)
+		g, err := pubsub.ParseTopicGrant(e)
 		if err != nil {
 			t.Fatal(err)
 		}

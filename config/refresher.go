@@ -117,7 +117,7 @@ type projectState struct {
 type found struct {
 	File
 	source Source
-	commit *Commit // nil for a directory's
+	commit *engine.Commit // nil for a directory's
 }
 
 // Status is where a project's config stands, as its record in the store
@@ -392,8 +392,9 @@ func engineCommit(f found) *engine.Commit {
 	if f.commit == nil {
 		return nil
 	}
-	c := f.commit
-	return &engine.Commit{SHA: c.SHA, Author: c.Author, Time: c.Time, Subject: c.Subject, Link: f.Link}
+	c := *f.commit
+	c.Link = f.Link
+	return &c
 }
 
 // checkForward refuses a commit older than the one the project runs: a
@@ -448,7 +449,7 @@ func (r *Refresher) remove(ctx context.Context, project string, ps *projectState
 // record, naming the commit it was read at, if any; the revision that is
 // running, if any, stays as it was. A stop is no fault of the revision's
 // and is only logged.
-func (r *Refresher) failed(ctx context.Context, project, file string, commit *Commit, err error) {
+func (r *Refresher) failed(ctx context.Context, project, file string, commit *engine.Commit, err error) {
 	msg := err.Error()
 	var ec *engine.Commit
 	if commit != nil {

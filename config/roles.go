@@ -27,7 +27,7 @@ func (d *decoder) roles(p *Project, n *yaml.Node, known map[string]int) {
 		if !ok {
 			continue
 		}
-		var grant access.Grant
+		var grant access.RoleGrant
 		good := true
 		if f, ok := fs["role"]; !ok {
 			d.errorf(g, path+".role", "missing: want reader, triggerer or owner")

@@ -21,7 +21,7 @@ import (
 //
 // The file is read as a project's config is (a regular file, bounded), and
 // its errors are Errors naming the line and field. The settings are checked
-// whole (access.NewPolicy) before they are returned.
+// whole (access.NewRoles) before they are returned.
 func ReadSettings(path string) (access.Settings, error) {
 	data, err := ReadFile(path)
 	if err != nil {
@@ -35,7 +35,7 @@ func ReadSettings(path string) (access.Settings, error) {
 	if len(d.errs) > 0 {
 		return access.Settings{}, d.errs
 	}
-	if _, err := access.NewPolicy(s); err != nil {
+	if _, err := access.NewRoles(s); err != nil {
 		return access.Settings{}, fmt.Errorf("%s: %w", path, err)
 	}
 	return s, nil

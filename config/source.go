@@ -3,7 +3,8 @@ package config
 import (
 	"context"
 	"fmt"
-	"time"
+
+	"github.com/sundial-cron/sundial/engine"
 )
 
 // Source is where projects' config files come from: a directory (the
@@ -20,17 +21,9 @@ type Source interface {
 // Snapshot is what a source holds at one moment.
 type Snapshot struct {
 	Files []File
-	// Commit is the commit the files were read at; nil for a directory.
-	Commit *Commit
-}
-
-// Commit is the git commit a revision was read at, as a project's record
-// keeps it.
-type Commit struct {
-	SHA     string
-	Author  string // "Name <email>"
-	Time    time.Time
-	Subject string // the message's first line
+	// Commit is the commit the files were read at, its Link empty (each
+	// File has its own); nil for a directory.
+	Commit *engine.Commit
 }
 
 // DirSource reads the config files directly in a directory (ReadDir); a

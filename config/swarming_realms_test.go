@@ -14,9 +14,9 @@ import (
 // name or by LUCI project, are accepted.
 func TestParseRefusesSwarmingRealmsNotGranted(t *testing.T) {
 	t.Parallel()
-	var grants []swarming.Grant
+	var grants []swarming.RealmGrant
 	for _, e := range []string{"ci=acme:ci", "infra=chrome:*"} {
-		g, err := swarming.ParseGrant(e)
+		g, err := swarming.ParseRealmGrant(e)
 		if err != nil {
 			t.Fatal(err)
 		}

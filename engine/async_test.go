@@ -73,7 +73,7 @@ func newAsyncHarness(t *testing.T) *asyncHarness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	tgt, err := swarming.New(swarming.Options{Client: http.DefaultClient, Servers: []string{"http://127.0.0.1"}, Grants: []swarming.Grant{{Project: "p", Realm: "acme", Any: true}}})
+	tgt, err := swarming.New(swarming.Options{Client: http.DefaultClient, Servers: []string{"http://127.0.0.1"}, Grants: []swarming.RealmGrant{{Project: "p", Realm: "acme", Any: true}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,18 +106,18 @@ func (h *asyncHarness) defineHourly(name string, timeout time.Duration) string {
 }
 
 // launched runs the job's first occurrence to RUNNING and returns its
-// invocation id and its task on the stand-in.
+// invocation id and its Swarming task on the stand-in.
 func (h *asyncHarness) launched(id string) (string, swarmingtest.Task) {
 	h.t.Helper()
 	h.runUntil(t0.Add(time.Minute + time.Second))
 	inv := statemachine.OccurrenceID(t0.Add(time.Minute))
 	tasks := h.swarm.Tasks()
 	if len(tasks) != 1 {
-		h.t.Fatalf("the stand-in has %d tasks; want 1", len(tasks))
+		h.t.Fatalf("the stand-in has %d Swarming tasks; want 1", len(tasks))
 	}
 	// The record says where the attempt runs while it runs.
 	if r, err := h.st.Invocation(context.Background(), id, inv); err != nil || r.Status != string(statemachine.StatusRunning) || !strings.Contains(r.Message, tasks[0].ID) {
-		h.t.Fatalf("invocation %s: %+v, %v; want RUNNING, naming task %s", inv, r, err, tasks[0].ID)
+		h.t.Fatalf("invocation %s: %+v, %v; want RUNNING, naming Swarming task %s", inv, r, err, tasks[0].ID)
 	}
 	return inv, tasks[0]
 }
@@ -204,7 +204,7 @@ func TestAsync_ASilentTaskEndsAtTheHardTimeoutAndIsKilled(t *testing.T) {
 		t.Fatalf("invocation: %s %q; want FAILED, timed out", st, msg)
 	}
 	if st := h.swarm.Tasks()[0].State; st != "KILLED" {
-		t.Errorf("the task is %s; want KILLED by the abort", st)
+		t.Errorf("the Swarming task is %s; want KILLED by the abort", st)
 	}
 }
 
@@ -223,7 +223,7 @@ func TestAsync_AbortCancelsTheRemoteTask(t *testing.T) {
 		t.Fatalf("invocation: %s; want ABORTED", st)
 	}
 	if st := h.swarm.Tasks()[0].State; st != "KILLED" {
-		t.Errorf("the task is %s; want KILLED", st)
+		t.Errorf("the Swarming task is %s; want KILLED", st)
 	}
 	// A poll or a push after the abort records nothing more.
 	if err := h.eng.Check(context.Background(), id, inv, 1); err != nil {
@@ -235,9 +235,9 @@ func TestAsync_AbortCancelsTheRemoteTask(t *testing.T) {
 	}
 }
 
-// A poll that cannot find the attempt's task (a listing that lags behind
-// the launch) leaves it RUNNING for the next poll; only the hard timeout
-// ends an attempt whose task never shows up.
+// A poll that cannot find the attempt's Swarming task (a listing that lags
+// behind the launch) leaves it RUNNING for the next poll; only the hard
+// timeout ends an attempt whose Swarming task never shows up.
 func TestAsync_APollThatFindsNoTaskWaitsForTheNext(t *testing.T) {
 	t.Parallel()
 	h := newAsyncHarness(t)
@@ -246,7 +246,7 @@ func TestAsync_APollThatFindsNoTaskWaitsForTheNext(t *testing.T) {
 	h.swarm.Forget(task.ID)
 	h.runUntil(t0.Add(15 * time.Minute))
 	if st, _ := h.status(id, inv); st != statemachine.StatusRunning {
-		t.Fatalf("after polls that found no task: %s; want RUNNING", st)
+		t.Fatalf("after polls that found no Swarming task: %s; want RUNNING", st)
 	}
 	h.runUntil(t0.Add(25 * time.Minute))
 	if st, msg := h.status(id, inv); st != statemachine.StatusFailed || !strings.Contains(msg, "timed out") {

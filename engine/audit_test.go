@@ -143,7 +143,7 @@ func TestARefusedRequestIsNotAudited(t *testing.T) {
 func TestApplyProjectRecordsItsGrantsOnlyOnceAppliedWhole(t *testing.T) {
 	h := newHarness(t, engine.Options{})
 	def := engine.Definition{Schedule: "@every 1h", Target: "rec"}
-	grants := []access.Grant{{Role: access.Owner, Members: []access.Member{access.Member(alice)}}, {Role: access.Reader, Members: []access.Member{"group:sre"}, Jobs: []string{"a"}}}
+	grants := []access.RoleGrant{{Role: access.Owner, Members: []access.Member{access.Member(alice)}}, {Role: access.Reader, Members: []access.Member{"group:sre"}, Jobs: []string{"a"}}}
 	if p, ok, err := h.eng.Project(h.ctx, "p"); err != nil || ok || p.Grants != nil {
 		t.Fatalf("a project never applied: %+v, %v, %v; want no record", p, ok, err)
 	}
@@ -157,7 +157,7 @@ func TestApplyProjectRecordsItsGrantsOnlyOnceAppliedWhole(t *testing.T) {
 		t.Fatalf("after r1: %+v, %v, %v; want %+v", p, ok, err, want)
 	}
 	// r2 fails in part: the grants of r1 stay in force.
-	err = h.eng.ApplyProject(h.ctx, "p", engine.Revision{ID: "r2", Jobs: []engine.Job{{ID: "q/stolen", Definition: def}}, Grants: []access.Grant{{Role: access.Owner, Members: []access.Member{"anonymous"}}}})
+	err = h.eng.ApplyProject(h.ctx, "p", engine.Revision{ID: "r2", Jobs: []engine.Job{{ID: "q/stolen", Definition: def}}, Grants: []access.RoleGrant{{Role: access.Owner, Members: []access.Member{"anonymous"}}}})
 	if err == nil {
 		t.Fatal("a revision with another project's job applied")
 	}
@@ -247,7 +247,7 @@ func TestApplyProjectRecordsWhatItChanged(t *testing.T) {
 func TestRecordConfigErrorKeepsTheRunningRevision(t *testing.T) {
 	h := newHarness(t, engine.Options{})
 	def := engine.Definition{Schedule: "@every 1h", Target: "rec"}
-	grants := []access.Grant{{Role: access.Owner, Members: []access.Member{access.Member(alice)}}}
+	grants := []access.RoleGrant{{Role: access.Owner, Members: []access.Member{access.Member(alice)}}}
 	// A project whose first revision is refused has a record all the same.
 	if err := h.eng.RecordConfigError(h.ctx, "p", "configs/p.yaml", "configs/p.yaml:1: not YAML", t0, nil); err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/sundial-cron/sundial/access"
+	"github.com/sundial-cron/sundial/jobid"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store"
 )
@@ -97,7 +98,7 @@ func (e *Engine) bulk(ctx context.Context, project string, sel Selection, change
 			return res, err
 		}
 		for _, job := range jobs {
-			if name, ok := strings.CutPrefix(job.ID, project+"/"); !ok || !strings.HasPrefix(name, sel.Prefix) {
+			if id := jobid.Split(job.ID); id.Project != project || !strings.HasPrefix(id.Job, sel.Prefix) {
 				continue
 			}
 			// A job that cannot be decoded is listed as failed, with

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sundial-cron/sundial/jobid"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store"
 	"github.com/sundial-cron/sundial/targets"
@@ -143,8 +144,8 @@ func randomNonce() int64 {
 
 // check refuses a definition the engine cannot run.
 func (e *Engine) check(jobID string, def *Definition) error {
-	if p, name, ok := strings.Cut(jobID, "/"); !ok || p == "" || name == "" {
-		return fmt.Errorf("job id %q: want <project>/<job>", jobID)
+	if _, err := jobid.Parse(jobID); err != nil {
+		return err
 	}
 	if _, ok := e.targets[def.Target]; !ok {
 		return fmt.Errorf("job %s: unknown target %q", jobID, def.Target)
@@ -163,16 +164,10 @@ func (e *Engine) runsWithinCall(kind string) bool {
 }
 
 // ProjectOf returns the project part of a job id.
-func ProjectOf(jobID string) string {
-	p, _, _ := strings.Cut(jobID, "/")
-	return p
-}
+func ProjectOf(jobID string) string { return jobid.Split(jobID).Project }
 
 // jobName is the job's name within its project.
-func jobName(jobID string) string {
-	_, name, _ := strings.Cut(jobID, "/")
-	return name
-}
+func jobName(jobID string) string { return jobid.Split(jobID).Job }
 
 // Repair delivers WatchdogExpired to the job: it re-issues what the job
 // waits for past its time and ends attempts past their hard timeout. It

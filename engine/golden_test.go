@@ -156,7 +156,7 @@ var definitionGoldens = map[string]Definition{
 // to.
 var projectGoldens = map[string]Project{
 	"v1-empty.json": {ID: "golden"},
-	"v1-grants.json": {ID: "golden", Revision: "4f2a9c", AppliedAt: gmin(0), Grants: []access.Grant{
+	"v1-grants.json": {ID: "golden", Revision: "4f2a9c", AppliedAt: gmin(0), Grants: []access.RoleGrant{
 		{Role: access.Owner, Members: []access.Member{"user:alice@example.com", "group:sre"}},
 		{Role: access.Triggerer, Members: []access.Member{"serviceAccount:ci@proj.iam.gserviceaccount.com"}, Jobs: []string{"nightly", "hourly"}},
 		{Role: access.Reader, Members: []access.Member{"anonymous"}, Jobs: []string{"status"}},
@@ -164,7 +164,7 @@ var projectGoldens = map[string]Project{
 	// The config status, added within version 1.
 	"v1-status.json": {ID: "golden", Revision: "4f2a9c", AppliedAt: gmin(0), File: "configs/golden.yaml", Jobs: 3,
 		Error: "configs/golden.yaml:7: jobs[1].schedule: bad field", ErrorAt: gmin(5),
-		Grants: []access.Grant{{Role: access.Owner, Members: []access.Member{"user:alice@example.com"}}}},
+		Grants: []access.RoleGrant{{Role: access.Owner, Members: []access.Member{"user:alice@example.com"}}}},
 	"v1-error-only.json": {ID: "golden", File: "configs/golden.yaml", Error: "configs/golden.yaml:1: not YAML", ErrorAt: gmin(5)},
 	// The commits, added within version 1.
 	"v1-commit.json": {ID: "golden", Revision: "0123456789abcdef0123456789abcdef01234567", AppliedAt: gmin(0), File: "projects/golden.yaml", Jobs: 1,

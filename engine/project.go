@@ -31,7 +31,7 @@ type Revision struct {
 	// no revision: the project's config is gone.
 	ID     string
 	Jobs   []Job
-	Grants []access.Grant
+	Grants []access.RoleGrant
 	// File is the config file the revision was read from, for the
 	// project's record.
 	File string

@@ -21,7 +21,7 @@ type Project struct {
 	// while none of its revisions was valid.
 	Revision  string
 	AppliedAt time.Time // when Revision was applied: its loaded_at
-	Grants    []access.Grant
+	Grants    []access.RoleGrant
 	File      string // the config file the project was last read from
 	Jobs      int    // jobs Revision lists
 	// Error is why the project's newest revision is not running, or was
@@ -66,7 +66,7 @@ type Commit struct {
 	SHA     string
 	Author  string // "Name <email>"
 	Time    time.Time
-	Subject string
+	Subject string // the message's first line
 	Link    string // to the project's file at the commit; "" if the server has no --config-link
 }
 
@@ -170,7 +170,7 @@ func decodeProject(id string, b []byte) (Project, error) {
 		if err != nil {
 			return Project{}, fmt.Errorf("project %s: stored grant %d: %w", id, i, err)
 		}
-		grant := access.Grant{Role: role, Jobs: g.Jobs}
+		grant := access.RoleGrant{Role: role, Jobs: g.Jobs}
 		for _, s := range g.Members {
 			m, err := access.ParseMember(s)
 			if err != nil {

@@ -82,7 +82,7 @@ type stack struct {
 	delivered []task.Task // every task the dispatcher handed the engine
 }
 
-func newStack(t *testing.T, policy urlfetch.Policy, opts notify.Options) *stack {
+func newStack(t *testing.T, egress urlfetch.Egress, opts notify.Options) *stack {
 	t.Helper()
 	s := &stack{t: t, ctx: context.Background(), clk: fakeclock.New(t0)}
 	st, err := sqlite.Open(filepath.Join(t.TempDir(), "sundial.db"), sqlite.Options{Synchronous: sqlite.SyncNormal})
@@ -91,7 +91,7 @@ func newStack(t *testing.T, policy urlfetch.Policy, opts notify.Options) *stack 
 	}
 	t.Cleanup(func() { st.Close() })
 	s.st = st
-	client, err := urlfetch.NewClient(urlfetch.Options{Policy: policy})
+	client, err := urlfetch.NewClient(urlfetch.Options{Egress: egress})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func (s *stack) log(id string) string {
 	return string(inv.Log)
 }
 
-var loopback = urlfetch.Policy{Allow: []string{"127.0.0.1"}}
+var loopback = urlfetch.Egress{Allow: []string{"127.0.0.1"}}
 
 // TestExactlyOneNotificationPerTransition: three failures in a row are one
 // failure notification, two successes after them one recovery, and the
@@ -193,23 +193,23 @@ func TestExactlyOneNotificationPerTransition(t *testing.T) {
 }
 
 // TestAnUndeliverableNotificationNeverAffectsTheJob: a webhook answering
-// 500, or one the URL policy refuses (loopback not allowed), is recorded as
+// 500, or one the url_fetch egress refuses (loopback not allowed), is recorded as
 // not delivered, and the job runs on as it would have.
 func TestAnUndeliverableNotificationNeverAffectsTheJob(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		status int
-		policy urlfetch.Policy
+		egress urlfetch.Egress
 		want   string
 		posts  int
 	}{
 		{"the webhook fails", http.StatusInternalServerError, loopback, "notify failure: not delivered: the webhook answered HTTP 500\n", 1},
-		{"the destination is refused", http.StatusOK, urlfetch.Policy{}, "a loopback address, which this server's allow list (--url-allow) does not name", 0},
+		{"the destination is refused", http.StatusOK, urlfetch.Egress{}, "a loopback address, which this server's allow list (--url-allow) does not name", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newReceiver(t, tc.status)
 			var results []string
-			s := newStack(t, tc.policy, notify.Options{Counted: func(r string) { results = append(results, r) }})
+			s := newStack(t, tc.egress, notify.Options{Counted: func(r string) { results = append(results, r) }})
 			s.define(r, true, "slack", engine.NotifyFailure)
 			s.runUntil(t0.Add(2*time.Minute + 30*time.Second))
 			if got := len(r.got()); got != tc.posts {

@@ -63,7 +63,7 @@ func checkCloud(s *Settings) error {
 func (c *Cloud) check() error {
 	var missing []string
 	for _, req := range []struct{ name, value string }{
-		{"--project", c.Project}, {"--tasks-queue", c.Queue}, {"--tasks-location", c.Location},
+		{"--gcp-project", c.Project}, {"--tasks-queue", c.Queue}, {"--tasks-location", c.Location},
 	} {
 		if req.value == "" {
 			missing = append(missing, req.name)

@@ -72,7 +72,7 @@ func Run(ctx context.Context, s Settings, logger *slog.Logger, now func() time.T
 	if err != nil {
 		return fmt.Errorf("sign-in: %w", err)
 	}
-	roles, err := auth.Policy(s.access)
+	roles, err := auth.Roles(s.access)
 	if err != nil {
 		return fmt.Errorf("--access-file: %w", err)
 	}
@@ -80,7 +80,7 @@ func Run(ctx context.Context, s Settings, logger *slog.Logger, now func() time.T
 	// The server's own sockets, known once it listens: url_fetch never
 	// calls them, whatever --url-allow says.
 	self := &urlfetch.Listeners{}
-	egress := urlfetch.Policy{Allow: s.Egress.URLAllow, Deny: append(slices.Clone(s.Egress.URLDeny), b.ownHosts...)}
+	egress := urlfetch.Egress{Allow: s.Egress.URLAllow, Deny: append(slices.Clone(s.Egress.URLDeny), b.ownHosts...)}
 	tgts, err := newTargets(targetOptions{
 		commands:        b.commands,
 		commandProjects: s.Commands.Projects,
@@ -92,7 +92,7 @@ func Run(ctx context.Context, s Settings, logger *slog.Logger, now func() time.T
 		swarmingServers: s.Egress.SwarmingServers,
 		pushSecret:      s.pushSecret,
 		logger:          logger,
-		policy:          egress,
+		egress:          egress,
 		server:          self,
 	})
 	if err != nil {
@@ -225,7 +225,7 @@ type parts struct {
 	api http.Handler
 }
 
-func assemble(s *Settings, b *backends, auth signin.Setup, roles *access.Policy, tgts map[string]targets.Target, notifier engine.Notifier, metrics *web.Metrics, logger *slog.Logger, now func() time.Time) parts {
+func assemble(s *Settings, b *backends, auth signin.Setup, roles *access.Roles, tgts map[string]targets.Target, notifier engine.Notifier, metrics *web.Metrics, logger *slog.Logger, now func() time.Time) parts {
 	eng := engine.New(b.store, b.queue, tgts, engine.Options{
 		Now:                now,
 		Config:             b.config,
@@ -259,7 +259,7 @@ func assemble(s *Settings, b *backends, auth signin.Setup, roles *access.Policy,
 		Store:          b.store,
 		Metrics:        metrics,
 		Authenticators: auth.Chain(),
-		Policy:         roles,
+		Roles:          roles,
 		Now:            now,
 		Logger:         logger,
 		Reimport:       s.reimport(configs),

@@ -99,10 +99,10 @@ type Egress struct {
 	URLAllow, URLDeny []string
 	// PubsubTopics are the topics each project's pubsub jobs may publish
 	// to.
-	PubsubTopics []pubsub.Grant
+	PubsubTopics []pubsub.TopicGrant
 	// SwarmingRealms are the realms each project's swarming jobs may run
 	// Swarming tasks in; SwarmingServers the servers they may name.
-	SwarmingRealms  []swarming.Grant
+	SwarmingRealms  []swarming.RealmGrant
 	SwarmingServers []string
 }
 

@@ -29,16 +29,16 @@ type targetOptions struct {
 	anyProject bool
 	// pubsubGrants are the topics each project's pubsub jobs may publish
 	// to (--pubsub-topics).
-	pubsubGrants []pubsub.Grant
+	pubsubGrants []pubsub.TopicGrant
 	// swarmingGrants are the realms each project's swarming jobs may run
-	// tasks in (--swarming-realms).
-	swarmingGrants []swarming.Grant
+	// Swarming tasks in (--swarming-realms).
+	swarmingGrants []swarming.RealmGrant
 	// swarmingServers are the Swarming servers jobs may name
 	// (--swarming-servers).
 	swarmingServers []string
-	// swarmingTopic is the topic Swarming posts task ends to, whose push
-	// subscription calls PushPath (--swarming-pubsub-topic); pushSecret
-	// makes and checks the pushes' tokens (--push-secret-file).
+	// swarmingTopic is the topic Swarming posts Swarming task ends to,
+	// whose push subscription calls PushPath (--swarming-pubsub-topic);
+	// pushSecret makes and checks the pushes' tokens (--push-secret-file).
 	swarmingTopic string
 	pushSecret    []byte
 	// commandUser is the user commands run as; "": the server's.
@@ -48,8 +48,8 @@ type targetOptions struct {
 	commandCgroup string
 	// logger gets a target's warnings at start; nil: slog.Default().
 	logger *slog.Logger
-	// policy bounds where url_fetch jobs may connect.
-	policy urlfetch.Policy
+	// egress bounds where url_fetch jobs may connect.
+	egress urlfetch.Egress
 	// server holds the server's own listening sockets, which url_fetch
 	// never connects to; nil where nothing listens (sundial validate).
 	server *urlfetch.Listeners
@@ -59,7 +59,7 @@ type targetOptions struct {
 // place they are registered: `sundial validate` checks configs against the
 // same kinds the server runs.
 func newTargets(o targetOptions) (map[string]targets.Target, error) {
-	fetch, err := urlfetch.New(urlfetch.Options{Policy: o.policy, Server: o.server})
+	fetch, err := urlfetch.New(urlfetch.Options{Egress: o.egress, Server: o.server})
 	if err != nil {
 		return nil, err
 	}
@@ -121,10 +121,10 @@ func closeTargets(ts map[string]targets.Target) error {
 }
 
 // webhooks returns the notifier of jobs' notify: webhooks, which reach
-// only what url_fetch jobs may: the same policy, judged at dial time, and
+// only what url_fetch jobs may: the same egress, judged at dial time, and
 // never the server's own sockets. counted is told each result.
-func webhooks(policy urlfetch.Policy, server *urlfetch.Listeners, now func() time.Time, counted func(result string)) (*notify.Webhooks, error) {
-	client, err := urlfetch.NewClient(urlfetch.Options{Policy: policy, Server: server})
+func webhooks(egress urlfetch.Egress, server *urlfetch.Listeners, now func() time.Time, counted func(result string)) (*notify.Webhooks, error) {
+	client, err := urlfetch.NewClient(urlfetch.Options{Egress: egress, Server: server})
 	if err != nil {
 		return nil, err
 	}

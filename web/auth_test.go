@@ -54,7 +54,7 @@ func TestWhoMayCallTheAPI(t *testing.T) {
 func TestMetricsNeedNoToken(t *testing.T) {
 	h := fixture(t)
 	a := h.do(req{method: "GET", path: "/metrics", remote: true})
-	if a.status != 200 || !strings.Contains(a.raw, "sundial_launches_total") {
+	if a.status != 200 || !strings.Contains(a.raw, "sundial_invocations_ended_total") {
 		t.Errorf("remote scrape: %d\n%.300s", a.status, a.raw)
 	}
 }

@@ -9,14 +9,14 @@ import (
 )
 
 // console is the web console over the API's own gate: the same
-// authenticators say who the viewer is, the same grants cache and policy
+// authenticators say who the viewer is, the same grants cache and roles
 // what it may see and do.
 func (s *server) console(opts Options) http.Handler {
 	if opts.Now == nil {
 		panic("web: Options.Console needs Options.Now")
 	}
 	return console.New(console.Options{
-		Engine: s.eng, Store: s.st, Policy: s.policy, Gate: consoleGate{s}, Now: opts.Now,
+		Engine: s.eng, Store: s.st, Roles: s.roles, Gate: consoleGate{s}, Now: opts.Now,
 		SignIn: opts.SignIn, Logger: s.log,
 	})
 }
@@ -34,6 +34,6 @@ func (g consoleGate) Identify(r *http.Request) (access.Identity, error) {
 }
 
 // Grants implements console.Gate.
-func (g consoleGate) Grants(ctx context.Context, project string) ([]access.Grant, error) {
+func (g consoleGate) Grants(ctx context.Context, project string) ([]access.RoleGrant, error) {
 	return g.s.grants.get(ctx, project)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sundial-cron/sundial/access"
 	"github.com/sundial-cron/sundial/engine"
+	"github.com/sundial-cron/sundial/jobid"
 )
 
 // DefaultGrantsTTL is how long an instance answers from the project
@@ -37,11 +38,11 @@ type grantsCache struct {
 }
 
 type cachedGrants struct {
-	grants []access.Grant
+	grants []access.RoleGrant
 	until  time.Time
 }
 
-func (c *grantsCache) get(ctx context.Context, project string) ([]access.Grant, error) {
+func (c *grantsCache) get(ctx context.Context, project string) ([]access.RoleGrant, error) {
 	var now time.Time
 	if c.now != nil {
 		now = c.now()
@@ -83,17 +84,17 @@ func (s *server) authorize(r *http.Request, rt route, id access.Identity) error 
 	}
 	var hidden error
 	switch {
-	case job == "" && !s.policy.Sees(id, grants):
+	case job == "" && !s.roles.Sees(id, grants):
 		hidden = notFound("project %q not found", project)
-	case job != "" && !s.policy.May(id, access.Read, grants, job):
-		hidden = notFound("job %s not found", project+"/"+job)
+	case job != "" && !s.roles.May(id, access.Read, grants, job):
+		hidden = notFound("job %s not found", jobid.Join(project, job))
 	case job == "" && rt.perm == access.Read:
 		// The job listing: the caller sees the project, and the listing
 		// holds only the jobs it may read.
-	case job == "" && !s.policy.May(id, rt.perm, grants, ""):
+	case job == "" && !s.roles.May(id, rt.perm, grants, ""):
 		hidden = &apiError{status: http.StatusForbidden, msg: string(id) + " may not " + string(rt.perm) + " every job of project " + project}
-	case !s.policy.May(id, rt.perm, grants, job):
-		hidden = &apiError{status: http.StatusForbidden, msg: string(id) + " may not " + string(rt.perm) + " job " + project + "/" + job}
+	case !s.roles.May(id, rt.perm, grants, job):
+		hidden = &apiError{status: http.StatusForbidden, msg: string(id) + " may not " + string(rt.perm) + " job " + jobid.Join(project, job)}
 	}
 	if hidden == nil {
 		return nil

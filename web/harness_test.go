@@ -119,13 +119,13 @@ func newHandler(h *harness, st store.Store, token string, singleUser bool) http.
 		authn = append(authn, signin.AdminToken(token))
 		settings.Administrators = append(settings.Administrators, access.Member(signin.AdminTokenIdentity))
 	}
-	policy, err := access.NewPolicy(settings)
+	roles, err := access.NewRoles(settings)
 	if err != nil {
 		h.t.Fatal(err)
 	}
 	return web.New(web.Options{
 		Engine: h.eng, Store: st, Metrics: h.metrics,
-		Authenticators: authn, Policy: policy, Now: h.clock,
+		Authenticators: authn, Roles: roles, Now: h.clock,
 	})
 }
 

@@ -3,10 +3,10 @@ package web
 import (
 	"errors"
 	"net/http"
-	"strings"
 
 	"github.com/sundial-cron/sundial/access"
 	"github.com/sundial-cron/sundial/engine"
+	"github.com/sundial-cron/sundial/jobid"
 	"github.com/sundial-cron/sundial/store"
 )
 
@@ -40,7 +40,7 @@ func (s *server) listJobs(r *http.Request) (int, any, error) {
 	id := identityOf(r)
 	out := make([]jobJSON, 0, len(jobs))
 	for _, job := range jobs {
-		if !s.policy.May(id, access.Read, grants, strings.TrimPrefix(job.ID, project+"/")) {
+		if !s.roles.May(id, access.Read, grants, jobid.Split(job.ID).Job) {
 			continue
 		}
 		v, err := engine.Decode(job)
@@ -135,7 +135,7 @@ func (s *server) getInvocation(r *http.Request) (int, any, error) {
 
 // jobIDOf is the id of the job a request's path names.
 func jobIDOf(r *http.Request) string {
-	return r.PathValue("project") + "/" + r.PathValue("job")
+	return jobid.Join(r.PathValue("project"), r.PathValue("job"))
 }
 
 // view reads a job, answering 404 with its id if it does not exist.

@@ -26,15 +26,19 @@ type Backlog interface {
 // at most MaxTroubledSeries of each kind (trouble.go): with 100,000 jobs a
 // series per job would be 100,000 series.
 type Metrics struct {
-	reg      *prometheus.Registry
-	launches *prometheus.CounterVec
-	lateness prometheus.Histogram
-	skipped  *prometheus.CounterVec
-	repairs  prometheus.Counter
-	disabled *prometheus.CounterVec
-	failures *prometheus.CounterVec
-	troubles *troubles
-	notified *prometheus.CounterVec
+	reg   *prometheus.Registry
+	ended *prometheus.CounterVec
+	// endedAsLaunches is ended under its old name, which said launches
+	// while it counted ends: kept one release for the dashboards that
+	// read it, then removed.
+	endedAsLaunches *prometheus.CounterVec
+	lateness        prometheus.Histogram
+	skipped         *prometheus.CounterVec
+	repairs         prometheus.Counter
+	disabled        *prometheus.CounterVec
+	failures        *prometheus.CounterVec
+	troubles        *troubles
+	notified        *prometheus.CounterVec
 }
 
 // latenessBuckets run from 10 ms (a healthy launch) to 10 minutes (a tick
@@ -46,13 +50,17 @@ var latenessBuckets = []float64{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
 func NewMetrics(backlog Backlog) *Metrics {
 	m := &Metrics{
 		reg: prometheus.NewRegistry(),
-		launches: prometheus.NewCounterVec(prometheus.CounterOpts{
+		ended: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sundial_invocations_ended_total",
+			Help: "Invocations that ended, by status: succeeded, failed or aborted (all attempts of one count once).",
+		}, []string{"status"}),
+		endedAsLaunches: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sundial_launches_total",
-			Help: "Invocations that ended, by result: succeeded, failed or aborted (all attempts of one count once).",
+			Help: "Deprecated, removed in the next release: use sundial_invocations_ended_total, the same count (this one counts invocations that ended, not launches). Invocations that ended, by result: succeeded, failed or aborted.",
 		}, []string{"result"}),
 		lateness: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "sundial_launch_lateness_seconds",
-			Help:    "How long after its scheduled time (plus jitter) each attempt was handed to its target.",
+			Help:    "How long after its scheduled time (plus jitter) each attempt was handed to its target; its count is the attempts launched.",
 			Buckets: latenessBuckets,
 		}),
 		skipped: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -83,7 +91,8 @@ func NewMetrics(backlog Backlog) *Metrics {
 	// Series that exist from the start at 0 make rate() and alerts work
 	// before the first event of their kind.
 	for _, st := range []statemachine.Status{statemachine.StatusSucceeded, statemachine.StatusFailed, statemachine.StatusAborted} {
-		m.launches.WithLabelValues(strings.ToLower(string(st)))
+		m.ended.WithLabelValues(strings.ToLower(string(st)))
+		m.endedAsLaunches.WithLabelValues(strings.ToLower(string(st)))
 	}
 	for _, r := range []statemachine.SkipReason{statemachine.SkipOverrun, statemachine.SkipMissed, statemachine.SkipSuperseded,
 		statemachine.SkipPaused, statemachine.SkipDisabled, statemachine.SkipDSTGap} {
@@ -99,7 +108,7 @@ func NewMetrics(backlog Backlog) *Metrics {
 			m.failures.WithLabelValues(string(k), c)
 		}
 	}
-	m.reg.MustRegister(m.launches, m.lateness, m.skipped, m.repairs, m.disabled, m.failures, m.notified,
+	m.reg.MustRegister(m.ended, m.endedAsLaunches, m.lateness, m.skipped, m.repairs, m.disabled, m.failures, m.notified,
 		troubleCollector{m.troubles},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if backlog != nil {
@@ -120,7 +129,9 @@ func (m *Metrics) Ended(_ string, status statemachine.Status) {
 	if status == statemachine.StatusSkipped {
 		return
 	}
-	m.launches.WithLabelValues(strings.ToLower(string(status))).Inc()
+	s := strings.ToLower(string(status))
+	m.ended.WithLabelValues(s).Inc()
+	m.endedAsLaunches.WithLabelValues(s).Inc()
 }
 
 // Skipped counts occurrences that will not run.

@@ -57,6 +57,7 @@ func TestMetricsMoveWithLaunches(t *testing.T) {
 	h := newHarness(t)
 	// Every series exists from the start, at 0.
 	h.expect(map[string]float64{
+		`sundial_invocations_ended_total{status="succeeded"}`: 0,
 		`sundial_launches_total{result="succeeded"}`:          0,
 		`sundial_skipped_occurrences_total{reason="overrun"}`: 0,
 		`sundial_launch_lateness_seconds_count`:               0,
@@ -80,10 +81,10 @@ func TestMetricsMoveWithLaunches(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.expect(map[string]float64{
-		`sundial_launches_total{result="succeeded"}`: 3,
-		`sundial_launches_total{result="failed"}`:    3,
+		`sundial_invocations_ended_total{status="succeeded"}`: 3,
+		`sundial_invocations_ended_total{status="failed"}`:    3,
 		// m/async ran from 10:01 until aborted; 10:02 and 10:03 overran.
-		`sundial_launches_total{result="aborted"}`:            1,
+		`sundial_invocations_ended_total{status="aborted"}`:   1,
 		`sundial_skipped_occurrences_total{reason="overrun"}`: 2,
 		`sundial_launch_lateness_seconds_count`:               3 + 2 + 2,
 		`sundial_launch_lateness_seconds_bucket{le="0.01"}`:   2 + 2,
@@ -123,6 +124,31 @@ func TestMetricsMoveWithLaunches(t *testing.T) {
 	}
 }
 
+// sundial_launches_total, the old name of sundial_invocations_ended_total,
+// is served one release more with the same counts, and its HELP says it
+// is deprecated and what replaces it.
+func TestLaunchesTotalIsADeprecatedCopyOfInvocationsEnded(t *testing.T) {
+	m := newHarness(t).metrics
+	m.Ended("a/b", statemachine.StatusSucceeded)
+	m.Ended("a/b", statemachine.StatusFailed)
+	m.Ended("a/c", statemachine.StatusFailed)
+	h := &harness{t: t, handler: m.Handler()}
+	s := h.scrape()
+	for _, st := range []string{"succeeded", "failed", "aborted"} {
+		ended, launches := s[`sundial_invocations_ended_total{status="`+st+`"}`], s[`sundial_launches_total{result="`+st+`"}`]
+		if ended != launches {
+			t.Errorf("%s: sundial_invocations_ended_total %v, sundial_launches_total %v; want the same", st, ended, launches)
+		}
+	}
+	if got := s[`sundial_invocations_ended_total{status="failed"}`]; got != 2 {
+		t.Errorf("failed = %v, want 2", got)
+	}
+	raw := h.do(req{method: "GET", path: "/metrics"}).raw
+	if !strings.Contains(raw, "# HELP sundial_launches_total Deprecated, removed in the next release: use sundial_invocations_ended_total") {
+		t.Errorf("sundial_launches_total's HELP does not say it is deprecated:\n%s", raw)
+	}
+}
+
 func TestMetricsCountSkipsByReasonAndCount(t *testing.T) {
 	m := newHarness(t).metrics
 	m.Skipped("a/b", statemachine.SkipMissed, 5)
@@ -134,8 +160,8 @@ func TestMetricsCountSkipsByReasonAndCount(t *testing.T) {
 	if got := s[`sundial_skipped_occurrences_total{reason="missed"}`]; got != 7 {
 		t.Errorf("missed = %v, want 7", got)
 	}
-	if got := s[`sundial_launches_total{result="skipped"}`]; got != 0 {
-		t.Errorf("a skipped record counted as a launch")
+	if got := s[`sundial_invocations_ended_total{status="skipped"}`]; got != 0 {
+		t.Errorf("a skipped record counted as an ended invocation")
 	}
 	if got := s[`sundial_launch_lateness_seconds_bucket{le="0.01"}`]; got != 1 {
 		t.Errorf("an early launch is not counted as on time: %v", got)
@@ -151,7 +177,7 @@ func TestMetricsWithoutABacklogStillServeTheRest(t *testing.T) {
 	for name, m := range map[string]*web.Metrics{"failing": web.NewMetrics(st), "none": web.NewMetrics(nil)} {
 		h := &harness{t: t, handler: m.Handler()}
 		s := h.scrape()
-		if _, ok := s[`sundial_launches_total{result="succeeded"}`]; !ok {
+		if _, ok := s[`sundial_invocations_ended_total{status="succeeded"}`]; !ok {
 			t.Errorf("%s backlog: the other metrics are gone", name)
 		}
 		if v, ok := s[`sundial_task_backlog`]; ok {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sundial-cron/sundial/engine"
+	"github.com/sundial-cron/sundial/jobid"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store"
 )
@@ -71,10 +72,10 @@ func (s *server) listProjects(r *http.Request) (int, any, error) {
 	out := make([]projectJSON, 0, len(counts))
 	for _, p := range slices.Sorted(maps.Keys(counts)) {
 		grants := records[p].Grants
-		if !s.policy.Sees(id, grants) {
+		if !s.roles.Sees(id, grants) {
 			continue
 		}
-		if jobs, all := s.policy.ReadableJobs(id, grants); !all {
+		if jobs, all := s.roles.ReadableJobs(id, grants); !all {
 			if counts[p], err = s.countSome(r.Context(), p, jobs); err != nil {
 				return 0, nil, err
 			}
@@ -116,7 +117,7 @@ func (s *server) countJobs(ctx context.Context) (map[string]map[string]int, erro
 func (s *server) countSome(ctx context.Context, project string, jobs []string) (map[string]int, error) {
 	counts := map[string]int{}
 	for _, name := range jobs {
-		j, err := s.st.Job(ctx, project+"/"+name)
+		j, err := s.st.Job(ctx, jobid.Join(project, name))
 		if errors.Is(err, store.ErrNotFound) {
 			continue
 		}

@@ -14,7 +14,8 @@ import (
 	"github.com/sundial-cron/sundial/targets"
 )
 
-// maxPushBody bounds a push: Swarming's message is a task id and a ref.
+// maxPushBody bounds a push: Swarming's message is a Swarming task id and
+// a ref.
 const maxPushBody = 64 << 10
 
 // PushEndpoint is where a remote system says that an attempt it runs for

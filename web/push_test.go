@@ -28,8 +28,9 @@ import (
 
 var pushSecret = []byte("the push secret of the web tests, 32+ bytes")
 
-// pushSetup is a swarming job RUNNING on a stand-in Swarming whose task
-// has COMPLETED, with pushes lost, and the push endpoint over the engine.
+// pushSetup is a swarming job RUNNING on a stand-in Swarming whose Swarming
+// task has COMPLETED, with pushes lost, and the push endpoint over the
+// engine.
 type pushSetup struct {
 	st       *sqlite.Store
 	endpoint http.Handler
@@ -49,7 +50,7 @@ func newPushSetup(t *testing.T) *pushSetup {
 	}
 	t.Cleanup(func() { st.Close() })
 	tgt, err := swarming.New(swarming.Options{
-		Client: http.DefaultClient, Servers: []string{"http://127.0.0.1"}, Grants: []swarming.Grant{{Project: "p", Realm: "acme", Any: true}},
+		Client: http.DefaultClient, Servers: []string{"http://127.0.0.1"}, Grants: []swarming.RealmGrant{{Project: "p", Realm: "acme", Any: true}},
 		PubSubTopic: "projects/acme/topics/swarming",
 		PushToken:   func(ref targets.PushRef) string { return targets.PushToken(pushSecret, ref) },
 	})
@@ -69,7 +70,7 @@ func newPushSetup(t *testing.T) *pushSetup {
 	}
 	tasks := sw.Tasks()
 	if len(tasks) != 1 {
-		t.Fatalf("%d tasks on the stand-in; want 1", len(tasks))
+		t.Fatalf("%d Swarming tasks on the stand-in; want 1", len(tasks))
 	}
 	if err := sw.Finish(tasks[0].ID, "COMPLETED", 0); err != nil {
 		t.Fatal(err)

@@ -48,7 +48,7 @@ func (s *server) reimport(r *http.Request) (int, any, error) {
 		if err != nil {
 			return 0, nil, s.refused(r, "", err)
 		}
-		if !s.policy.Administrator(id) {
+		if !s.roles.Administrator(id) {
 			return 0, nil, s.refused(r, id, &apiError{status: http.StatusForbidden,
 				msg: "only an administrator, or a webhook signed with the shared secret, may reimport the configs"})
 		}

@@ -25,12 +25,12 @@ import (
 func TestReimportTakesASignedWebhookOrAnAdministrator(t *testing.T) {
 	h := newHarness(t)
 	var imports atomic.Int32
-	policy, err := access.NewPolicy(access.Settings{Administrators: []access.Member{"user:root@example.com"}})
+	roles, err := access.NewRoles(access.Settings{Administrators: []access.Member{"user:root@example.com"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	secret := []byte("hook-secret")
-	handler := web.New(web.Options{Engine: h.eng, Store: h.st, Policy: policy, Authenticators: signin.Chain{testIdentity{}},
+	handler := web.New(web.Options{Engine: h.eng, Store: h.st, Roles: roles, Authenticators: signin.Chain{testIdentity{}},
 		WebhookSecret: secret, Reimport: func(context.Context) error { imports.Add(1); return nil }})
 	body := `{"ref":"refs/heads/main"}`
 	mac := hmac.New(sha256.New, secret)

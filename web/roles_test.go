@@ -28,7 +28,7 @@ func rolesFixture(t *testing.T, singleUser bool) *harness {
 	billing := engine.Revision{ID: "r1", Jobs: []engine.Job{
 		{ID: "billing/nightly", Definition: engine.Definition{Schedule: "* * * * *", Target: "noop", Policy: statemachine.Policy{Timeout: time.Minute}}},
 		{ID: "billing/worker", Definition: engine.Definition{Schedule: "* * * * *", Target: "async"}},
-	}, Grants: []access.Grant{
+	}, Grants: []access.RoleGrant{
 		{Role: access.Reader, Members: m("user:alice@example.com")},
 		{Role: access.Triggerer, Members: m("serviceAccount:ci@proj.iam.gserviceaccount.com")},
 		{Role: access.Owner, Members: m("user:dana@example.com")},

@@ -2,10 +2,10 @@ package web
 
 import (
 	"encoding/json"
-	"strings"
 	"time"
 
 	"github.com/sundial-cron/sundial/engine"
+	"github.com/sundial-cron/sundial/jobid"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store"
 )
@@ -144,9 +144,8 @@ type invDetail struct {
 }
 
 func toJob(v engine.View, last *store.InvocationRecord) jobJSON {
-	_, name, _ := strings.Cut(v.Job.ID, "/")
 	j := jobJSON{
-		ID: v.Job.ID, Project: v.Job.Project, Job: name,
+		ID: v.Job.ID, Project: v.Job.Project, Job: jobid.Split(v.Job.ID).Job,
 		State: string(v.State.State), Reason: v.State.Reason.String(), Kind: string(v.State.Reason.Kind),
 		Schedule: v.Definition.Schedule, TimeZone: v.Definition.TimeZone, Target: v.Definition.Target,
 	}

@@ -3,7 +3,7 @@
 // (New); the internal endpoints Cloud Tasks and the platform's cron call in
 // the cloud shape, with the gates that admit only them (TaskEndpoint,
 // CronEndpoint, Gate); and the web console's pages at / (Options.Console,
-// package web/console) behind the API's authenticators and policy. The
+// package web/console) behind the API's authenticators and roles. The
 // server command mounts them; docs/api.md documents every API route,
 // docs/console.md the console.
 //
@@ -38,10 +38,10 @@ type Options struct {
 	// signin.Chain says; a server's come from signin.New. None leaves
 	// every caller anonymous.
 	Authenticators signin.Chain
-	// Policy decides what each identity may do (the server's
+	// Roles decide what each identity may do (the server's
 	// administrators and groups; the projects' grants come from the
 	// store). Required.
-	Policy *access.Policy
+	Roles *access.Roles
 	// Now is the clock the grants cache expires by; nil reads every
 	// project's grants from the store at every request.
 	Now func() time.Time
@@ -58,7 +58,7 @@ type Options struct {
 	Reimport      func(context.Context) error
 	WebhookSecret []byte
 	// Console serves the web console's pages at / (package
-	// web/console), behind the API's authenticators and policy; it needs
+	// web/console), behind the API's authenticators and roles; it needs
 	// Now. Off, every path outside the API is a JSON 404.
 	Console bool
 	// SignIn is the path that signs a person in, linked from the
@@ -72,7 +72,7 @@ type server struct {
 	st     store.Store
 	log    *slog.Logger
 	authn  signin.Chain
-	policy *access.Policy
+	roles  *access.Roles
 	grants *grantsCache
 	// csrf refuses browsers' cross-origin changes.
 	csrf *http.CrossOriginProtection
@@ -84,15 +84,15 @@ type server struct {
 // New returns the handler of /api/v1/..., /healthz and, with
 // Options.Metrics, /metrics.
 func New(opts Options) http.Handler {
-	if opts.Engine == nil || opts.Store == nil || opts.Policy == nil {
-		panic("web: Options.Engine, Options.Store and Options.Policy are required")
+	if opts.Engine == nil || opts.Store == nil || opts.Roles == nil {
+		panic("web: Options.Engine, Options.Store and Options.Roles are required")
 	}
 	if opts.GrantsTTL <= 0 {
 		opts.GrantsTTL = DefaultGrantsTTL
 	}
 	s := &server{
 		eng: opts.Engine, st: opts.Store, log: opts.Logger,
-		authn: opts.Authenticators, policy: opts.Policy, csrf: http.NewCrossOriginProtection(),
+		authn: opts.Authenticators, roles: opts.Roles, csrf: http.NewCrossOriginProtection(),
 		grants:     &grantsCache{eng: opts.Engine, now: opts.Now, ttl: opts.GrantsTTL},
 		reimportFn: opts.Reimport, webhookSecret: opts.WebhookSecret,
 	}

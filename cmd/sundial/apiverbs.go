@@ -17,6 +17,7 @@ import (
 
 	"github.com/sundial-cron/sundial/access"
 	"github.com/sundial-cron/sundial/client"
+	"github.com/sundial-cron/sundial/jobid"
 	"github.com/sundial-cron/sundial/web/signin"
 )
 
@@ -113,12 +114,12 @@ func runAPIVerb(verb string, args []string, stdout, stderr io.Writer) int {
 		}
 		fallthrough
 	default:
-		var ok bool
-		project, job, ok = strings.Cut(pos[0], "/")
-		if !ok || project == "" || job == "" || strings.Contains(job, "/") {
+		id, err := jobid.Parse(pos[0])
+		if err != nil {
 			fmt.Fprintf(stderr, "sundial %s: %q: want PROJECT/JOB\n", verb, pos[0])
 			return exitUsage
 		}
+		project, job = id.Project, id.Job
 	}
 	if verb == "pause" && strings.TrimSpace(reason) == "" {
 		fmt.Fprintf(stderr, "sundial pause: --reason is required: say why, for whoever finds the job paused\n")

@@ -78,7 +78,7 @@ func TestCloudShapeSurvivesLostAndRepeatedTasks(t *testing.T) {
     url_fetch: {url: %[1]s/twice}
 `, recv.URL))
 	s := serve(t, "--backend", "cloud", "--platform", "appengine",
-		"--project", "sundial-e2e", "--namespace", fmt.Sprintf("e2e-%d", time.Now().UnixNano()),
+		"--gcp-project", "sundial-e2e", "--namespace", fmt.Sprintf("e2e-%d", time.Now().UnixNano()),
 		"--tasks-location", "us-central1", "--tasks-queue", "sundial-tasks", "--tasks-endpoint", ts.Addr(),
 		"--listen", strings.TrimPrefix(appURL, "http://"), "--config-dir", configs,
 		"--url-allow", "127.0.0.1", "--task-grace", "2s")

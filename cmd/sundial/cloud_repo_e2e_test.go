@@ -44,7 +44,7 @@ func TestCloudShapeInstancesAgreeOnTheConfigRepo(t *testing.T) {
 	for range 2 {
 		addr := freeAddr(t)
 		serve(t, "--backend", "cloud", "--platform", "appengine",
-			"--project", "sundial-e2e", "--namespace", namespace,
+			"--gcp-project", "sundial-e2e", "--namespace", namespace,
 			"--tasks-location", "us-central1", "--tasks-queue", "sundial-tasks", "--tasks-endpoint", ts.Addr(),
 			"--listen", addr, "--config-repo", "file://"+repo.dir, "--config-path", "projects",
 			"--admin-token-file", tokenFile)

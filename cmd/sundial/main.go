@@ -38,7 +38,7 @@ const usage = `usage:
   sundial schedule next EXPR [--tz ZONE] [--from RFC3339] [-n N] [--job-id ID] [--dst-gap skip|shift] [--dst-repeat first|last|both]
   sundial schedule explain EXPR [same flags]
   sundial backup [--db PATH] FILE
-  sundial setup-gcp [--project P] [--location L] [--queue Q] [--public-url URL] [--invoker SA] [--dry-run]
+  sundial setup-gcp [--gcp-project P] [--location L] [--queue Q] [--public-url URL] [--invoker SA] [--dry-run]
   sundial jobs PROJECT [API flags]
   sundial trigger PROJECT/JOB [API flags]
   sundial pause PROJECT/JOB --reason "..." [API flags]

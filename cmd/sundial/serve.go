@@ -68,14 +68,14 @@ func serveFlags(fs *flag.FlagSet, s *server.Settings) (finish func() error) {
 			return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 		}
 		for _, e := range pubsubTopics {
-			g, err := pubsub.ParseGrant(e)
+			g, err := pubsub.ParseTopicGrant(e)
 			if err != nil {
 				return fmt.Errorf("--pubsub-topics: %v", err)
 			}
 			s.Egress.PubsubTopics = append(s.Egress.PubsubTopics, g)
 		}
 		for _, e := range swarmingRealms {
-			g, err := swarming.ParseGrant(e)
+			g, err := swarming.ParseRealmGrant(e)
 			if err != nil {
 				return fmt.Errorf("--swarming-realms: %v", err)
 			}

@@ -22,7 +22,7 @@ func TestServeFlags(t *testing.T) {
 	if err := os.WriteFile(shortSecretFile, []byte("short\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cloud := []string{"--backend", "cloud", "--project", "p", "--tasks-location", "us-central1", "--platform", "appengine"}
+	cloud := []string{"--backend", "cloud", "--gcp-project", "p", "--tasks-location", "us-central1", "--platform", "appengine"}
 	for _, tc := range []struct {
 		name    string
 		args    []string
@@ -55,8 +55,8 @@ func TestServeFlags(t *testing.T) {
 				t.Errorf("retention: %+v", f.Retention)
 			}
 		}},
-		{name: "the cloud shape without its project", args: []string{"--backend", "cloud", "--platform", "appengine", "--tasks-location", "l"}, wantErr: "--backend=cloud needs --project"},
-		{name: "the cloud shape outside any platform", args: []string{"--backend", "cloud", "--project", "p", "--tasks-location", "l"}, wantErr: "--platform"},
+		{name: "the cloud shape without its project", args: []string{"--backend", "cloud", "--platform", "appengine", "--tasks-location", "l"}, wantErr: "--backend=cloud needs --gcp-project"},
+		{name: "the cloud shape outside any platform", args: []string{"--backend", "cloud", "--gcp-project", "p", "--tasks-location", "l"}, wantErr: "--platform"},
 		{name: "Cloud Run without its URL and invoker", args: append(cloud, "--platform", "cloudrun"), wantErr: "--public-url, --invoker"},
 		{name: "commands asked of the cloud shape", args: append(cloud, "--command-projects", "ops"), wantErr: "never runs commands"},
 		{name: "a command user asked of the cloud shape", args: append(cloud, "--command-user", "nobody"), wantErr: "never runs commands"},
@@ -77,7 +77,7 @@ func TestServeFlags(t *testing.T) {
 		{name: "an OIDC account for pushes without a push secret", args: []string{"--push-oidc-account", "pubsub@acme.iam.gserviceaccount.com", "--public-url", "https://sundial.example.com"}, wantErr: `--push-oidc-account: needs --push-secret-file`},
 		{name: "a swarming topic without a push secret", args: []string{"--swarming-pubsub-topic", "projects/acme/topics/swarming"}, wantErr: `--swarming-pubsub-topic: the pushes need --push-secret-file`},
 		{name: "pubsub grants listed", args: append(cloud, "--pubsub-topics", "billing=projects/acme/topics/invoices, ops=projects/acme/topics/ops-*", "--pubsub-topics", "web=projects/web/topics/*"), check: func(t *testing.T, f server.Settings) {
-			want := []pubsub.Grant{
+			want := []pubsub.TopicGrant{
 				{Project: "billing", Topic: "projects/acme/topics/invoices"},
 				{Project: "ops", Topic: "projects/acme/topics/ops-", Prefix: true},
 				{Project: "web", Topic: "projects/web/topics/", Prefix: true},
@@ -176,7 +176,7 @@ func TestServeWarnsOffItsPlatform(t *testing.T) {
 			}
 			// A token file that does not exist stops the start right after
 			// the warning, before anything reaches for Google Cloud.
-			args := append([]string{"--backend", "cloud", "--project", "p", "--tasks-location", "l", "--admin-token-file", t.TempDir() + "/none"}, tc.args...)
+			args := append([]string{"--backend", "cloud", "--gcp-project", "p", "--tasks-location", "l", "--admin-token-file", t.TempDir() + "/none"}, tc.args...)
 			var stderr strings.Builder
 			if code := runServe(args, io.Discard, &stderr, time.Now); code != 1 {
 				t.Fatalf("exit %d, want 1 (no token file); log:\n%s", code, stderr.String())

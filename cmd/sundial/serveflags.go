@@ -66,7 +66,7 @@ func checkConfigFlags(given map[string]bool, c *server.ConfigSource) error {
 
 // cloudFlags registers the cloud shape's flags on fs.
 func cloudFlags(fs *flag.FlagSet, c *server.Cloud) {
-	fs.StringVar(&c.Project, "project", c.Project, "cloud: the Google Cloud project (default $GOOGLE_CLOUD_PROJECT)")
+	gcpProjectFlag(fs, &c.Project, "cloud: the Google Cloud project (default $GOOGLE_CLOUD_PROJECT)")
 	fs.StringVar(&c.Platform, "platform", c.Platform, "cloud: appengine or cloudrun (default: the one the environment says)")
 	fs.StringVar(&c.Queue, "tasks-queue", c.Queue, "cloud: the Cloud Tasks queue (default $SUNDIAL_TASKS_QUEUE)")
 	fs.StringVar(&c.Location, "tasks-location", c.Location, "cloud: the queue's region (default $SUNDIAL_TASKS_LOCATION)")

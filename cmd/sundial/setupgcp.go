@@ -35,7 +35,8 @@ func runSetupGCP(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var s gcpsetup.Settings
 	cloud := server.Defaults(os.Getenv).Cloud
-	fs.StringVar(&s.Project, "project", cloud.Project, "the Google Cloud project (default $GOOGLE_CLOUD_PROJECT)")
+	s.Project = cloud.Project
+	gcpProjectFlag(fs, &s.Project, "the Google Cloud project (default $GOOGLE_CLOUD_PROJECT)")
 	fs.StringVar(&s.Location, "location", cloud.Location, "the region of the queue and the scheduler jobs (default $SUNDIAL_TASKS_LOCATION)")
 	fs.StringVar(&s.Queue, "queue", cloud.Queue, "the Cloud Tasks queue (default $SUNDIAL_TASKS_QUEUE)")
 	fs.StringVar(&s.PublicURL, "public-url", cloud.PublicURL, "the Cloud Run service's URL (default $SUNDIAL_URL)")

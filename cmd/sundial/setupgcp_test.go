@@ -27,7 +27,7 @@ func TestSetupGCP(t *testing.T) {
 	// Every setting is given, so the environment of the machine running
 	// the test cannot change what it does.
 	flags := func(extra ...string) []string {
-		return append([]string{"setup-gcp", "--project=sundial-test", "--location=europe-west1", "--queue=sundial-tasks",
+		return append([]string{"setup-gcp", "--gcp-project=sundial-test", "--location=europe-west1", "--queue=sundial-tasks",
 			"--public-url=https://sundial.example", "--invoker=invoker@sundial-test.iam.gserviceaccount.com",
 			"--tasks-endpoint=" + tasks.Addr(), "--scheduler-endpoint=" + sched.Addr()}, extra...)
 	}
@@ -54,8 +54,8 @@ func TestSetupGCP(t *testing.T) {
 			queue + "unchanged\n" + watchdog + "unchanged\n" + refresh + "unchanged\n", "", 3},
 		{"a public URL over http is refused before any call", flags("--public-url=http://sundial.example"), exitUsage,
 			"", `sundial setup-gcp: public URL "http://sundial.example": want https://HOST`, 3},
-		{"a missing project is refused, not taken from nowhere", flags("--project="), exitUsage,
-			"", "sundial setup-gcp: project: missing", 3},
+		{"a missing project is refused, not taken from nowhere", flags("--gcp-project="), exitUsage,
+			"", "sundial setup-gcp: Google Cloud project: missing", 3},
 		{"a stray argument is refused", flags("now"), exitUsage, "", `unexpected argument "now"`, 3},
 	} {
 		out, errOut, status := runCLI(step.args...)

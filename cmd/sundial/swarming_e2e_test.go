@@ -17,7 +17,8 @@ import (
 )
 
 // swarmingSetup is a server running one swarming job, p/build, against a
-// stand-in Swarming that pushes task ends to the server's push endpoint.
+// stand-in Swarming that pushes Swarming task ends to the server's push
+// endpoint.
 type swarmingSetup struct {
 	swarm *swarmingtest.Server
 	args  []string
@@ -26,8 +27,8 @@ type swarmingSetup struct {
 
 const buildInvocation = "/api/v1/projects/p/jobs/build/invocations/manual-1"
 
-// startSwarming writes p's config, with the job's tasks in pool, and starts
-// the server with polls from pollMin to pollMax.
+// startSwarming writes p's config, with the job's Swarming tasks in pool,
+// and starts the server with polls from pollMin to pollMax.
 func startSwarming(t *testing.T, pool string, pollMin, pollMax time.Duration) *swarmingSetup {
 	t.Helper()
 	return startSwarmingWith(t, pool, pollMin, pollMax)
@@ -110,13 +111,13 @@ func (st *swarmingSetup) waitStatus(t *testing.T, status string) invocationView 
 	return inv
 }
 
-// task waits for the stand-in's one task.
+// task waits for the stand-in's one Swarming task.
 func (st *swarmingSetup) task(t *testing.T) swarmingtest.Task {
 	t.Helper()
-	waitUntil(t, time.Minute, "a task on the stand-in", func() bool { return len(st.swarm.Tasks()) > 0 })
+	waitUntil(t, time.Minute, "a Swarming task on the stand-in", func() bool { return len(st.swarm.Tasks()) > 0 })
 	tasks := st.swarm.Tasks()
 	if len(tasks) != 1 {
-		t.Fatalf("the stand-in has %d tasks; want 1", len(tasks))
+		t.Fatalf("the stand-in has %d Swarming tasks; want 1", len(tasks))
 	}
 	return tasks[0]
 }
@@ -136,10 +137,10 @@ func TestSwarmingJobEndsByPush(t *testing.T) {
 	}
 	inv := st.waitStatus(t, "SUCCEEDED")
 	if !strings.Contains(inv.Message, task.ID) || !strings.Contains(inv.Message, "COMPLETED, exit code 0") {
-		t.Errorf("message %q; want the task id and its state", inv.Message)
+		t.Errorf("message %q; want the Swarming task id and its state", inv.Message)
 	}
 	if got := st.swarm.Tasks()[0]; got.Pushes != 1 || got.Request.RequestUUID == "" || !strings.Contains(strings.Join(got.Request.Tags, ","), "sundial_invocation:p/build/manual-1") {
-		t.Errorf("task %+v; want one push, a request_uuid and Sundial's tags", got)
+		t.Errorf("Swarming task %+v; want one push, a request_uuid and Sundial's tags", got)
 	}
 	st.s.stop(t)
 }
@@ -156,7 +157,7 @@ func TestSwarmingJobWhosePushIsLostEndsByPoll(t *testing.T) {
 	}
 	inv := st.waitStatus(t, "FAILED")
 	if !strings.Contains(inv.Message, "TIMED_OUT") {
-		t.Errorf("message %q; want the task's state", inv.Message)
+		t.Errorf("message %q; want the Swarming task's state", inv.Message)
 	}
 	if n := st.swarm.Calls("ListTasks"); n < 1 {
 		t.Errorf("ListTasks called %d times; want the polls that found the end", n)
@@ -174,7 +175,8 @@ func TestSwarmingLaunchKilledMidwayIsOneTaskAfterRestart(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("no NewTask within a minute")
 	}
-	// The task exists; its answer never reached Sundial, which dies now.
+	// The Swarming task exists; its answer never reached Sundial, which
+	// dies now.
 	st.s.kill(t)
 	st.start(t)
 	st.waitStatus(t, "RUNNING")
@@ -184,7 +186,7 @@ func TestSwarmingLaunchKilledMidwayIsOneTaskAfterRestart(t *testing.T) {
 	}
 	st.waitStatus(t, "SUCCEEDED")
 	if n := len(st.swarm.Tasks()); n != 1 {
-		t.Errorf("the stand-in has %d tasks; want 1: the launch after the restart found the first", n)
+		t.Errorf("the stand-in has %d Swarming tasks; want 1: the launch after the restart found the first", n)
 	}
 	st.s.stop(t)
 }
@@ -202,7 +204,7 @@ func TestSwarmingAbortCancelsTheTask(t *testing.T) {
 		t.Fatalf("abort: %d", code)
 	}
 	st.waitStatus(t, "ABORTED")
-	waitUntil(t, time.Minute, "the task to be KILLED", func() bool { return st.swarm.Tasks()[0].State == "KILLED" })
+	waitUntil(t, time.Minute, "the Swarming task to be KILLED", func() bool { return st.swarm.Tasks()[0].State == "KILLED" })
 	st.s.stop(t)
 }
 
@@ -226,7 +228,8 @@ func TestSwarmingPushWithoutTheSubscriptionsOIDCTokenIsRefused(t *testing.T) {
 
 // The cloud shape polls through Cloud Tasks (cloudtaskstest delivering to
 // the app's task endpoint): a swarming job whose push is lost ends by a
-// poll task, and only then does its next occurrence launch a second task.
+// poll task, and only then does its next occurrence launch a second
+// Swarming task.
 func TestSwarmingCloudShapeEndsByPollTask(t *testing.T) {
 	t.Parallel()
 	emulatortest.Datastore(t)
@@ -252,18 +255,18 @@ func TestSwarmingCloudShapeEndsByPollTask(t *testing.T) {
       command: [python3, build.py]
 `, swarm.URL))
 	s := serve(t, "--backend", "cloud", "--platform", "appengine",
-		"--project", "sundial-e2e", "--namespace", fmt.Sprintf("e2e-swarming-%d", time.Now().UnixNano()),
+		"--gcp-project", "sundial-e2e", "--namespace", fmt.Sprintf("e2e-swarming-%d", time.Now().UnixNano()),
 		"--tasks-location", "us-central1", "--tasks-queue", "sundial-tasks", "--tasks-endpoint", ts.Addr(),
 		"--listen", strings.TrimPrefix(appURL, "http://"), "--config-dir", configs,
 		"--swarming-realms", "cloud=acme:*", "--swarming-servers", "http://127.0.0.1", "--poll-min", "1s", "--poll-max", "2s")
 	cronCall(t, appURL+server.RefreshPath, nil)
 
-	waitUntil(t, time.Minute, "the first task", func() bool { return len(swarm.Tasks()) > 0 })
+	waitUntil(t, time.Minute, "the first Swarming task", func() bool { return len(swarm.Tasks()) > 0 })
 	first := swarm.Tasks()[0]
 	if err := swarm.Finish(first.ID, "COMPLETED", 0); err != nil { // no topic: nothing is pushed
 		t.Fatal(err)
 	}
-	waitUntil(t, time.Minute, "a second task, once a poll found the first ended", func() bool { return len(swarm.Tasks()) > 1 })
+	waitUntil(t, time.Minute, "a second Swarming task, once a poll found the first ended", func() bool { return len(swarm.Tasks()) > 1 })
 	s.stop(t)
 	var polls int
 	for _, d := range ts.Deliveries() {
@@ -275,6 +278,6 @@ func TestSwarmingCloudShapeEndsByPollTask(t *testing.T) {
 		t.Errorf("no poll task was delivered by Cloud Tasks; deliveries: %v", ts.Deliveries())
 	}
 	if n := swarm.Calls("NewTask"); n != len(swarm.Tasks()) {
-		t.Errorf("%d NewTask calls made %d tasks; want one each: overlap skip launches nothing while one runs", n, len(swarm.Tasks()))
+		t.Errorf("%d NewTask calls made %d Swarming tasks; want one each: overlap skip launches nothing while one runs", n, len(swarm.Tasks()))
 	}
 }

@@ -56,10 +56,10 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/sundial-cron/sundial/jobid"
 	"github.com/sundial-cron/sundial/store"
 	"github.com/sundial-cron/sundial/task"
 )
@@ -137,8 +137,7 @@ var t0 = time.Date(2026, 3, 8, 9, 30, 15, 123456000, time.FixedZone("UTC+5:30", 
 var errBoom = errors.New("boom")
 
 func job(id string) *store.JobRecord {
-	project, _, _ := strings.Cut(id, "/")
-	return &store.JobRecord{ID: id, Project: project, State: "SCHEDULED"}
+	return &store.JobRecord{ID: id, Project: jobid.Split(id).Project, State: "SCHEDULED"}
 }
 
 // put writes jobs (and nothing else) in their own Updates.

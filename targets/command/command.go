@@ -41,6 +41,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sundial-cron/sundial/jobid"
 	"github.com/sundial-cron/sundial/targets"
 )
 
@@ -279,7 +280,7 @@ func (*Target) RunsWithinCall() {}
 // Launch runs the command and waits for it. Exit status 0 succeeds;
 // anything else fails, with the exit status or signal in the message.
 func (t *Target) Launch(ctx context.Context, req targets.Request) targets.Result {
-	project, _, _ := strings.Cut(req.JobID, "/")
+	project := jobid.Split(req.JobID).Project
 	if why := t.refusal(project); why != "" {
 		return failed("not started: %s", why)
 	}

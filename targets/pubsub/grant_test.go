@@ -8,11 +8,11 @@ import (
 	"github.com/sundial-cron/sundial/targets/pubsub"
 )
 
-func grants(t *testing.T, entries ...string) []pubsub.Grant {
+func grants(t *testing.T, entries ...string) []pubsub.TopicGrant {
 	t.Helper()
-	var gs []pubsub.Grant
+	var gs []pubsub.TopicGrant
 	for _, e := range entries {
-		g, err := pubsub.ParseGrant(e)
+		g, err := pubsub.ParseTopicGrant(e)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -38,6 +38,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/sundial-cron/sundial/jobid"
 	"github.com/sundial-cron/sundial/targets"
 )
 
@@ -49,7 +50,7 @@ type Options struct {
 	ClientOptions []option.ClientOption
 	// Grants are the topics each project's jobs may publish to; a job of
 	// a project publishes to no other topic. None means none.
-	Grants []Grant
+	Grants []TopicGrant
 	// AnyTopic lets every project's jobs publish to any topic: for
 	// checking configs (sundial validate), never for a server.
 	AnyTopic bool
@@ -63,7 +64,7 @@ type Options struct {
 // for one message an invocation).
 type Target struct {
 	opts     []option.ClientOption
-	grants   []Grant
+	grants   []TopicGrant
 	anyTopic bool
 
 	mu sync.Mutex
@@ -126,7 +127,7 @@ func (t *Target) Launch(ctx context.Context, req targets.Request) targets.Result
 	}
 	// A definition stored before the grants changed is refused here, as
 	// it would now be at load.
-	project, _, _ := strings.Cut(req.JobID, "/")
+	project := jobid.Split(req.JobID).Project
 	if err := t.mayPublish(project, spec.Topic); err != nil {
 		return failed("pubsub: " + err.Error())
 	}

@@ -24,7 +24,7 @@ const project = "sundial-test"
 
 // granted lets project p, the project of every request the tests make,
 // publish to the tests' topics.
-var granted = []pubsub.Grant{
+var granted = []pubsub.TopicGrant{
 	{Project: "p", Topic: "projects/" + project + "/topics/", Prefix: true},
 	{Project: "p", Topic: "projects/" + hangProject + "/topics/", Prefix: true},
 }

@@ -20,7 +20,7 @@ import (
 // secret is the push tokens' secret of every test.
 var secret = []byte("swarming test secret")
 
-// topic is where the tests' tasks are pushed from.
+// topic is where the tests' Swarming tasks are pushed from.
 const topic = "projects/acme/topics/swarming-updates"
 
 // farSide is one test's stand-in Swarming and the receiver of its pushes.
@@ -97,7 +97,7 @@ func newTarget(t *testing.T) *swarming.Target {
 	tgt, err := swarming.New(swarming.Options{
 		Client:      http.DefaultClient,
 		Servers:     []string{"http://127.0.0.1"},
-		Grants:      []swarming.Grant{{Project: "p", Realm: "acme", Any: true}},
+		Grants:      []swarming.RealmGrant{{Project: "p", Realm: "acme", Any: true}},
 		PubSubTopic: topic,
 		PushToken:   func(ref targets.PushRef) string { return targets.PushToken(secret, ref) },
 	})
@@ -111,7 +111,7 @@ func spec(server, pool string) json.RawMessage {
 	return json.RawMessage(fmt.Sprintf(`{"server": %q, "realm": "acme:ci", "pool": %q, "command": ["python3", "run.py"]}`, server, pool))
 }
 
-// taskOf is the stand-in's task of an attempt, found by its tags.
+// taskOf is the stand-in's Swarming task of an attempt, found by its tags.
 func taskOf(t *testing.T, s *swarmingtest.Server, req targets.Request) swarmingtest.Task {
 	t.Helper()
 	var found []swarmingtest.Task
@@ -134,7 +134,7 @@ func TestConformance(t *testing.T) {
 		New:        func(t *testing.T) targets.Target { return newTarget(t) },
 		Succeeding: func(t *testing.T) json.RawMessage { return spec(farSideOf(t).swarming.URL, "ci") },
 		Launched:   targets.Running,
-		// Swarming answers a task no bot can run with NO_RESOURCE at once.
+		// A Swarming task no bot can run is NO_RESOURCE at once.
 		Failing: func(t *testing.T) json.RawMessage { return spec(farSideOf(t).swarming.URL, "no-bots") },
 		Hang: func(t *testing.T) (json.RawMessage, <-chan struct{}) {
 			s := farSideOf(t).swarming

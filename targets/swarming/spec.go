@@ -13,12 +13,12 @@ import (
 	"time"
 )
 
-// Spec is the swarming target's part of a job definition: one task
+// Spec is the swarming target's part of a job definition: one Swarming task
 // request with one slice.
 type Spec struct {
 	// Server is the Swarming server's URL, https://<host>.
 	Server string `json:"server"`
-	// Realm is the LUCI realm the task runs in, "<project>:<realm>".
+	// Realm is the LUCI realm the Swarming task runs in, "<project>:<realm>".
 	Realm string `json:"realm"`
 	// Pool is the bots' pool dimension, which Swarming requires.
 	Pool string `json:"pool"`
@@ -26,29 +26,30 @@ type Spec struct {
 	Dimensions map[string]string `json:"dimensions,omitempty"`
 	// Command is the argv the bot runs.
 	Command []string `json:"command"`
-	// RelativeCwd is the directory, relative to the task's root, it runs in.
+	// RelativeCwd is the directory, relative to the Swarming task's root,
+	// it runs in.
 	RelativeCwd string `json:"relative_cwd,omitempty"`
-	// CASInputRoot is the task's input files, uploaded to RBE-CAS.
+	// CASInputRoot is the Swarming task's input files, uploaded to RBE-CAS.
 	CASInputRoot *CASRef `json:"cas_input_root,omitempty"`
-	// CIPDPackages are installed in the task's root before it runs.
+	// CIPDPackages are installed in the Swarming task's root before it runs.
 	CIPDPackages []CIPDPackage `json:"cipd_packages,omitempty"`
-	// Env is added to the task's environment.
+	// Env is added to the Swarming task's environment.
 	Env map[string]string `json:"env,omitempty"`
 	// Tags are "key:value" strings; Sundial adds its own sundial_* tags.
 	Tags []string `json:"tags,omitempty"`
 	// Priority is 1 (most urgent) to 255; 0 takes defaultPriority.
 	Priority int `json:"priority,omitempty"`
-	// ExecutionTimeout bounds the task's run (TIMED_OUT past it); 0 takes
-	// an hour.
+	// ExecutionTimeout bounds the Swarming task's run (TIMED_OUT past it);
+	// 0 takes an hour.
 	ExecutionTimeout Duration `json:"execution_timeout,omitempty"`
-	// GracePeriod is how long the task has between SIGTERM and SIGKILL; 0
-	// takes 30s.
+	// GracePeriod is how long the Swarming task has between SIGTERM and
+	// SIGKILL; 0 takes 30s.
 	GracePeriod Duration `json:"grace_period,omitempty"`
-	// Expiration bounds how long the task may wait PENDING for a bot
-	// (EXPIRED past it); 0 takes an hour.
+	// Expiration bounds how long the Swarming task may wait PENDING for a
+	// bot (EXPIRED past it); 0 takes an hour.
 	Expiration Duration `json:"expiration,omitempty"`
-	// ServiceAccount is what the task calls other services as: "none",
-	// "bot", or an account's email; "" is none.
+	// ServiceAccount is what the Swarming task calls other services as:
+	// "none", "bot", or an account's email; "" is none.
 	ServiceAccount string `json:"service_account,omitempty"`
 }
 
@@ -139,7 +140,7 @@ func parseSpec(raw json.RawMessage) (Spec, error) {
 		return spec, fmt.Errorf("swarming: command is missing: want an argv, e.g. [python3, run.py]")
 	}
 	if c := spec.RelativeCwd; c != "" && (path.IsAbs(c) || strings.Contains(c, "\\") || path.Clean(c) != c || c == ".." || strings.HasPrefix(c, "../")) {
-		return spec, fmt.Errorf("swarming: relative_cwd %q: want a clean relative path inside the task's root", c)
+		return spec, fmt.Errorf("swarming: relative_cwd %q: want a clean relative path inside the Swarming task's root", c)
 	}
 	if r := spec.CASInputRoot; r != nil {
 		if !instanceRE.MatchString(r.Instance) {
@@ -209,7 +210,7 @@ func checkServer(s string) error {
 	return fmt.Errorf("swarming: server %q: want https://<host> (http only to a loopback address)", s)
 }
 
-// properties is the task's properties as pRPC JSON.
+// properties is the Swarming task's properties as pRPC JSON.
 func (s Spec) properties() taskProperties {
 	p := taskProperties{
 		Command:              s.Command,

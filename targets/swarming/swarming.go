@@ -1,12 +1,12 @@
-// Package swarming is the target that runs a task on a Swarming server,
-// through the Swarming v2 pRPC API (swarming.v2.Tasks: NewTask, ListTasks,
-// CancelTask) in its JSON encoding. It is asynchronous: a launch returns
-// Running once Swarming has accepted the task, and the end comes later,
-// by a push when Options.PubSubTopic is set (Swarming posts to the topic,
-// whose push subscription calls Sundial's push endpoint) and by polls
-// always, so a lost push is caught.
+// Package swarming is the target that runs a Swarming task on a Swarming
+// server, through the Swarming v2 pRPC API (swarming.v2.Tasks: NewTask,
+// ListTasks, CancelTask) in its JSON encoding. It is asynchronous: a launch
+// returns Running once Swarming has accepted the Swarming task, and the end
+// comes later, by a push when Options.PubSubTopic is set (Swarming posts to
+// the topic, whose push subscription calls Sundial's push endpoint) and by
+// polls always, so a lost push is caught.
 //
-// Every task carries a request_uuid derived from the invocation's
+// Every Swarming task carries a request_uuid derived from the invocation's
 // idempotency key and the attempt, so a launch made again after a crash is
 // de-duplicated by Swarming itself, and tags by which the target finds it
 // again (targets.Resolver):
@@ -38,6 +38,7 @@ import (
 
 	"golang.org/x/oauth2/google"
 
+	"github.com/sundial-cron/sundial/jobid"
 	"github.com/sundial-cron/sundial/targets"
 )
 
@@ -46,9 +47,9 @@ type Options struct {
 	// Client makes the calls to Swarming. Nil: one with OAuth2 tokens from
 	// Google default credentials, made at the first call.
 	Client *http.Client
-	// Grants are the realms each project's jobs may run tasks in. None
-	// means none.
-	Grants []Grant
+	// Grants are the realms each project's jobs may run Swarming tasks
+	// in. None means none.
+	Grants []RealmGrant
 	// Servers are the Swarming servers jobs may name ("https://host", or
 	// "https://host:port" for that port only), the only ones the target
 	// calls: it sends them the service's credentials, which a server a
@@ -58,8 +59,8 @@ type Options struct {
 	// AnyRealm lets every project's jobs use any realm and any server: for
 	// checking configs (sundial validate), never for a server.
 	AnyRealm bool
-	// PubSubTopic is the topic Swarming posts a task's updates to,
-	// "projects/<project>/topics/<topic>", whose push subscription calls
+	// PubSubTopic is the topic Swarming posts the Swarming tasks' updates
+	// to, "projects/<project>/topics/<topic>", whose push subscription calls
 	// Sundial's push endpoint. "": ends are found by polls alone.
 	PubSubTopic string
 	// PushToken is the token a push about the attempt must carry
@@ -182,15 +183,15 @@ func RequestUUID(req targets.Request) string {
 // the same request_uuid makes a repeat safe.
 const launchTries = 3
 
-// Launch implements targets.Target: it asks Swarming for the task and
-// returns Running once Swarming has accepted it (or the task's end, if
-// Swarming answered with a finished task it de-duplicated to).
+// Launch implements targets.Target: it asks Swarming for the Swarming task
+// and returns Running once Swarming has accepted it (or the end, if Swarming
+// answered with a finished Swarming task it de-duplicated to).
 func (t *Target) Launch(ctx context.Context, req targets.Request) targets.Result {
 	spec, err := parseSpec(req.Spec)
 	if err != nil {
 		return failed(err.Error())
 	}
-	project, _, _ := strings.Cut(req.JobID, "/")
+	project := jobid.Split(req.JobID).Project
 	if err := t.mayUse(project, spec.Realm); err != nil {
 		return failed("swarming: " + err.Error())
 	}
@@ -208,11 +209,11 @@ func (t *Target) Launch(ctx context.Context, req targets.Request) targets.Result
 	}
 	switch {
 	case ctx.Err() != nil:
-		return failed(fmt.Sprintf("swarming: asking %s for the task: %v", spec.Server, context.Cause(ctx)))
+		return failed(fmt.Sprintf("swarming: asking %s for the Swarming task: %v", spec.Server, context.Cause(ctx)))
 	case err != nil:
-		return failed(fmt.Sprintf("swarming: asking %s for the task: %s", spec.Server, oneLine(err.Error())))
+		return failed(fmt.Sprintf("swarming: asking %s for the Swarming task: %s", spec.Server, oneLine(err.Error())))
 	case out.TaskID == "":
-		return failed(fmt.Sprintf("swarming: %s answered NewTask without a task id", spec.Server))
+		return failed(fmt.Sprintf("swarming: %s answered NewTask without a Swarming task id", spec.Server))
 	}
 	if out.Result != nil && final(out.Result.State) {
 		return resultOf(spec.Server, *out.Result)
@@ -252,8 +253,8 @@ func (t *Target) newTaskRequest(spec Spec, req targets.Request) taskRequest {
 	return in
 }
 
-// find returns the task of an attempt, found by its sundial_request tag,
-// or nil if Swarming has none.
+// find returns the Swarming task of an attempt, found by its
+// sundial_request tag, or nil if Swarming has none.
 func (t *Target) find(ctx context.Context, req targets.Request) (*Spec, *taskResult, error) {
 	spec, err := parseSpec(req.Spec)
 	if err != nil {
@@ -266,14 +267,14 @@ func (t *Target) find(ctx context.Context, req targets.Request) (*Spec, *taskRes
 	var out taskListResponse
 	err = call(ctx, c, spec.Server, "ListTasks", taskListRequest{
 		Limit: 2,
-		// The task was made after its occurrence; a day's margin covers
-		// any skew between Swarming's clock and ours.
+		// The Swarming task was made after its occurrence; a day's margin
+		// covers any skew between Swarming's clock and ours.
 		Start: req.Occurrence.Add(-24 * time.Hour).UTC().Format(time.RFC3339),
 		State: "QUERY_ALL",
 		Tags:  []string{"sundial_request:" + RequestUUID(req)},
 	}, &out)
 	if err != nil {
-		return nil, nil, fmt.Errorf("swarming: listing the tasks of %s#%d on %s: %w", req.Key, req.Attempt, spec.Server, err)
+		return nil, nil, fmt.Errorf("swarming: listing the Swarming tasks of %s#%d on %s: %w", req.Key, req.Attempt, spec.Server, err)
 	}
 	switch len(out.Items) {
 	case 0:
@@ -281,14 +282,14 @@ func (t *Target) find(ctx context.Context, req targets.Request) (*Spec, *taskRes
 	case 1:
 		return &spec, &out.Items[0], nil
 	}
-	// request_uuid de-duplicates for days, not for ever: two tasks for one
-	// attempt cannot be told apart.
-	return nil, nil, fmt.Errorf("swarming: %s has %d tasks for %s#%d: %w", spec.Server, len(out.Items), req.Key, req.Attempt, targets.ErrUnknown)
+	// request_uuid de-duplicates for days, not for ever: two Swarming tasks
+	// for one attempt cannot be told apart.
+	return nil, nil, fmt.Errorf("swarming: %s has %d Swarming tasks for %s#%d: %w", spec.Server, len(out.Items), req.Key, req.Attempt, targets.ErrUnknown)
 }
 
 // Resolve implements targets.Resolver: Swarming is asked for the attempt's
-// task by its tags; how it is doing is the answer (Running while PENDING
-// or RUNNING).
+// Swarming task by its tags; how it is doing is the answer (Running while
+// PENDING or RUNNING).
 func (t *Target) Resolve(ctx context.Context, req targets.Request) (bool, targets.Result, error) {
 	spec, task, err := t.find(ctx, req)
 	if err != nil || task == nil {
@@ -297,8 +298,8 @@ func (t *Target) Resolve(ctx context.Context, req targets.Request) (bool, target
 	return true, resultOf(spec.Server, *task), nil
 }
 
-// Abort implements targets.Aborter: the attempt's task is canceled, and
-// killed if it runs.
+// Abort implements targets.Aborter: the attempt's Swarming task is
+// canceled, and killed if it runs.
 func (t *Target) Abort(ctx context.Context, req targets.Request) error {
 	spec, task, err := t.find(ctx, req)
 	if err != nil || task == nil || final(task.State) {
@@ -310,18 +311,18 @@ func (t *Target) Abort(ctx context.Context, req targets.Request) error {
 	}
 	var out cancelResponse
 	if err := call(ctx, c, spec.Server, "CancelTask", cancelRequest{TaskID: task.TaskID, KillRunning: true}, &out); err != nil {
-		return fmt.Errorf("swarming: canceling task %s on %s: %w", task.TaskID, spec.Server, err)
+		return fmt.Errorf("swarming: canceling Swarming task %s on %s: %w", task.TaskID, spec.Server, err)
 	}
 	if !out.Canceled {
-		return fmt.Errorf("swarming: %s did not cancel task %s (it may have ended)", spec.Server, task.TaskID)
+		return fmt.Errorf("swarming: %s did not cancel Swarming task %s (it may have ended)", spec.Server, task.TaskID)
 	}
 	return nil
 }
 
-// final reports whether a task state will not change again.
+// final reports whether a Swarming task state will not change again.
 func final(state string) bool { return state != "PENDING" && state != "RUNNING" }
 
-// resultOf is how a task is doing, as an attempt's result: the task's
+// resultOf is how a Swarming task is doing, as an attempt's result: its
 // state is in the message, and only COMPLETED with exit code 0 succeeds.
 func resultOf(server string, r taskResult) targets.Result {
 	where := fmt.Sprintf("Swarming task %s on %s", r.TaskID, server)

@@ -35,7 +35,7 @@ func TestLaunchAgainIsDeduplicatedByRequestUUID(t *testing.T) {
 	if n := len(f.swarming.Tasks()); n != 1 {
 		t.Fatalf("three launches of one attempt made %d tasks; want 1", n)
 	}
-	// The next attempt is another task.
+	// The next attempt is another Swarming task.
 	if res := tgt.Launch(t.Context(), req(f, "inv-1", 2)); res.Status != targets.Running {
 		t.Fatalf("Launch of attempt 2 = %v %q; want Running", res.Status, res.Message)
 	}
@@ -144,7 +144,7 @@ func TestAbortKillsARunningTask(t *testing.T) {
 
 func TestARealmIsUsedOnlyByTheProjectsGrantedIt(t *testing.T) {
 	t.Parallel()
-	tgt, err := swarming.New(swarming.Options{Servers: []string{"https://s.example.com"}, Grants: []swarming.Grant{
+	tgt, err := swarming.New(swarming.Options{Servers: []string{"https://s.example.com"}, Grants: []swarming.RealmGrant{
 		{Project: "billing", Realm: "acme:billing"}, {Project: "infra", Realm: "chrome", Any: true},
 	}})
 	if err != nil {
@@ -169,12 +169,12 @@ func TestARealmIsUsedOnlyByTheProjectsGrantedIt(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"billing", "billing=", "billing=acme", "billing=*", "billing=ACME:x"} {
-		if _, err := swarming.ParseGrant(bad); err == nil {
-			t.Errorf("ParseGrant(%q) = nil; want an error", bad)
+		if _, err := swarming.ParseRealmGrant(bad); err == nil {
+			t.Errorf("ParseRealmGrant(%q) = nil; want an error", bad)
 		}
 	}
-	if g, err := swarming.ParseGrant("infra=chrome:*"); err != nil || g != (swarming.Grant{Project: "infra", Realm: "chrome", Any: true}) {
-		t.Errorf("ParseGrant(infra=chrome:*) = %+v, %v", g, err)
+	if g, err := swarming.ParseRealmGrant("infra=chrome:*"); err != nil || g != (swarming.RealmGrant{Project: "infra", Realm: "chrome", Any: true}) {
+		t.Errorf("ParseRealmGrant(infra=chrome:*) = %+v, %v", g, err)
 	}
 }
 
@@ -194,7 +194,7 @@ func TestOnlyListedServersAreCalled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	grants := []swarming.Grant{{Project: "p", Realm: "acme", Any: true}}
+	grants := []swarming.RealmGrant{{Project: "p", Realm: "acme", Any: true}}
 	for _, servers := range [][]string{nil, {"https://swarming.example.com"}, {"http://127.0.0.1:1"}, {"https://" + u.Host}} {
 		tgt, err := swarming.New(swarming.Options{Servers: servers, Grants: grants})
 		if err != nil {

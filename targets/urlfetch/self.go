@@ -8,7 +8,7 @@ import (
 )
 
 // Listeners are the server's own listening sockets. The target never
-// connects to one of them, whatever its Policy allows: a job that called
+// connects to one of them, whatever its Egress allows: a job that called
 // the server's API from the server's machine could be taken for a local
 // caller, and would in any case act with the server's hand. The server
 // adds its sockets once it listens, which is after the target is built;

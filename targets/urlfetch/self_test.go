@@ -53,7 +53,7 @@ func TestLaunchNeverReachesTheServerItself(t *testing.T) {
 		}
 	}))
 	t.Cleanup(other.Close)
-	tgt := newTarget(t, urlfetch.Options{Policy: allowing(everything...), Server: &server})
+	tgt := newTarget(t, urlfetch.Options{Egress: allowing(everything...), Server: &server})
 
 	for _, host := range []string{
 		"127.0.0.1", "localhost", "LocalHost.", "[::ffff:127.0.0.1]", "[::ffff:7f00:1]", "[::127.0.0.1]",
@@ -123,7 +123,7 @@ func TestLaunchNeverReachesAWildcardListener(t *testing.T) {
 			hosts = append(hosts, netip.AddrPortFrom(ip.Unmap(), uint16(self.Listener.Addr().(*net.TCPAddr).Port)).String())
 		}
 	}
-	tgt := newTarget(t, urlfetch.Options{Policy: allowing(everything...), Server: &server})
+	tgt := newTarget(t, urlfetch.Options{Egress: allowing(everything...), Server: &server})
 	for _, host := range hosts {
 		t.Run(host, func(t *testing.T) {
 			before := reached.Load()

@@ -9,7 +9,7 @@
 //	Sundial-Scheduled-Time  the occurrence, RFC 3339 in UTC
 //	Sundial-Attempt         1 for the first attempt, 2 for the first retry, ...
 //
-// Destinations are checked by a Policy on the address actually dialled, for
+// Destinations are checked by an Egress on the address actually dialled, for
 // the first request and for every redirect; the server's own listening
 // sockets (Listeners) are never dialled.
 package urlfetch
@@ -43,11 +43,11 @@ const LogBodyLimit = 4 << 10
 // not say.
 const DefaultMaxRedirects = 5
 
-// Options configure a Target. The zero value is the strictest policy.
+// Options configure a Target. The zero value is the strictest egress.
 type Options struct {
-	Policy Policy
+	Egress Egress
 	// Server holds the server's own listening sockets, refused whatever
-	// Policy says; nil means none are known.
+	// Egress says; nil means none are known.
 	Server *Listeners
 	// MaxRedirects is how many redirects one attempt follows; 0 means
 	// DefaultMaxRedirects, a negative number follows none.
@@ -60,7 +60,7 @@ type Target struct {
 }
 
 // New returns a Target with opts, or an error naming a bad entry in the
-// policy's lists.
+// egress's lists.
 func New(opts Options) (*Target, error) {
 	c, err := NewClient(opts)
 	if err != nil {
@@ -73,7 +73,7 @@ func New(opts Options) (*Target, error) {
 // judged at dial time as the target's own requests are: for anything else
 // the server sends where a project's config says (notification webhooks).
 func NewClient(opts Options) (*http.Client, error) {
-	p, err := compile(opts.Policy, opts.Server)
+	e, err := compile(opts.Egress, opts.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -82,9 +82,9 @@ func NewClient(opts Options) (*http.Client, error) {
 		maxRedirects = DefaultMaxRedirects
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
-	// A proxy would dial on the job's behalf, out of the policy's sight.
+	// A proxy would dial on the job's behalf, out of the egress's sight.
 	tr.Proxy = nil
-	tr.DialContext = p.dial
+	tr.DialContext = e.dial
 	return &http.Client{
 		Transport: tr,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
@@ -95,21 +95,21 @@ func NewClient(opts Options) (*http.Client, error) {
 				return fmt.Errorf("redirect to a %q URL", req.URL.Scheme)
 			}
 			// The dial checks the address again; this names the host.
-			_, err := p.host(req.URL.Hostname())
+			_, err := e.host(req.URL.Hostname())
 			return err
 		},
 	}, nil
 }
 
-// dial connects only to addresses the policy allows. net.Dialer calls
+// dial connects only to addresses the egress allows. net.Dialer calls
 // Control after resolving and before connecting, for every address it
 // tries, so nothing is sent to a refused one.
-func (p *policy) dial(ctx context.Context, network, address string) (net.Conn, error) {
+func (e *egress) dial(ctx context.Context, network, address string) (net.Conn, error) {
 	host, _, err := net.SplitHostPort(address)
 	if err != nil {
 		return nil, err
 	}
-	listed, err := p.host(host)
+	listed, err := e.host(host)
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +121,7 @@ func (p *policy) dial(ctx context.Context, network, address string) (net.Conn, e
 			if err != nil {
 				return err
 			}
-			return p.addr(ap.Addr(), ap.Port(), listed)
+			return e.addr(ap.Addr(), ap.Port(), listed)
 		},
 	}
 	return d.DialContext(ctx, network, address)

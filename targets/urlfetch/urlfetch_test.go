@@ -44,13 +44,13 @@ func newTarget(t *testing.T, opts urlfetch.Options) *urlfetch.Target {
 
 // loopback is the options of a target whose receivers are on loopback,
 // which the operator must allow.
-var loopback = urlfetch.Options{Policy: allowing("127.0.0.0/8", "::1")}
+var loopback = urlfetch.Options{Egress: allowing("127.0.0.0/8", "::1")}
 
 // privateRanges are loopback, the private ranges and link-local.
 var privateRanges = []string{"127.0.0.0/8", "::1", "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "fc00::/7", "fec0::/10", "169.254.0.0/16"}
 
-func allowing(entries ...string) urlfetch.Policy {
-	return urlfetch.Policy{Allow: entries}
+func allowing(entries ...string) urlfetch.Egress {
+	return urlfetch.Egress{Allow: entries}
 }
 
 // seen is one request as the receiver saw it.
@@ -206,7 +206,7 @@ func TestLaunchStopsAtTooManyRedirects(t *testing.T) {
 		n.Add(1)
 		http.Redirect(w, r, "/again", http.StatusFound)
 	})
-	res := newTarget(t, urlfetch.Options{Policy: loopback.Policy, MaxRedirects: 2}).Launch(t.Context(), request(spec(srv.URL, "")))
+	res := newTarget(t, urlfetch.Options{Egress: loopback.Egress, MaxRedirects: 2}).Launch(t.Context(), request(spec(srv.URL, "")))
 	if res.Status != targets.Failed || !strings.Contains(res.Message, "more than 2 redirects") {
 		t.Errorf("Launch = %v %q; want Failed: more than 2 redirects", res.Status, res.Message)
 	}
@@ -245,40 +245,40 @@ func TestLaunchRefusesDestinations(t *testing.T) {
 
 	for _, tc := range []struct {
 		name        string
-		policy      urlfetch.Policy
+		egress      urlfetch.Egress
 		url         string
 		wantMessage string
 		wantReached int32 // requests that may reach srv
 	}{
-		{"the metadata IP is refused by default", urlfetch.Policy{}, "http://169.254.169.254/computeMetadata/v1/", "169.254.169.254 refused: a cloud metadata address", 0},
+		{"the metadata IP is refused by default", urlfetch.Egress{}, "http://169.254.169.254/computeMetadata/v1/", "169.254.169.254 refused: a cloud metadata address", 0},
 		{"the metadata IP is refused with link-local and private ranges allowed", allowing(privateRanges...), "http://169.254.169.254/", "a cloud metadata address", 0},
-		{"the metadata name is refused without resolving it", urlfetch.Policy{}, "http://metadata.google.internal/computeMetadata/v1/", "metadata.google.internal refused: a cloud metadata service", 0},
+		{"the metadata name is refused without resolving it", urlfetch.Egress{}, "http://metadata.google.internal/computeMetadata/v1/", "metadata.google.internal refused: a cloud metadata service", 0},
 		{"AWS's IPv6 metadata address is refused with fc00::/7 allowed", allowing(privateRanges...), "http://[fd00:ec2::254]/", "a cloud metadata address", 0},
-		{"the metadata IP through NAT64 is refused", urlfetch.Policy{}, "http://[64:ff9b::a9fe:a9fe]/", "169.254.169.254 refused: a cloud metadata address", 0},
-		{"loopback as an IPv4-compatible address is refused", urlfetch.Policy{}, "http://[::127.0.0.1]:" + port + "/", "127.0.0.1 refused: a loopback address", 0},
-		{"loopback through 6to4 is refused", urlfetch.Policy{}, "http://[2002:7f00:1::]:" + port + "/", "127.0.0.1 refused: a loopback address", 0},
-		{"loopback through a local-use NAT64 prefix is refused", urlfetch.Policy{}, "http://[64:ff9b:1:7f00:0:100::]:" + port + "/", "127.0.0.1 refused: a loopback address", 0},
+		{"the metadata IP through NAT64 is refused", urlfetch.Egress{}, "http://[64:ff9b::a9fe:a9fe]/", "169.254.169.254 refused: a cloud metadata address", 0},
+		{"loopback as an IPv4-compatible address is refused", urlfetch.Egress{}, "http://[::127.0.0.1]:" + port + "/", "127.0.0.1 refused: a loopback address", 0},
+		{"loopback through 6to4 is refused", urlfetch.Egress{}, "http://[2002:7f00:1::]:" + port + "/", "127.0.0.1 refused: a loopback address", 0},
+		{"loopback through a local-use NAT64 prefix is refused", urlfetch.Egress{}, "http://[64:ff9b:1:7f00:0:100::]:" + port + "/", "127.0.0.1 refused: a loopback address", 0},
 		{"the metadata IP through 6to4 is refused with private ranges allowed", allowing(privateRanges...), "http://[2002:a9fe:a9fe::]/", "169.254.169.254 refused: a cloud metadata address", 0},
-		{"a site-local address is private", loopback.Policy, "http://[fec0::1]/", "a private address", 0},
+		{"a site-local address is private", loopback.Egress, "http://[fec0::1]/", "a private address", 0},
 		{"a Teredo address is refused", allowing(privateRanges...), "http://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/", "a Teredo tunnel address", 0},
-		{"0.0.0.0, which Linux connects to the local host, is refused", loopback.Policy, "http://0.0.0.0:" + port + "/", "0.0.0.0 refused: not a unicast address", 0},
-		{"link-local IPv4 is refused", urlfetch.Policy{}, "http://169.254.10.1/", "a link-local address", 0},
-		{"link-local IPv6 is refused", urlfetch.Policy{}, "http://[fe80::1]/", "a link-local address", 0},
-		{"a private address is refused by default", loopback.Policy, "http://10.1.2.3/", "a private address", 0},
-		{"loopback is refused when not allowed", urlfetch.Policy{}, srv.URL, "a loopback address", 0},
-		{"a name resolving to loopback is refused by the address it resolved to", urlfetch.Policy{}, localhost, "a loopback address", 0},
-		{"the deny list wins over allowed loopback", urlfetch.Policy{Allow: []string{"127.0.0.0/8"}, Deny: []string{"127.0.0.0/8"}}, srv.URL, "on the server's deny list", 0},
-		{"a denied host name is refused", urlfetch.Policy{Allow: []string{"127.0.0.0/8"}, Deny: []string{"LOCALHOST."}}, localhost, "localhost refused: on the server's deny list", 0},
-		{"a redirect to the metadata IP is refused", loopback.Policy, srv.URL + "/?to=http://169.254.169.254/latest/meta-data/", "169.254.169.254 refused: a cloud metadata address", 1},
-		{"a redirect to a denied address is refused", urlfetch.Policy{Allow: []string{"127.0.0.0/8"}, Deny: []string{"127.0.0.2"}}, srv.URL + "/?to=" + deniedSrv.URL, "127.0.0.2 refused: on the server's deny list", 1},
-		{"a redirect to a non-HTTP scheme is refused", loopback.Policy, srv.URL + "/?to=file:///etc/passwd", `redirect to a "file" URL`, 1},
-		{"an allow-listed address passes where loopback is refused", urlfetch.Policy{Allow: []string{"127.0.0.1/32"}}, srv.URL, "200 OK", 1},
-		{"an allow-listed name passes where loopback is refused", urlfetch.Policy{Allow: []string{"localhost"}}, localhost, "200 OK", 1},
+		{"0.0.0.0, which Linux connects to the local host, is refused", loopback.Egress, "http://0.0.0.0:" + port + "/", "0.0.0.0 refused: not a unicast address", 0},
+		{"link-local IPv4 is refused", urlfetch.Egress{}, "http://169.254.10.1/", "a link-local address", 0},
+		{"link-local IPv6 is refused", urlfetch.Egress{}, "http://[fe80::1]/", "a link-local address", 0},
+		{"a private address is refused by default", loopback.Egress, "http://10.1.2.3/", "a private address", 0},
+		{"loopback is refused when not allowed", urlfetch.Egress{}, srv.URL, "a loopback address", 0},
+		{"a name resolving to loopback is refused by the address it resolved to", urlfetch.Egress{}, localhost, "a loopback address", 0},
+		{"the deny list wins over allowed loopback", urlfetch.Egress{Allow: []string{"127.0.0.0/8"}, Deny: []string{"127.0.0.0/8"}}, srv.URL, "on the server's deny list", 0},
+		{"a denied host name is refused", urlfetch.Egress{Allow: []string{"127.0.0.0/8"}, Deny: []string{"LOCALHOST."}}, localhost, "localhost refused: on the server's deny list", 0},
+		{"a redirect to the metadata IP is refused", loopback.Egress, srv.URL + "/?to=http://169.254.169.254/latest/meta-data/", "169.254.169.254 refused: a cloud metadata address", 1},
+		{"a redirect to a denied address is refused", urlfetch.Egress{Allow: []string{"127.0.0.0/8"}, Deny: []string{"127.0.0.2"}}, srv.URL + "/?to=" + deniedSrv.URL, "127.0.0.2 refused: on the server's deny list", 1},
+		{"a redirect to a non-HTTP scheme is refused", loopback.Egress, srv.URL + "/?to=file:///etc/passwd", `redirect to a "file" URL`, 1},
+		{"an allow-listed address passes where loopback is refused", urlfetch.Egress{Allow: []string{"127.0.0.1/32"}}, srv.URL, "200 OK", 1},
+		{"an allow-listed name passes where loopback is refused", urlfetch.Egress{Allow: []string{"localhost"}}, localhost, "200 OK", 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// Not parallel: the counts are shared.
 			before, beforeDenied := reached.Load(), denied.Load()
-			res := newTarget(t, urlfetch.Options{Policy: tc.policy}).Launch(t.Context(), request(spec(tc.url, "")))
+			res := newTarget(t, urlfetch.Options{Egress: tc.egress}).Launch(t.Context(), request(spec(tc.url, "")))
 			wantStatus := targets.Failed
 			if tc.wantMessage == "200 OK" {
 				wantStatus = targets.Succeeded
@@ -296,21 +296,21 @@ func TestLaunchRefusesDestinations(t *testing.T) {
 	}
 }
 
-func TestNewRefusesABadPolicy(t *testing.T) {
+func TestNewRefusesABadEgress(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name   string
-		policy urlfetch.Policy
+		egress urlfetch.Egress
 		want   string
 	}{
-		{"a URL in the allow list", urlfetch.Policy{Allow: []string{"http://example.com"}}, `allow list: bad entry "http://example.com"`},
-		{"a host with a port in the deny list", urlfetch.Policy{Deny: []string{"example.com:80"}}, `deny list: bad entry "example.com:80"`},
-		{"an empty entry", urlfetch.Policy{Deny: []string{""}}, `deny list: bad entry ""`},
-		{"a wildcard inside a name", urlfetch.Policy{Allow: []string{"api.*.example.com"}}, `bad entry "api.*.example.com"`},
+		{"a URL in the allow list", urlfetch.Egress{Allow: []string{"http://example.com"}}, `allow list: bad entry "http://example.com"`},
+		{"a host with a port in the deny list", urlfetch.Egress{Deny: []string{"example.com:80"}}, `deny list: bad entry "example.com:80"`},
+		{"an empty entry", urlfetch.Egress{Deny: []string{""}}, `deny list: bad entry ""`},
+		{"a wildcard inside a name", urlfetch.Egress{Allow: []string{"api.*.example.com"}}, `bad entry "api.*.example.com"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if _, err := urlfetch.New(urlfetch.Options{Policy: tc.policy}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			if _, err := urlfetch.New(urlfetch.Options{Egress: tc.egress}); err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("New = %v; want an error containing %q", err, tc.want)
 			}
 		})

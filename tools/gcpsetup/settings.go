@@ -47,9 +47,9 @@ func (s Settings) Validate() error {
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	switch {
 	case s.Project == "":
-		bad("project: missing")
+		bad("Google Cloud project: missing")
 	case !projectID.MatchString(s.Project):
-		bad("project %q: want a project id (6 to 30 lowercase letters, digits and hyphens, starting with a letter)", s.Project)
+		bad("Google Cloud project %q: want a project id (6 to 30 lowercase letters, digits and hyphens, starting with a letter)", s.Project)
 	}
 	switch {
 	case s.Location == "":

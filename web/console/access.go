@@ -6,17 +6,18 @@ import (
 
 	"github.com/sundial-cron/sundial/access"
 	"github.com/sundial-cron/sundial/engine"
+	"github.com/sundial-cron/sundial/jobid"
 	"github.com/sundial-cron/sundial/store"
 )
 
 // project reads a project the viewer sees, with its grants. One it does
 // not see is answered as one that does not exist, as the API answers it.
-func (c *console) project(ctx context.Context, v viewer, project string) (engine.Project, []access.Grant, error) {
+func (c *console) project(ctx context.Context, v viewer, project string) (engine.Project, []access.RoleGrant, error) {
 	grants, err := c.Gate.Grants(ctx, project)
 	if err != nil {
 		return engine.Project{}, nil, err
 	}
-	if !c.Policy.Sees(v.ID, grants) {
+	if !c.Roles.Sees(v.ID, grants) {
 		return engine.Project{}, nil, notFound("project %q not found", project)
 	}
 	p, _, err := c.Engine.Project(ctx, project)
@@ -37,13 +38,13 @@ func (c *console) project(ctx context.Context, v viewer, project string) (engine
 
 // jobView reads a job the viewer may read, with its project's grants; one
 // it may not read is answered as one that does not exist.
-func (c *console) jobView(ctx context.Context, v viewer, project, job string) (engine.View, []access.Grant, error) {
+func (c *console) jobView(ctx context.Context, v viewer, project, job string) (engine.View, []access.RoleGrant, error) {
 	grants, err := c.Gate.Grants(ctx, project)
 	if err != nil {
 		return engine.View{}, nil, err
 	}
-	jobID := project + "/" + job
-	if !c.Policy.May(v.ID, access.Read, grants, job) {
+	jobID := jobid.Join(project, job)
+	if !c.Roles.May(v.ID, access.Read, grants, job) {
 		return engine.View{}, nil, notFound("job %s not found", jobID)
 	}
 	view, err := c.Engine.View(ctx, jobID)

@@ -85,7 +85,7 @@ func (c *console) act(a action) handler {
 		if err != nil {
 			return err
 		}
-		if !c.Policy.May(v.ID, a.perm, grants, name) {
+		if !c.Roles.May(v.ID, a.perm, grants, name) {
 			return &pageError{status: http.StatusForbidden, msg: string(v.ID) + " may not " + string(a.perm) + " job " + view.Job.ID}
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, maxForm)

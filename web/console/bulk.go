@@ -30,7 +30,7 @@ func (c *console) bulk(pause bool) handler {
 		if err != nil {
 			return err
 		}
-		if !c.Policy.May(v.ID, access.Steer, grants, "") {
+		if !c.Roles.May(v.ID, access.Steer, grants, "") {
 			return &pageError{status: http.StatusForbidden, msg: string(v.ID) + " may not steer every job of project " + project}
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, maxForm)

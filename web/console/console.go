@@ -2,7 +2,7 @@
 // projects, their jobs, a job's schedule and history, an invocation's log,
 // the config status and a schedule playground, with the buttons that steer
 // a job. It reads what the JSON API reads and changes jobs through the
-// same engine calls, under the same identity and policy: package web
+// same engine calls, under the same identity and roles: package web
 // mounts it behind its gate (Gate), so a page never shows a project or job
 // its viewer may not read, and offers only what the viewer may do.
 //
@@ -37,14 +37,14 @@ type Gate interface {
 	// access.Anonymous for none, or an error for credentials that fail.
 	Identify(r *http.Request) (access.Identity, error)
 	// Grants returns a project's grants.
-	Grants(ctx context.Context, project string) ([]access.Grant, error)
+	Grants(ctx context.Context, project string) ([]access.RoleGrant, error)
 }
 
 // Options configure the console.
 type Options struct {
 	Engine *engine.Engine
 	Store  store.Store
-	Policy *access.Policy
+	Roles  *access.Roles
 	Gate   Gate
 	// Now is the clock "in 3 min" and the timelines are drawn by.
 	Now func() time.Time
@@ -71,8 +71,8 @@ type console struct {
 // New returns the console's handler. It serves every path it knows and
 // answers the others with its own 404 page.
 func New(opts Options) http.Handler {
-	if opts.Engine == nil || opts.Store == nil || opts.Policy == nil || opts.Gate == nil || opts.Now == nil {
-		panic("console: Options.Engine, Store, Policy, Gate and Now are required")
+	if opts.Engine == nil || opts.Store == nil || opts.Roles == nil || opts.Gate == nil || opts.Now == nil {
+		panic("console: Options.Engine, Store, Roles, Gate and Now are required")
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)

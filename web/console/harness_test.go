@@ -102,12 +102,12 @@ func newSite(t testing.TB) *site {
 	s.disp = local.New(st, s.eng.HandleTask, local.Options{Owner: "proc-1", Workers: 1, OrphanAfter: 10 * time.Second, Now: now, Logger: slog.New(slog.DiscardHandler)})
 	q.Queue = s.disp
 	s.wd = watchdog.New(st, s.eng, watchdog.Options{Now: now})
-	policy, err := access.NewPolicy(access.Settings{Administrators: []access.Member{admin}})
+	roles, err := access.NewRoles(access.Settings{Administrators: []access.Member{admin}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.handler = web.New(web.Options{
-		Engine: s.eng, Store: st, Authenticators: signin.Chain{testIdentity{}}, Policy: policy,
+		Engine: s.eng, Store: st, Authenticators: signin.Chain{testIdentity{}}, Roles: roles,
 		Now: now, Console: true, SignIn: "/auth/signin",
 	})
 	return s
@@ -122,7 +122,7 @@ func (s *site) demo(t testing.TB) {
 	def := func(sched, zone, kind, spec string, p statemachine.Policy) engine.Definition {
 		return engine.Definition{Schedule: sched, TimeZone: zone, Target: kind, Spec: json.RawMessage(spec), Policy: p}
 	}
-	apply := func(project, rev, file string, grants []access.Grant, jobs map[string]engine.Definition) {
+	apply := func(project, rev, file string, grants []access.RoleGrant, jobs map[string]engine.Definition) {
 		r := engine.Revision{ID: rev, File: file, Grants: grants, Commit: demoCommits[rev]}
 		for name, d := range jobs {
 			r.Jobs = append(r.Jobs, engine.Job{ID: project + "/" + name, Definition: d})
@@ -138,7 +138,7 @@ func (s *site) demo(t testing.TB) {
 		"always-fails": def("H/15 * * * *", "", "noop", `{"fail":true}`, retry),
 		"on-demand":    def("triggered", "", "noop", `{"sleep":"2s"}`, statemachine.Policy{}),
 	})
-	grants := []access.Grant{
+	grants := []access.RoleGrant{
 		{Role: access.Owner, Members: []access.Member{owner}},
 		{Role: access.Triggerer, Members: []access.Member{triggerer}},
 		{Role: access.Reader, Members: []access.Member{reader}},

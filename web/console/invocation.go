@@ -9,6 +9,7 @@ import (
 
 	"github.com/sundial-cron/sundial/access"
 	"github.com/sundial-cron/sundial/engine"
+	"github.com/sundial-cron/sundial/jobid"
 	"github.com/sundial-cron/sundial/store"
 )
 
@@ -60,7 +61,7 @@ func (c *console) invocation(w http.ResponseWriter, r *http.Request, v viewer) e
 	case "SUCCEEDED", "FAILED", "ABORTED", "SKIPPED":
 		page.Ended = true
 	}
-	page.MayAbort = !page.Ended && c.Policy.May(v.ID, access.Steer, grants, jobName(inv.JobID))
+	page.MayAbort = !page.Ended && c.Roles.May(v.ID, access.Steer, grants, jobName(inv.JobID))
 	if inv.Status != "SKIPPED" {
 		if def, err := c.Engine.InvocationDefinition(r.Context(), inv); err == nil {
 			page.Target, page.Spec, page.Revision = def.Target, prettyJSON(def.Spec), def.Revision
@@ -79,15 +80,15 @@ func (c *console) invocation(w http.ResponseWriter, r *http.Request, v viewer) e
 
 // readInvocation reads the invocation a path names, for a viewer who may
 // read its job; it returns the job's project and grants with it.
-func (c *console) readInvocation(r *http.Request, v viewer) (*store.InvocationRecord, string, []access.Grant, error) {
+func (c *console) readInvocation(r *http.Request, v viewer) (*store.InvocationRecord, string, []access.RoleGrant, error) {
 	project, name, id := r.PathValue("project"), r.PathValue("job"), r.PathValue("invocation")
 	_, grants, err := c.jobView(r.Context(), v, project, name)
 	if err != nil {
 		return nil, "", nil, err
 	}
-	inv, err := c.Store.Invocation(r.Context(), project+"/"+name, id)
+	inv, err := c.Store.Invocation(r.Context(), jobid.Join(project, name), id)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, "", nil, notFound("invocation %q of job %s/%s not found", id, project, name)
+		return nil, "", nil, notFound("invocation %q of job %s not found", id, jobid.Join(project, name))
 	}
 	return inv, project, grants, err
 }

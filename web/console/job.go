@@ -182,9 +182,9 @@ func (c *console) job(w http.ResponseWriter, r *http.Request, v viewer) error {
 // may decides the buttons: each only where the viewer holds the right and
 // the job's state lets it do something. A backfill needs a schedule with
 // fixed occurrences (s; nil when the definition does not parse).
-func (c *console) may(v viewer, grants []access.Grant, job string, view engine.View, s *schedule.Schedule) mayDo {
-	steer := c.Policy.May(v.ID, access.Steer, grants, job)
-	trigger := c.Policy.May(v.ID, access.Trigger, grants, job)
+func (c *console) may(v viewer, grants []access.RoleGrant, job string, view engine.View, s *schedule.Schedule) mayDo {
+	steer := c.Roles.May(v.ID, access.Steer, grants, job)
+	trigger := c.Roles.May(v.ID, access.Trigger, grants, job)
 	st := view.State.State
 	return mayDo{
 		Trigger:        trigger && st != statemachine.Disabled,

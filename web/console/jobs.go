@@ -10,6 +10,7 @@ import (
 
 	"github.com/sundial-cron/sundial/access"
 	"github.com/sundial-cron/sundial/engine"
+	"github.com/sundial-cron/sundial/jobid"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store"
 )
@@ -131,7 +132,7 @@ func (c *console) jobs(w http.ResponseWriter, r *http.Request, v viewer) error {
 	}
 	may := c.readable(v, grants)
 	page := jobsPage{Project: project, Config: p, Filter: filter, Now: c.Now(),
-		MayBulk: c.Policy.May(v.ID, access.Steer, grants, ""), Done: bulkDoneText[r.URL.Query().Get("done")]}
+		MayBulk: c.Roles.May(v.ID, access.Steer, grants, ""), Done: bulkDoneText[r.URL.Query().Get("done")]}
 	for _, st := range statemachine.States {
 		page.States = append(page.States, string(st))
 	}
@@ -254,8 +255,8 @@ func explain(v engine.View) string {
 
 // jobURL is the path of a job's page.
 func jobURL(jobID string) string {
-	project, name, _ := strings.Cut(jobID, "/")
-	return "/projects/" + url.PathEscape(project) + "/jobs/" + url.PathEscape(name)
+	id := jobid.Split(jobID)
+	return "/projects/" + url.PathEscape(id.Project) + "/jobs/" + url.PathEscape(id.Job)
 }
 
 // invocationURL is the path of an invocation's page.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sundial-cron/sundial/access"
 	"github.com/sundial-cron/sundial/engine"
+	"github.com/sundial-cron/sundial/jobid"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store"
 )
@@ -90,7 +91,7 @@ func (c *console) projectRows(ctx context.Context, v viewer) ([]projectRow, []at
 	tallies := map[string]*tally{}
 	readable := map[string]func(job string) bool{}
 	for id, p := range records {
-		if !c.Policy.Sees(v.ID, p.Grants) {
+		if !c.Roles.Sees(v.ID, p.Grants) {
 			continue
 		}
 		tallies[id] = &tally{states: map[string]int{}}
@@ -104,7 +105,7 @@ func (c *console) projectRows(ctx context.Context, v viewer) ([]projectRow, []at
 			}
 			// Jobs with no project record (none applied yet): only
 			// administrators see them, as the API decides for no grants.
-			if !c.Policy.Sees(v.ID, nil) {
+			if !c.Roles.Sees(v.ID, nil) {
 				return nil
 			}
 			tallies[j.Project] = &tally{states: map[string]int{}}
@@ -146,8 +147,8 @@ func (c *console) projectRows(ctx context.Context, v viewer) ([]projectRow, []at
 
 // readable returns whether the viewer may read a job of a project with
 // the given grants, deciding once for a viewer who may read all of it.
-func (c *console) readable(v viewer, grants []access.Grant) func(job string) bool {
-	jobs, all := c.Policy.ReadableJobs(v.ID, grants)
+func (c *console) readable(v viewer, grants []access.RoleGrant) func(job string) bool {
+	jobs, all := c.Roles.ReadableJobs(v.ID, grants)
 	if all {
 		return func(string) bool { return true }
 	}
@@ -182,10 +183,7 @@ func scanJobs(ctx context.Context, st store.Store, project string, fn func(*stor
 	}
 }
 
-func jobName(jobID string) string {
-	_, name, _ := strings.Cut(jobID, "/")
-	return name
-}
+func jobName(jobID string) string { return jobid.Split(jobID).Job }
 
 // configsPage lists each project's config status.
 type configsPage struct {
@@ -208,7 +206,7 @@ func (c *console) configs(w http.ResponseWriter, r *http.Request, v viewer) erro
 	}
 	page := configsPage{Now: c.Now()}
 	for _, id := range slices.Sorted(maps.Keys(records)) {
-		if p := records[id]; c.Policy.Sees(v.ID, p.Grants) {
+		if p := records[id]; c.Roles.Sees(v.ID, p.Grants) {
 			page.Projects = append(page.Projects, p)
 		}
 	}

@@ -30,7 +30,7 @@ import (
 // without Linux's /proc/net), no caller is local.
 //
 // New chains it only in the single-user mode, where no sign-in is set, and
-// sets the policy's LocalAdministrator with it (Setup.Policy): once people
+// sets the roles' LocalAdministrator with it (Setup.Roles): once people
 // sign in, being local proves nothing, since any process of the server's
 // user — a job's url_fetch or command among them — is local.
 type LocalCaller struct{}

@@ -184,15 +184,15 @@ func (s Setup) Chain() Chain { return s.chain }
 // mode: no sign-in is set and LocalMode allows it.
 func (s Setup) SingleUser() bool { return s.singleUser }
 
-// Policy returns the policy of settings with what sign-in adds to them: a
+// Roles returns the Roles of settings with what sign-in adds to them: a
 // local caller is the administrator in the single-user mode and never
 // otherwise, and the admin token's identity is an administrator.
-func (s Setup) Policy(settings access.Settings) (*access.Policy, error) {
+func (s Setup) Roles(settings access.Settings) (*access.Roles, error) {
 	settings.LocalAdministrator = s.singleUser
 	if s.adminToken {
 		settings.Administrators = append(slices.Clone(settings.Administrators), access.Member(AdminTokenIdentity))
 	}
-	return access.NewPolicy(settings)
+	return access.NewRoles(settings)
 }
 
 // SignInPath is where the console sends a signed-out person to sign in:

@@ -66,7 +66,7 @@ func caller(local bool, token string) *http.Request {
 
 // Who gets in, as the settings say: the single-user mode only where
 // LocalMode allows it and no sign-in is set (the admin token is not
-// sign-in), with the policy saying the same; the admin token's bearer is
+// sign-in), with the roles saying the same; the admin token's bearer is
 // an administrator of its own name, asked before the static tokens,
 // which refuse every token they do not know.
 func TestSettingsDecideWhoGetsIn(t *testing.T) {
@@ -119,14 +119,14 @@ func TestSettingsDecideWhoGetsIn(t *testing.T) {
 					t.Errorf("%s with %q: %q, %v; want %q", r.RemoteAddr, r.Header.Get("Authorization"), id, err, want)
 				}
 			}
-			policy, err := s.Policy(access.Settings{})
+			roles, err := s.Roles(access.Settings{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := policy.Administrator(access.Local); got != tt.singleUser {
+			if got := roles.Administrator(access.Local); got != tt.singleUser {
 				t.Errorf("a local caller is an administrator: %t, want %t (the single-user mode)", got, tt.singleUser)
 			}
-			if got, want := policy.Administrator(signin.AdminTokenIdentity), tt.settings.AdminTokenFile != ""; got != want {
+			if got, want := roles.Administrator(signin.AdminTokenIdentity), tt.settings.AdminTokenFile != ""; got != want {
 				t.Errorf("the admin token's bearer is an administrator: %t, want %t", got, want)
 			}
 		})

@@ -4,19 +4,19 @@
 // JSON encoding, over a loopback HTTP server. It never ships in the binary.
 //
 // What it models, as the real server does:
-//   - a task request needs a pool dimension, a command and a realm;
-//   - a request_uuid seen before answers with the task it made (the real
-//     server remembers one for days; this one for its life);
-//   - a task moves PENDING -> RUNNING -> a final state, moved by the test
-//     (Start, Finish);
-//   - CancelTask cancels a PENDING task, and a RUNNING one only with
+//   - a Swarming task request needs a pool dimension, a command and a realm;
+//   - a request_uuid seen before answers with the Swarming task it made
+//     (the real server remembers one for days; this one for its life);
+//   - a Swarming task moves PENDING -> RUNNING -> a final state, moved by
+//     the test (Start, Finish);
+//   - CancelTask cancels a PENDING Swarming task, and a RUNNING one only with
 //     kill_running (it becomes KILLED at once);
-//   - when a task with a pubsub_topic reaches its final state, it is
+//   - when a Swarming task with a pubsub_topic reaches its final state, it is
 //     pushed to PushTo's URL as a Pub/Sub push subscription delivers
 //     Swarming's message ({"task_id", "userdata"} with the auth_token
 //     attribute), unless the test drops pushes; or it can be polled.
 //
-// What it does not model: bots and dimension matching (a task is
+// What it does not model: bots and dimension matching (a Swarming task is
 // NO_RESOURCE only in a pool the test says has no bots, and never
 // EXPIRED unless a test finishes it so), task slices after
 // the first, timeouts of any kind, authentication and realm permissions,
@@ -38,7 +38,7 @@ import (
 	"sync"
 )
 
-// Task is what the stand-in holds of one task.
+// Task is what the stand-in holds of one Swarming task.
 type Task struct {
 	ID       string
 	Request  NewTaskRequest
@@ -47,7 +47,7 @@ type Task struct {
 	Pushes   int // pushes delivered
 }
 
-// Pool is the task's pool dimension.
+// Pool is the Swarming task's pool dimension.
 func (t Task) Pool() string {
 	for _, d := range t.Request.TaskSlices[0].Properties.Dimensions {
 		if d.Key == "pool" {
@@ -115,8 +115,8 @@ func New() *Server {
 	return s
 }
 
-// PushTo makes the stand-in push each change of a task's state to url,
-// for the tasks that name a pubsub_topic.
+// PushTo makes the stand-in push each change of a Swarming task's state to
+// url, for the Swarming tasks that name a pubsub_topic.
 func (s *Server) PushTo(url string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -139,8 +139,9 @@ func (s *Server) FailNext(method string, n int) {
 	s.fail[method] = n
 }
 
-// NoBots says pool has no bots: a task for it is NO_RESOURCE at once, as
-// Swarming answers when no bot could run it (wait_for_capacity unset).
+// NoBots says pool has no bots: a Swarming task for it is NO_RESOURCE at
+// once, as Swarming answers when no bot could run it (wait_for_capacity
+// unset).
 func (s *Server) NoBots(pool string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -158,9 +159,10 @@ func (s *Server) Hold(pool string) <-chan struct{} {
 	return c
 }
 
-// HoldAnswer makes the next NewTask for pool make its task and then wait,
-// unanswered, until its caller goes away: a launch whose answer is lost.
-// The channel is closed when the task has been made.
+// HoldAnswer makes the next NewTask for pool make its Swarming task and
+// then wait, unanswered, until its caller goes away: a launch whose answer
+// is lost.
+// The channel is closed when the Swarming task has been made.
 func (s *Server) HoldAnswer(pool string) <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -176,7 +178,7 @@ func (s *Server) Calls(method string) int {
 	return s.calls[method]
 }
 
-// Tasks returns a copy of every task, oldest first.
+// Tasks returns a copy of every Swarming task, oldest first.
 func (s *Server) Tasks() []Task {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -187,21 +189,21 @@ func (s *Server) Tasks() []Task {
 	return out
 }
 
-// Forget drops a task, as a listing that lags behind the launch (or a
-// server that lost it) would not show it.
+// Forget drops a Swarming task, as a listing that lags behind the launch
+// (or a server that lost it) would not show it.
 func (s *Server) Forget(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.tasks = slices.DeleteFunc(s.tasks, func(t *Task) bool { return t.ID == id })
 }
 
-// Start moves a PENDING task to RUNNING, as a bot reaping it would.
+// Start moves a PENDING Swarming task to RUNNING, as a bot reaping it would.
 func (s *Server) Start(id string) error {
 	return s.move(id, "RUNNING", 0, "PENDING")
 }
 
-// Finish moves a PENDING or RUNNING task to a final state; exitCode counts
-// for COMPLETED.
+// Finish moves a PENDING or RUNNING Swarming task to a final state;
+// exitCode counts for COMPLETED.
 func (s *Server) Finish(id, state string, exitCode int) error {
 	switch state {
 	case "COMPLETED", "TIMED_OUT", "BOT_DIED", "EXPIRED", "CANCELED", "KILLED", "NO_RESOURCE", "CLIENT_ERROR":
@@ -400,7 +402,7 @@ func (s *Server) metadata(t *Task) map[string]any {
 	return out
 }
 
-// result is a task's swarming.v2.TaskResultResponse, as pRPC's JSON
+// result is a Swarming task's swarming.v2.TaskResultResponse, as pRPC's JSON
 // writes it: zeros left out, int64 in a string.
 func result(t *Task) map[string]any {
 	r := map[string]any{"taskId": t.ID, "state": t.State, "tags": t.Request.Tags, "name": t.Request.Name}

@@ -14,9 +14,9 @@ var (
 	oncall = User("oncall@example.com")
 )
 
-func mustPolicy(t *testing.T, s Settings) *Policy {
+func mustRoles(t *testing.T, s Settings) *Roles {
 	t.Helper()
-	p, err := NewPolicy(s)
+	p, err := NewRoles(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,7 +25,7 @@ func mustPolicy(t *testing.T, s Settings) *Policy {
 
 // grants is a project's: alice owns it, ci triggers it, the sre group
 // reads it, bob reads only job "nightly", anonymous reads job "status".
-var grants = []Grant{
+var grants = []RoleGrant{
 	{Role: Owner, Members: []Member{Member(alice)}},
 	{Role: Triggerer, Members: []Member{Member(ci)}},
 	{Role: Reader, Members: []Member{"group:sre"}},
@@ -34,7 +34,7 @@ var grants = []Grant{
 }
 
 func TestMayDecidesByRoleJobAndSettings(t *testing.T) {
-	p := mustPolicy(t, Settings{
+	p := mustRoles(t, Settings{
 		Administrators: []Member{Member(admin), "group:admins"},
 		Groups:         map[string][]Identity{"sre": {carol}, "admins": {oncall}},
 	})
@@ -67,9 +67,9 @@ func TestMayDecidesByRoleJobAndSettings(t *testing.T) {
 }
 
 func TestAnonymousGrantsNeedTheOperatorsConsent(t *testing.T) {
-	public := []Grant{{Role: Reader, Members: []Member{Member(Anonymous)}}}
-	closed := mustPolicy(t, Settings{})
-	open := mustPolicy(t, Settings{AllowAnonymous: true})
+	public := []RoleGrant{{Role: Reader, Members: []Member{Member(Anonymous)}}}
+	closed := mustRoles(t, Settings{})
+	open := mustRoles(t, Settings{AllowAnonymous: true})
 	if closed.May(Anonymous, Read, public, "") || closed.Sees(alice, public) {
 		t.Error("a grant to anonymous is honoured without Settings.AllowAnonymous")
 	}
@@ -82,18 +82,18 @@ func TestAnonymousGrantsNeedTheOperatorsConsent(t *testing.T) {
 }
 
 func TestLocalIsAdministratorOnlyInTheSingleUserMode(t *testing.T) {
-	single := mustPolicy(t, Settings{LocalAdministrator: true})
-	signedIn := mustPolicy(t, Settings{})
+	single := mustRoles(t, Settings{LocalAdministrator: true})
+	signedIn := mustRoles(t, Settings{})
 	if !single.May(Local, Steer, nil, "") {
 		t.Error("single-user mode: Local may not steer a project with no grants")
 	}
-	if signedIn.May(Local, Read, []Grant{{Role: Owner, Members: []Member{"anonymous"}}}, "") || signedIn.Administrator(Local) {
+	if signedIn.May(Local, Read, []RoleGrant{{Role: Owner, Members: []Member{"anonymous"}}}, "") || signedIn.Administrator(Local) {
 		t.Error("with sign-in configured, Local has a permission")
 	}
 }
 
 func TestSeesAndReadableJobs(t *testing.T) {
-	p := mustPolicy(t, Settings{Administrators: []Member{Member(admin)}, Groups: map[string][]Identity{"sre": {carol}}})
+	p := mustRoles(t, Settings{Administrators: []Member{Member(admin)}, Groups: map[string][]Identity{"sre": {carol}}})
 	for _, tc := range []struct {
 		id   Identity
 		sees bool
@@ -121,16 +121,16 @@ func TestSeesAndReadableJobs(t *testing.T) {
 // that a stronger role never allows less than a weaker one, and that a
 // role allows exactly its permissions.
 func TestRolesAreNested(t *testing.T) {
-	p := mustPolicy(t, Settings{})
+	p := mustRoles(t, Settings{})
 	perms := []Permission{Read, Trigger, Steer}
 	for _, jobs := range [][]string{nil, {"a"}} {
 		for _, job := range []string{"", "a", "b"} {
 			for _, perm := range perms {
 				prev := false
-				for _, r := range Roles {
-					got := p.May(alice, perm, []Grant{{Role: r, Members: []Member{Member(alice)}, Jobs: jobs}}, job)
+				for _, r := range AllRoles {
+					got := p.May(alice, perm, []RoleGrant{{Role: r, Members: []Member{Member(alice)}, Jobs: jobs}}, job)
 					if prev && !got {
-						t.Errorf("%s allows %s on job %q (grant jobs %v) but the stronger %s does not", Roles[0], perm, job, jobs, r)
+						t.Errorf("%s allows %s on job %q (grant jobs %v) but the stronger %s does not", AllRoles[0], perm, job, jobs, r)
 					}
 					covered := len(jobs) == 0 || job == "a"
 					if want := r.Has(perm) && covered; got != want {
@@ -170,7 +170,7 @@ func TestParseMember(t *testing.T) {
 	}
 }
 
-func TestNewPolicyRefusesBadSettings(t *testing.T) {
+func TestNewRolesRefusesBadSettings(t *testing.T) {
 	for name, s := range map[string]Settings{
 		"undefined admin group":   {Administrators: []Member{"group:nobody"}},
 		"anonymous administrator": {Administrators: []Member{"anonymous"}},
@@ -180,8 +180,8 @@ func TestNewPolicyRefusesBadSettings(t *testing.T) {
 		"anonymous in a group":    {Groups: map[string][]Identity{"g": {Anonymous}}},
 		"bad group name":          {Groups: map[string][]Identity{"G G": {alice}}},
 	} {
-		if _, err := NewPolicy(s); err == nil {
-			t.Errorf("%s: NewPolicy accepted %+v", name, s)
+		if _, err := NewRoles(s); err == nil {
+			t.Errorf("%s: NewRoles accepted %+v", name, s)
 		}
 	}
 }

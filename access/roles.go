@@ -32,8 +32,8 @@ const (
 	Owner     Role = "owner"
 )
 
-// Roles lists every role, weakest first.
-var Roles = []Role{Reader, Triggerer, Owner}
+// AllRoles lists every role, weakest first.
+var AllRoles = []Role{Reader, Triggerer, Owner}
 
 // permissions is what each role holds.
 var permissions = map[Role][]Permission{
@@ -88,9 +88,9 @@ func ParseMember(s string) (Member, error) {
 // identity.
 func (m Member) Group() (name string, ok bool) { return strings.CutPrefix(string(m), KindGroup+":") }
 
-// Grant gives a role to members, in a whole project or, when Jobs is not
-// empty, in only the named jobs of it (job names without the project).
-type Grant struct {
+// RoleGrant gives a role to members, in a whole project or, when Jobs is
+// not empty, in only the named jobs of it (job names without the project).
+type RoleGrant struct {
 	Role    Role
 	Members []Member
 	Jobs    []string
@@ -115,9 +115,9 @@ type Settings struct {
 	LocalAdministrator bool
 }
 
-// Policy decides who may do what, from the server's settings and a
-// project's grants. It is immutable and safe for concurrent use.
-type Policy struct {
+// Roles decides who may do what, from the server's settings and the roles
+// a project grants. It is immutable and safe for concurrent use.
+type Roles struct {
 	admins         map[Identity]bool
 	adminGroups    []string
 	groups         map[string]map[Identity]bool
@@ -125,11 +125,11 @@ type Policy struct {
 	localAdmin     bool
 }
 
-// NewPolicy checks the settings and returns their policy. A group named
+// NewRoles checks the settings and returns the Roles they make. A group named
 // among the administrators must be defined; Local and Anonymous cannot be
 // administrators or group members.
-func NewPolicy(s Settings) (*Policy, error) {
-	p := &Policy{
+func NewRoles(s Settings) (*Roles, error) {
+	r := &Roles{
 		admins: map[Identity]bool{}, groups: map[string]map[Identity]bool{},
 		allowAnonymous: s.AllowAnonymous, localAdmin: s.LocalAdministrator,
 	}
@@ -144,22 +144,22 @@ func NewPolicy(s Settings) (*Policy, error) {
 			}
 			set[id] = true
 		}
-		p.groups[name] = set
+		r.groups[name] = set
 	}
 	for _, m := range s.Administrators {
 		if name, ok := m.Group(); ok {
-			if _, ok := p.groups[name]; !ok {
+			if _, ok := r.groups[name]; !ok {
 				return nil, fmt.Errorf("administrators: group %q is not defined in the settings' groups", name)
 			}
-			p.adminGroups = append(p.adminGroups, name)
+			r.adminGroups = append(r.adminGroups, name)
 			continue
 		}
 		if err := personOrMachine(Identity(m)); err != nil {
 			return nil, fmt.Errorf("administrators: %w", err)
 		}
-		p.admins[Identity(m)] = true
+		r.admins[Identity(m)] = true
 	}
-	return p, nil
+	return r, nil
 }
 
 // personOrMachine refuses anything but a user or service account in the
@@ -179,27 +179,27 @@ func personOrMachine(id Identity) error {
 
 // GroupDefined reports whether the settings define the group, for
 // warnings about grants that name one they do not.
-func (p *Policy) GroupDefined(name string) bool {
-	_, ok := p.groups[name]
+func (r *Roles) GroupDefined(name string) bool {
+	_, ok := r.groups[name]
 	return ok
 }
 
 // AllowsAnonymous reports whether grants to anonymous are honoured.
-func (p *Policy) AllowsAnonymous() bool { return p.allowAnonymous }
+func (r *Roles) AllowsAnonymous() bool { return r.allowAnonymous }
 
 // Administrator reports whether id has every permission everywhere.
-func (p *Policy) Administrator(id Identity) bool {
+func (r *Roles) Administrator(id Identity) bool {
 	if id == Local {
-		return p.localAdmin
+		return r.localAdmin
 	}
 	if id == Anonymous || id == "" {
 		return false
 	}
-	if p.admins[id] {
+	if r.admins[id] {
 		return true
 	}
-	for _, g := range p.adminGroups {
-		if p.groups[g][id] {
+	for _, g := range r.adminGroups {
+		if r.groups[g][id] {
 			return true
 		}
 	}
@@ -207,14 +207,14 @@ func (p *Policy) Administrator(id Identity) bool {
 }
 
 // covers reports whether the member stands for id.
-func (p *Policy) covers(m Member, id Identity) bool {
+func (r *Roles) covers(m Member, id Identity) bool {
 	if name, ok := m.Group(); ok {
-		return p.groups[name][id]
+		return r.groups[name][id]
 	}
 	if Identity(m) == Anonymous {
 		// Anyone may do what anonymous may: signing in never takes a
 		// right away.
-		return p.allowAnonymous
+		return r.allowAnonymous
 	}
 	return Identity(m) == id
 }
@@ -223,8 +223,8 @@ func (p *Policy) covers(m Member, id Identity) bool {
 // given grants; job is the job's name without the project, or "" for the
 // project as a whole, which only a grant without Jobs covers. It is the
 // one decision the API and the console ask.
-func (p *Policy) May(id Identity, perm Permission, grants []Grant, job string) bool {
-	if p.Administrator(id) {
+func (r *Roles) May(id Identity, perm Permission, grants []RoleGrant, job string) bool {
+	if r.Administrator(id) {
 		return true
 	}
 	if id == Local {
@@ -238,7 +238,7 @@ func (p *Policy) May(id Identity, perm Permission, grants []Grant, job string) b
 			continue
 		}
 		for _, m := range g.Members {
-			if p.covers(m, id) {
+			if r.covers(m, id) {
 				return true
 			}
 		}
@@ -249,13 +249,13 @@ func (p *Policy) May(id Identity, perm Permission, grants []Grant, job string) b
 // Sees reports whether id may see that the project exists: it may read
 // the whole project or some of its jobs. A project it does not see does
 // not exist for it.
-func (p *Policy) Sees(id Identity, grants []Grant) bool {
-	if p.May(id, Read, grants, "") {
+func (r *Roles) Sees(id Identity, grants []RoleGrant) bool {
+	if r.May(id, Read, grants, "") {
 		return true
 	}
 	for _, g := range grants {
 		for _, job := range g.Jobs {
-			if p.May(id, Read, grants, job) {
+			if r.May(id, Read, grants, job) {
 				return true
 			}
 		}
@@ -266,13 +266,13 @@ func (p *Policy) Sees(id Identity, grants []Grant) bool {
 // ReadableJobs returns the names of the only jobs id may read in a project
 // with the given grants, and all true when it may read every job (then
 // jobs is nil).
-func (p *Policy) ReadableJobs(id Identity, grants []Grant) (jobs []string, all bool) {
-	if p.May(id, Read, grants, "") {
+func (r *Roles) ReadableJobs(id Identity, grants []RoleGrant) (jobs []string, all bool) {
+	if r.May(id, Read, grants, "") {
 		return nil, true
 	}
 	for _, g := range grants {
 		for _, job := range g.Jobs {
-			if !slices.Contains(jobs, job) && p.May(id, Read, grants, job) {
+			if !slices.Contains(jobs, job) && r.May(id, Read, grants, job) {
 				jobs = append(jobs, job)
 			}
 		}

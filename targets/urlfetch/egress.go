@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// Policy says which destinations the target may call. It is the server
+// Egress says which destinations the target may call. It is the server
 // operator's, not a job's: a job config cannot widen it.
 //
 // A destination is judged in this order: the server's own listening
@@ -17,7 +17,7 @@ import (
 // ::1) and the private ranges (10/8, 172.16/12, 192.168/16, 100.64/10,
 // fc00::/7, fec0::/10): a job reaches a service on the server's machine or
 // network only where the operator names it in Allow.
-type Policy struct {
+type Egress struct {
 	// Allow lists CIDRs, IPs and host names that are allowed even where the
 	// defaults refuse them. A host name matches exactly, or "*.example.com"
 	// matches every name under example.com; an allowed name may resolve to
@@ -88,23 +88,23 @@ func reachedIPv4(a netip.Addr) (netip.Addr, bool) {
 	return a, false
 }
 
-// policy is a Policy with its lists parsed, and the server's own sockets.
-type policy struct {
+// egress is an Egress with its lists parsed, and the server's own sockets.
+type egress struct {
 	allowNets, denyNets   []netip.Prefix
 	allowHosts, denyHosts []string
 	self                  *Listeners
 }
 
-func compile(p Policy, self *Listeners) (*policy, error) {
+func compile(e Egress, self *Listeners) (*egress, error) {
 	if self == nil {
 		self = &Listeners{}
 	}
-	c := &policy{self: self}
+	c := &egress{self: self}
 	var err error
-	if c.allowNets, c.allowHosts, err = parseList("allow", p.Allow); err != nil {
+	if c.allowNets, c.allowHosts, err = parseList("allow", e.Allow); err != nil {
 		return nil, err
 	}
-	if c.denyNets, c.denyHosts, err = parseList("deny", p.Deny); err != nil {
+	if c.denyNets, c.denyHosts, err = parseList("deny", e.Deny); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -142,7 +142,7 @@ func matchHost(patterns []string, host string) bool {
 	return false
 }
 
-// refusal is the error of a destination the policy refuses.
+// refusal is the error of a destination the egress refuses.
 type refusal struct {
 	dest, why string
 }
@@ -154,15 +154,15 @@ func (r *refusal) Error() string {
 // host judges a host name (or IP literal) before it is resolved. It returns
 // listed=true if the operator allowed the name, which lets the addresses it
 // resolves to past the defaults.
-func (p *policy) host(h string) (listed bool, err error) {
+func (e *egress) host(h string) (listed bool, err error) {
 	h = normalHost(h)
 	if _, err := netip.ParseAddr(h); err == nil {
 		return false, nil // judged by address when dialled
 	}
 	switch {
-	case matchHost(p.denyHosts, h):
+	case matchHost(e.denyHosts, h):
 		return false, &refusal{h, "on the server's deny list"}
-	case matchHost(p.allowHosts, h):
+	case matchHost(e.allowHosts, h):
 		return true, nil
 	case matchHost(metadataHosts, h):
 		return false, &refusal{h, "a cloud metadata service"}
@@ -175,7 +175,7 @@ func (p *policy) host(h string) (listed bool, err error) {
 // and every other spelling of an address: a name that resolved to a public
 // address when checked cannot resolve to a refused one when dialled, and
 // 127.1, 0x7f000001 or [::ffff:127.0.0.1] are 127.0.0.1 by then.
-func (p *policy) addr(a netip.Addr, port uint16, hostListed bool) error {
+func (e *egress) addr(a netip.Addr, port uint16, hostListed bool) error {
 	a = a.Unmap()
 	if v4, ok := reachedIPv4(a); ok {
 		a = v4
@@ -192,15 +192,15 @@ func (p *policy) addr(a netip.Addr, port uint16, hostListed bool) error {
 		return slices.Contains(nets, netip.PrefixFrom(a, a.BitLen()))
 	}
 	refuse := func(why string) error { return &refusal{a.String(), why} }
-	if ln, ok := p.self.reaches(a, port); ok {
+	if ln, ok := e.self.reaches(a, port); ok {
 		return &refusal{netip.AddrPortFrom(a, port).String(), fmt.Sprintf("the server itself (it listens on %s): jobs may not call its API, whatever the allow list says", ln)}
 	}
 	switch {
-	case in(p.denyNets):
+	case in(e.denyNets):
 		return refuse("on the server's deny list")
-	case isMetadata(a) && !hostListed && !exactly(p.allowNets):
+	case isMetadata(a) && !hostListed && !exactly(e.allowNets):
 		return refuse("a cloud metadata address")
-	case hostListed || in(p.allowNets):
+	case hostListed || in(e.allowNets):
 		return nil
 	case a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast():
 		return refuse("a link-local address")
