@@ -163,6 +163,27 @@ func (r *Refresher) Refresh(ctx context.Context) error {
 	return r.pass(ctx, &applies)
 }
 
+// Reimport refreshes at once, as Refresh does, and returns the projects
+// whose newest revision it refused, each with its error: what a push's
+// webhook answers, so the pusher sees a refused commit.
+func (r *Refresher) Reimport(ctx context.Context) (refused map[string]string, err error) {
+	start := r.opts.Now()
+	if err := r.Refresh(ctx); err != nil {
+		return nil, err
+	}
+	statuses, err := r.Status(ctx)
+	if err != nil {
+		return nil, err
+	}
+	refused = map[string]string{}
+	for _, st := range statuses {
+		if st.Error != "" && !st.ErrorAt.Before(start) {
+			refused[st.Project] = st.Error
+		}
+	}
+	return refused, nil
+}
+
 // pass reads the sources and starts, in applies, an apply of each project
 // whose file changed and a removal of each whose file is gone, unless one
 // is under way already.

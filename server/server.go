@@ -272,11 +272,11 @@ func assemble(s *Settings, b *backends, auth signin.Setup, roles *access.Roles, 
 
 // reimport is the API's reimport of the config repos; nil for a
 // directory, which SIGHUP reads again.
-func (s *Settings) reimport(configs *config.Refresher) func(context.Context) error {
+func (s *Settings) reimport(configs *config.Refresher) func(context.Context) (web.Refused, error) {
 	if !s.Configs.FromRepos() {
 		return nil
 	}
-	return configs.Refresh
+	return func(ctx context.Context) (web.Refused, error) { return configs.Reimport(ctx) }
 }
 
 // listen listens on s.Listen for handler's server. Callers cannot hold

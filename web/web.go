@@ -55,7 +55,7 @@ type Options struct {
 	// Reimport, if set, imports the config repos at once, for POST
 	// /api/v1/configs:reimport; WebhookSecret is the secret a webhook's
 	// signature proves it holds (none: only administrators may call it).
-	Reimport      func(context.Context) error
+	Reimport      func(context.Context) (Refused, error)
 	WebhookSecret []byte
 	// Console serves the web console's pages at / (package
 	// web/console), behind the API's authenticators and roles; it needs
@@ -77,7 +77,7 @@ type server struct {
 	// csrf refuses browsers' cross-origin changes.
 	csrf *http.CrossOriginProtection
 
-	reimportFn    func(context.Context) error
+	reimportFn    func(context.Context) (Refused, error)
 	webhookSecret []byte
 }
 

@@ -327,17 +327,19 @@ type cliProject struct {
 // under a project whose newest revision is refused, its error and the
 // refused commit; raw prints the API's JSON instead.
 func printConfigStatus(ctx context.Context, c *client.Client, raw bool, stdout io.Writer) error {
-	if raw {
-		var v json.RawMessage
-		if err := c.Do(ctx, "GET", "/api/v1/projects", nil, &v); err != nil {
-			return err
-		}
-		_, err := fmt.Fprintf(stdout, "%s\n", v)
+	var answer json.RawMessage
+	if err := c.Do(ctx, "GET", "/api/v1/projects", nil, &answer); err != nil {
 		return err
 	}
 	var v struct{ Projects []cliProject }
-	if err := c.Do(ctx, "GET", "/api/v1/projects", nil, &v); err != nil {
+	if err := json.Unmarshal(answer, &v); err != nil {
 		return err
+	}
+	if raw {
+		if _, err := fmt.Fprintf(stdout, "%s\n", answer); err != nil {
+			return err
+		}
+		return refusedRevisions(v.Projects)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "PROJECT\tJOBS\tREVISION\tLOADED AT\tAUTHOR\tSUBJECT")
@@ -376,7 +378,22 @@ func printConfigStatus(ctx context.Context, c *client.Client, raw bool, stdout i
 		}
 		fmt.Fprintf(stdout, "\n%s: newest revision%s refused%s; %s keeps running:\n  %s\n", p.Project, refusedCommit, at, orNone(cf.Revision), cf.Error)
 	}
-	return nil
+	return refusedRevisions(v.Projects)
+}
+
+// refusedRevisions is the error of a config status in which a project's
+// newest revision is refused, so that scripts see it in the exit status.
+func refusedRevisions(projects []cliProject) error {
+	var refused []string
+	for _, p := range projects {
+		if p.Config != nil && p.Config.Error != "" {
+			refused = append(refused, p.Project)
+		}
+	}
+	if len(refused) == 0 {
+		return nil
+	}
+	return fmt.Errorf("the newest revision of %s is refused: %s", count(len(refused), "project"), strings.Join(refused, ", "))
 }
 
 // short is a revision as people quote it: a commit's (or hash's) first 12

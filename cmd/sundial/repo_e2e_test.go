@@ -129,8 +129,10 @@ func TestServeFollowsAConfigRepo(t *testing.T) {
 	}
 
 	bad := repo.commit("p: oops", map[string]string{"p": "jobs:\n" + job("a", "/a3") + "  - id: b\n    schedule: \"61 * * * *\"\n    noop: {}\n"})
-	if code, body := s.reimport(t, nil); code != http.StatusOK { // the local caller is the administrator
-		t.Fatalf("reimport by the administrator: %d %s", code, body)
+	// The local caller is the administrator. The refused commit is
+	// answered 422, naming the project and its error.
+	if code, body := s.reimport(t, nil); code != http.StatusUnprocessableEntity || !strings.Contains(body, `"refused"`) || !strings.Contains(body, "projects/p.yaml:7") {
+		t.Fatalf("reimport of an invalid commit: %d %s; want 422 naming projects/p.yaml:7", code, body)
 	}
 	status := projectConfig(t, s, "p")
 	for _, part := range []string{"projects/p.yaml:7", "schedule", "commit " + bad[:12]} {
@@ -143,9 +145,10 @@ func TestServeFollowsAConfigRepo(t *testing.T) {
 	}
 	// sundial config status prints the same: each project's commit, its
 	// author and subject, and p's error with the commit it refused.
+	// It exits 1, saying which project's revision is refused.
 	code, out, errOut := cli("config", "status", "--server", "http://"+s.addr)
-	if code != 0 {
-		t.Fatalf("sundial config status: %d %s", code, errOut)
+	if code != 1 || !strings.Contains(errOut, "the newest revision of 1 project is refused: p") {
+		t.Fatalf("sundial config status: %d %s; want exit 1 naming p", code, errOut)
 	}
 	for _, re := range []string{
 		`(?m)^p\s+1\s+` + second[:12] + `\s+\d{4}-\d\d-\d\dT\S+\s+Ada <ada@example.com>\s+p: a moves$`,
@@ -156,8 +159,8 @@ func TestServeFollowsAConfigRepo(t *testing.T) {
 			t.Errorf("sundial config status:\n%s\nwant a match of %s", out, re)
 		}
 	}
-	if code, out, _ := cli("config", "status", "--json", "--server", "http://"+s.addr); code != 0 || !strings.Contains(out, `"error_commit": "`+bad+`"`) {
-		t.Errorf("sundial config status --json: %d %s; want the API's JSON with error_commit", code, out)
+	if code, out, _ := cli("config", "status", "--json", "--server", "http://"+s.addr); code != 1 || !strings.Contains(out, `"error_commit": "`+bad+`"`) {
+		t.Errorf("sundial config status --json: %d %s; want exit 1 and the API's JSON with error_commit", code, out)
 	}
 
 	repo.commit("everything away", map[string]string{"p": "", "q": ""})
