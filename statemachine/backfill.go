@@ -33,8 +33,23 @@ func (m *Machine) onBackfillRequested(e BackfillRequested) error {
 		return fmt.Errorf("%w: the job's schedule accounts for the occurrences after %s itself; a backfill must start before it",
 			ErrRefused, j.Cursor.UTC().Format(time.RFC3339))
 	}
+	// A range the schedule never fires in (any range of a triggered
+	// job's) would run nothing: refused, rather than accepted and audited
+	// as if it did something.
+	if !firesIn(m.Schedule, e.From, to) {
+		return fmt.Errorf("%w: the job's schedule fires at no time in [%s, %s): there is nothing to backfill", ErrRefused,
+			e.From.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339))
+	}
 	j.Backfill = &Backfill{From: e.From, To: to, Next: e.From}
 	return nil
+}
+
+// firesIn reports whether s fires at some time in [from, to).
+func firesIn(s Schedule, from, to time.Time) bool {
+	for range s.Between(from, to) {
+		return true
+	}
+	return false
 }
 
 // onBackfillCanceled stops the backfill under way; what it had not started

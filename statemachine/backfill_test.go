@@ -89,6 +89,15 @@ func TestBackfill_Refusals(t *testing.T) {
 	g := newFixture(t, "@every 90s", sm.Policy{})
 	g.step(at(0), sm.Defined{}, tickLater(at(90*sec), 1))
 	g.refused(at(sec), sm.BackfillRequested{From: at(-hour), To: at(0)})
+
+	// A triggered job has no occurrences of its own, and an hourly one none
+	// between two hours: a backfill would run nothing. Before, it was
+	// accepted and audited, and ran nothing.
+	tr := newFixture(t, "triggered", sm.Policy{})
+	tr.step(at(0), sm.Defined{})
+	tr.refused(at(sec), sm.BackfillRequested{From: at(-hour), To: at(0)})
+	f.step(at(6*sec), sm.Defined{}, tickLater(at(hour), 2))
+	f.refused(at(7*sec), sm.BackfillRequested{From: at(-hour + minute), To: at(-minute)})
 }
 
 // TestBackfill_WaitsForPauseAndLiveRun: a backfill asked for while the job
