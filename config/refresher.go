@@ -61,6 +61,10 @@ type RefresherOptions struct {
 	// once; 0 means MaxFileSize. A file larger than the budget is parsed
 	// alone.
 	ParseBudget int64
+	// Source names where the configs come from, as the server claimed the
+	// database for it (engine.ClaimConfigSource): a pass finding the
+	// database claimed by another source changes nothing. "": no check.
+	Source string
 }
 
 // NewRefresher returns a refresher of the config directory dir, which has
@@ -190,6 +194,15 @@ func (r *Refresher) Reimport(ctx context.Context) (refused map[string]string, er
 func (r *Refresher) pass(ctx context.Context, applies *sync.WaitGroup) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.opts.Source != "" {
+		// Another server took the database over for its own configs
+		// (--config-moved): applying or removing anything now would fight
+		// it over every project.
+		if err := r.engine.CheckConfigSource(ctx, r.opts.Source); err != nil {
+			r.opts.Logger.Error("config refresh skipped: nothing applied or removed", "err", err)
+			return err
+		}
+	}
 	var errs []error
 	if r.list != nil {
 		sources, err := r.list.Sources(ctx, r.running)

@@ -187,6 +187,9 @@ func decodeProject(id string, b []byte) (Project, error) {
 // revisions applied yet, or one applied by a release before records) has
 // no grants: ok is false.
 func (e *Engine) Project(ctx context.Context, id string) (p Project, ok bool, err error) {
+	if id == sourceRecord {
+		return Project{ID: id}, false, nil
+	}
 	rec, err := e.store.Project(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return Project{ID: id}, false, nil
@@ -206,6 +209,9 @@ func (e *Engine) Projects(ctx context.Context) (map[string]Project, error) {
 	}
 	out := make(map[string]Project, len(recs))
 	for _, r := range recs {
+		if r.ID == sourceRecord {
+			continue
+		}
 		p, err := decodeProject(r.ID, r.Encoded)
 		if err != nil {
 			return nil, err

@@ -2,6 +2,8 @@ package server
 
 import (
 	"cmp"
+	"net/url"
+	"path/filepath"
 	"context"
 	"errors"
 	"fmt"
@@ -53,6 +55,9 @@ type ConfigSource struct {
 	// WebhookSecretFile holds the secret push webhooks sign reimports
 	// with.
 	WebhookSecretFile string
+	// Moved says the configs moved here on purpose: the database, whose
+	// projects another source defined, is taken over for this one.
+	Moved bool
 }
 
 // repoResources are what Check reads of a ConfigSource's files.
@@ -219,4 +224,44 @@ func (c *ConfigSource) logAttrs() []any {
 		return []any{"config_repo", c.Repo, "config_ref", c.Ref, "config_path", c.Path}
 	}
 	return []any{"config_dir", c.Dir}
+}
+
+// identity names where the configs come from, as a database records it
+// (engine.ClaimConfigSource): the directory's absolute path, or the
+// repos' URLs (without credentials), refs and paths. Servers sharing a
+// database must read the same source.
+func (c *ConfigSource) identity() (string, error) {
+	switch {
+	case c.ProjectsRepo != "":
+		return fmt.Sprintf("projects list %s in %s at %s", c.ProjectsFile, redactURL(c.ProjectsRepo), cmp.Or(c.ProjectsRef, "main")), nil
+	case c.ProjectsFile != "":
+		abs, err := absPath(c.ProjectsFile)
+		return "projects list " + abs, err
+	case c.Repo != "":
+		return fmt.Sprintf("config repo %s at %s, %s", redactURL(c.Repo), c.Ref, strings.TrimSuffix(c.Path, "/")), nil
+	}
+	abs, err := absPath(c.Dir)
+	return "config directory " + abs, err
+}
+
+// absPath is path absolute, its links followed where it exists.
+func absPath(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		return real, nil
+	}
+	return abs, nil
+}
+
+// redactURL is a repo URL without the user information it may carry.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	u.User = nil
+	return u.String()
 }

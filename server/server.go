@@ -118,8 +118,18 @@ func Run(ctx context.Context, s Settings, logger *slog.Logger, now func() time.T
 	if err != nil {
 		return err
 	}
-	p := assemble(&s, b, auth, roles, tgts, notifier, metrics, logger, now)
+	source, err := s.Configs.identity()
+	if err != nil {
+		return err
+	}
+	p := assemble(&s, b, auth, roles, tgts, notifier, metrics, logger, now, source)
 	eng = p.eng
+	if err := eng.ClaimConfigSource(ctx, source, s.Configs.Moved); err != nil {
+		if errors.Is(err, engine.ErrOtherConfigSource) {
+			return fmt.Errorf("%w. Servers on one database must read one config source: two would each remove the other's projects as gone from config. Start this one with the same source; or, if the configs moved here on purpose, with --config-moved, once every server reading the old source has stopped", err)
+		}
+		return err
+	}
 	// A directory that cannot be read at all is the operator's mistake, and
 	// better said now than as an empty server. The configs themselves are
 	// applied once the server listens (the refresher's first pass): a
@@ -225,7 +235,7 @@ type parts struct {
 	api http.Handler
 }
 
-func assemble(s *Settings, b *backends, auth signin.Setup, roles *access.Roles, tgts map[string]targets.Target, notifier engine.Notifier, metrics *web.Metrics, logger *slog.Logger, now func() time.Time) parts {
+func assemble(s *Settings, b *backends, auth signin.Setup, roles *access.Roles, tgts map[string]targets.Target, notifier engine.Notifier, metrics *web.Metrics, logger *slog.Logger, now func() time.Time, source string) parts {
 	eng := engine.New(b.store, b.queue, tgts, engine.Options{
 		Now:                now,
 		Config:             b.config,
@@ -241,6 +251,7 @@ func assemble(s *Settings, b *backends, auth signin.Setup, roles *access.Roles, 
 		Now:     now,
 		Logger:  logger,
 		Ticks:   b.ticks.refresh,
+		Source:  source,
 	})
 	if err != nil {
 		panic(err) // Check made them once already
