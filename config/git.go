@@ -22,13 +22,14 @@ import (
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 )
 
-// DefaultMaxRepoBytes bounds what one fetch of a config repo may bring: a
-// repo of configs is small, and a fetch of a huge one (a 2 GB mistake
-// committed beside them) must not take the server's memory.
+// DefaultMaxRepoBytes bounds what one read of a config repo may take (see
+// GitOptions.MaxBytes): a repo of configs is small, and a fetch of a huge
+// one (a 2 GB mistake committed beside them) must not take the server's
+// memory.
 const DefaultMaxRepoBytes = 64 << 20
 
-// ErrRepoTooLarge is the error of a fetch that brought more than
-// GitOptions.MaxBytes.
+// ErrRepoTooLarge is the error of a Read that took, or would have
+// inflated to, more than GitOptions.MaxBytes.
 var ErrRepoTooLarge = errors.New("the fetch is larger than the bound a config repo may have")
 
 // GitOptions say which repo, ref and path a GitSource reads.

@@ -46,8 +46,9 @@ type ConfigSource struct {
 	// Link is a link to a config file at a commit, naming {commit} and
 	// {path}.
 	Link string
-	// MaxBytes bounds what one fetch of a repo may bring; FetchTimeout
-	// how long one ls-remote and fetch may take.
+	// MaxBytes bounds what one read of a repo may take (config.GitOptions
+	// says what it covers); FetchTimeout how long one ls-remote and fetch
+	// may take.
 	MaxBytes     int64
 	FetchTimeout time.Duration
 	// WebhookSecretFile holds the secret push webhooks sign reimports
