@@ -109,10 +109,10 @@ func (r *gitRepo) addZeroBomb(path string) string {
 	return r.git("rev-parse", "HEAD")
 }
 
-// refFlood serves, over smart HTTP, a ref listing naming main (the repo's
-// own, so a fetch of it works) and then refs more refs, at about 70 bytes
-// each, made as they are sent; every other request goes to git's own
-// server of the repo.
+// refFlood serves, over smart HTTP, a ref listing of HEAD, then refs
+// made-up refs of about 70 bytes each, made as they are sent, then main
+// (the repo's own, so that a fetch of it works); every other request goes
+// to git's own server of the repo.
 func refFlood(t *testing.T, r *gitRepo, refs int) *gitServer {
 	t.Helper()
 	srv := serveGit(t, r)

@@ -23,7 +23,7 @@ const objectCost = 512
 // known to be within the bound, and none past the size its header says.
 // The objects stay packed, each inflated when it is read, so that what a
 // Read holds is the pack, its index and the objects it reads, and at the
-// worst, while the pack is indexed, a few times limit.
+// worst, while the pack is indexed, its largest object too: twice limit.
 func unpack(r io.Reader, limit int64) (*packObjects, error) {
 	pack, err := readPack(r, limit)
 	if err != nil {
