@@ -2,12 +2,12 @@ package server
 
 import (
 	"cmp"
-	"net/url"
-	"path/filepath"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -48,8 +48,9 @@ type ConfigSource struct {
 	// Link is a link to a config file at a commit, naming {commit} and
 	// {path}.
 	Link string
-	// MaxBytes bounds what one fetch of a repo may bring; FetchTimeout
-	// how long one ls-remote and fetch may take.
+	// MaxBytes bounds what one read of a repo may take (config.GitOptions
+	// says what it covers); FetchTimeout how long one ls-remote and fetch
+	// may take.
 	MaxBytes     int64
 	FetchTimeout time.Duration
 	// WebhookSecretFile holds the secret push webhooks sign reimports

@@ -41,7 +41,7 @@ func configFlags(fs *flag.FlagSet, c *server.ConfigSource) {
 	fs.StringVar(&c.User, "config-user", c.User, "the user name sent with --config-token-file")
 	fs.StringVar(&c.SSHKeyFile, "config-ssh-key-file", c.SSHKeyFile, "a file holding the private key that reads the config repos over ssh (host keys from ~/.ssh/known_hosts)")
 	fs.StringVar(&c.Link, "config-link", c.Link, "(default $SUNDIAL_CONFIG_LINK) a link to a config file at a commit, naming {commit} and {path}, e.g. https://github.com/ORG/REPO/blob/{commit}/{path}")
-	fs.Int64Var(&c.MaxBytes, "config-max-bytes", c.MaxBytes, "the most one fetch of a config repo may bring; a larger repo is refused")
+	fs.Int64Var(&c.MaxBytes, "config-max-bytes", c.MaxBytes, "the most one read of a config repo may take: over https every byte the remote sends (ref listing and pack), and the sizes the pack's objects inflate to; more is refused (docs/config.md)")
 	fs.DurationVar(&c.FetchTimeout, "config-fetch-timeout", c.FetchTimeout, "how long one ls-remote and fetch of a config repo may take")
 	fs.BoolVar(&c.Moved, "config-moved", c.Moved, "the configs moved here on purpose: take over a database whose projects another config source defined (every server reading the old source must have stopped)")
 	fs.StringVar(&c.WebhookSecretFile, "config-webhook-secret-file", c.WebhookSecretFile, "a file holding the secret push webhooks sign POST /api/v1/configs:reimport with (GitHub's X-Hub-Signature-256, GitLab's X-Gitlab-Token)")
