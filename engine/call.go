@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store"
 	"github.com/sundial-cron/sundial/targets"
+	"github.com/sundial-cron/sundial/task"
 )
 
 // carryOut makes the target calls that committed steps asked for, and
@@ -41,6 +43,13 @@ func (e *Engine) carryOut(ctx context.Context, jobID string, c committed) error 
 			if err != nil {
 				return err
 			}
+			if stopping(ctx) {
+				// The server stopped and ended the call: it is alive and
+				// knows the outcome, so it records it rather than leave a
+				// launch in doubt for the next start, and starts nothing
+				// more.
+				return e.recordAtStop(ctx, jobID, fn)
+			}
 			// What the call returned: the next launches wait for their
 			// own commits, not for this one.
 			more, err := e.update(store.Deferrable(ctx), jobID, fn)
@@ -58,6 +67,28 @@ func (e *Engine) carryOut(ctx context.Context, jobID string, c committed) error 
 		c = next
 	}
 	return nil
+}
+
+// stopRecordGrace bounds the write that records a call the server's stop
+// ended.
+const stopRecordGrace = 5 * time.Second
+
+// stopping reports whether ctx ended because the server is stopping and
+// its stop grace ran out (task.ErrStopping), not because the process died.
+func stopping(ctx context.Context) bool {
+	return ctx.Err() != nil && errors.Is(context.Cause(ctx), task.ErrStopping)
+}
+
+// recordAtStop records the outcome of a call that the server's stop ended,
+// on a context of its own, and returns the stop as the task's error: the
+// task comes again at the next start, and finds its step done.
+func (e *Engine) recordAtStop(ctx context.Context, jobID string, fn func(*jobTx) error) error {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopRecordGrace)
+	defer cancel()
+	if _, err := e.update(rctx, jobID, fn); err != nil {
+		return fmt.Errorf("%w; recording the call it ended: %w", context.Cause(ctx), err)
+	}
+	return context.Cause(ctx)
 }
 
 // targetRequest builds what the target is given for an attempt, from the
@@ -113,6 +144,9 @@ func (e *Engine) launch(ctx context.Context, jobID, invocation string, attempt i
 		callCtx, cancel := context.WithTimeout(ctx, timeout)
 		res = tgt.Launch(callCtx, req)
 		cancel()
+		if res.Status == targets.Failed && stopping(ctx) {
+			res.Message = "stopped with the server, its --stop-grace over: " + res.Message
+		}
 	}
 	return e.outcome(invocation, attempt, res), nil
 }

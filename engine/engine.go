@@ -289,7 +289,12 @@ func (e *Engine) finish(ctx context.Context, t task.Task, c committed, troubled 
 		// Expected: not the job's trouble, nor the queue's to report.
 		return fmt.Errorf("%w (%w)", err, task.ErrRetryLater)
 	case ctx.Err() != nil:
-		// The process stopping: not the job's trouble.
+		// The process stopping: not the job's trouble. A stop's cause
+		// (task.ErrStopping) goes with the error, so the queue can tell a
+		// clean stop from a failure.
+		if cause := context.Cause(ctx); !errors.Is(err, cause) {
+			return fmt.Errorf("%w: %w", cause, err)
+		}
 		return err
 	}
 	pe := asPermanent(err)

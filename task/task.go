@@ -22,6 +22,13 @@ import (
 // otherwise write thousands of warnings a minute into the server's log.
 var ErrRetryLater = errors.New("to be delivered again later")
 
+// ErrStopping is the cause a queue gives the contexts of the handlers it
+// stops when the server's stop grace (--stop-grace) runs out. Unlike the
+// death of the process, it leaves the process alive: what a handler
+// learned of its call it may still record, briefly, on a context of its
+// own.
+var ErrStopping = errors.New("the server is stopping: --stop-grace ran out")
+
 // Kind says what a task asks the engine to do.
 type Kind string
 

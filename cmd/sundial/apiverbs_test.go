@@ -37,6 +37,8 @@ func TestAPIVerbsAgainstARealServer(t *testing.T) {
     schedule: "0 0 1 1 *"
     noop: {}
 `)
+	// An hourly job has occurrences in the last two hours to backfill.
+	writeConfig(t, configs, "hist", "jobs:\n  - id: hourly\n    schedule: \"0 * * * *\"\n    noop: {}\n")
 	token := "api-verbs-admin-token-0123456789"
 	tokenFile := filepath.Join(dir, "token")
 	if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
@@ -91,13 +93,22 @@ func TestAPIVerbsAgainstARealServer(t *testing.T) {
 		t.Errorf("sundial jobs demo after the pause:\n%s", o)
 	}
 
-	// demo/tick is paused: its backfill waits for the resume, so the
+	// A backfill of a range the yearly demo/tick never fires in would run
+	// nothing: refused, saying so.
+	from, to := time.Now().UTC().Add(-2*time.Hour).Format(time.RFC3339), time.Now().UTC().Format(time.RFC3339)
+	if code, _, e := cli(append([]string{"backfill", "demo/tick", "--from", from, "--to", to}, api...)...); code != 1 || !strings.Contains(e, "409 Conflict") || !strings.Contains(e, "nothing to backfill") {
+		t.Errorf("sundial backfill of a range with no occurrence = %d %q", code, e)
+	}
+	// hist/hourly is paused: its backfill waits for the resume, so the
 	// cancel finds it, and a second cancel has nothing to stop.
-	from, to := time.Now().UTC().Add(-time.Hour).Format(time.RFC3339), time.Now().UTC().Format(time.RFC3339)
-	if code, o, e := cli(append([]string{"backfill", "demo/tick", "--from", from, "--to", to}, api...)...); code != 0 || !strings.HasPrefix(o, "backfilling demo/tick: ") {
+	waitForJob(t, srv, "hist", "hourly")
+	if code, o, e := cli(append([]string{"pause", "hist/hourly", "--reason", "backfill"}, api...)...); code != 0 {
+		t.Fatalf("sundial pause hist/hourly = %d %q %q", code, o, e)
+	}
+	if code, o, e := cli(append([]string{"backfill", "hist/hourly", "--from", from, "--to", to}, api...)...); code != 0 || !strings.HasPrefix(o, "backfilling hist/hourly: ") {
 		t.Errorf("sundial backfill = %d %q %q", code, o, e)
 	}
-	if code, o, e := cli(append([]string{"backfill", "demo/tick", "--cancel"}, api...)...); code != 0 || o != "canceled the backfill of demo/tick\n" {
+	if code, o, e := cli(append([]string{"backfill", "hist/hourly", "--cancel"}, api...)...); code != 0 || o != "canceled the backfill of hist/hourly\n" {
 		t.Errorf("sundial backfill --cancel = %d %q %q", code, o, e)
 	}
 	if code, _, e := cli(append([]string{"backfill", "demo/tick", "--cancel"}, api...)...); code != 1 || !strings.Contains(e, "409 Conflict") || !strings.Contains(e, "no backfill is under way") {

@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"github.com/sundial-cron/sundial/store/sqlite"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -116,5 +118,52 @@ func TestServeCommandUserRefusesReadableSecrets(t *testing.T) {
 		"--command-projects", "p", "--command-user", "nobody", "--admin-token-file", token}, io.Discard, &stderr, time.Now)
 	if code != 1 || !strings.Contains(stderr.String(), want) {
 		t.Errorf("serve: exit %d, log:\n%s\nwant exit 1 and %q", code, stderr.String(), want)
+	}
+}
+
+// A command the server ends itself when --stop-grace runs out, at a
+// SIGTERM, has a known outcome: its invocation reads FAILED, saying the
+// server stopped it, and the clean stop logs no warning. Before, it read
+// FAILED: launch outcome unknown after the next start, and the stop
+// logged a WARN "task failed ... context canceled".
+func TestServeStopRecordsTheCommandItEnded(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	configs := filepath.Join(dir, "configs")
+	mkdir(t, configs)
+	writeConfig(t, configs, "ops", "jobs:\n  - id: long\n    schedule: triggered\n    command:\n      argv: [/bin/sleep, \"300\"]\n")
+	db := filepath.Join(dir, "sundial.db")
+	s := serve(t, "--db", db, "--config-dir", configs, "--command-projects", "ops", "--stop-grace", "2s", "--command-cgroup", "none")
+	waitForJob(t, s, "ops", "long")
+	if code := post(t, "http://"+s.addr+"/api/v1/projects/ops/jobs/long/trigger", nil); code != http.StatusAccepted {
+		t.Fatalf("trigger: %d", code)
+	}
+	waitUntil(t, time.Minute, "the command to run", func() bool {
+		var inv struct{ Status string }
+		s.getJSON(t, "/api/v1/projects/ops/jobs/long/invocations/manual-1", &inv)
+		return inv.Status == "RUNNING"
+	})
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.done:
+	case <-time.After(time.Minute):
+		t.Fatal("sundial serve did not stop within a minute of SIGTERM")
+	}
+	st, err := sqlite.Open(db, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	inv, err := st.Invocation(withTimeout(t, time.Minute), "ops/long", "manual-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inv.Status != "FAILED" || !strings.Contains(inv.Message, "stopped with the server") {
+		t.Errorf("the command the stop ended reads %s %q; want FAILED, stopped with the server", inv.Status, inv.Message)
+	}
+	for line := range strings.Lines(s.log.String()) {
+		if strings.Contains(line, `"level":"WARN"`) && strings.Contains(line, "task failed") {
+			t.Errorf("a clean stop logged a warning: %s", line)
+		}
 	}
 }

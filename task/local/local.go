@@ -102,9 +102,6 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// errStopping is the cause handlers see when StopGrace ran out.
-var errStopping = errors.New("the dispatcher is stopping")
-
 // DefaultWorkers is Options.Workers' default.
 const DefaultWorkers = 2048
 
@@ -438,7 +435,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 			done = nil
 			d.store.Adopt(nil)
 			if d.opts.StopGrace > 0 {
-				stop := time.AfterFunc(d.opts.StopGrace, func() { stopHandlers(errStopping) })
+				stop := time.AfterFunc(d.opts.StopGrace, func() { stopHandlers(task.ErrStopping) })
 				defer stop.Stop()
 			}
 		}
@@ -712,11 +709,16 @@ func (d *Dispatcher) settle(now time.Time, outs []outcome, inflight map[string]b
 			continue
 		}
 		eta := now.Add(d.backoff(o.claimed.Failures + 1))
-		level := slog.LevelWarn
-		if errors.Is(o.err, task.ErrRetryLater) {
+		level, msg := slog.LevelWarn, "task/local: task failed"
+		switch {
+		case errors.Is(o.err, task.ErrRetryLater):
 			level = slog.LevelDebug
+		case errors.Is(o.err, task.ErrStopping):
+			// A clean stop, not the task's trouble: it comes again at the
+			// next start.
+			level, msg = slog.LevelInfo, "task/local: task stopped with the server"
 		}
-		d.log.Log(context.Background(), level, "task/local: task failed", "task", o.claimed.Task.String(), "failures", o.claimed.Failures+1, "retry_at", eta, "err", o.err)
+		d.log.Log(context.Background(), level, msg, "task", o.claimed.Task.String(), "failures", o.claimed.Failures+1, "retry_at", eta, "err", o.err)
 		retry = append(retry, sqlite.Retry{Name: name, ETA: eta})
 	}
 	return done, retry, back

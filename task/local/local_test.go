@@ -554,8 +554,8 @@ func TestRunStopsHandlersAfterStopGrace(t *testing.T) {
 	<-started
 	cancel()
 	<-stopped
-	if got := <-cause; !errors.Is(got, errStopping) {
-		t.Errorf("the handler's context ended with %v; want %v", got, errStopping)
+	if got := <-cause; !errors.Is(got, task.ErrStopping) {
+		t.Errorf("the handler's context ended with %v; want %v", got, task.ErrStopping)
 	}
 	tasks, err := s.Tasks(t.Context(), 10)
 	if err != nil || len(tasks) != 1 || tasks[0].Nonce != 1 {
