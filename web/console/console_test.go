@@ -54,6 +54,11 @@ func TestPagesShowOnlyWhatTheViewerMayRead(t *testing.T) {
 	if p := s.get(t, outsider, "/"); strings.Contains(p.text(), "payments") {
 		t.Errorf("the outsider's projects page shows payments: %q", p.text())
 	}
+	// The configs page's changes of the last import name its one job
+	// alone; before, they named every job the import added.
+	if p := s.get(t, narrow, "/configs"); !strings.Contains(p.text(), "nightly-report") || strings.Contains(p.raw, "settle") || strings.Contains(p.raw, "reconcile") {
+		t.Errorf("the narrow reader's configs page shows %q; want payments' changes of nightly-report alone", p.text())
+	}
 	if p := s.get(t, outsider, "/configs"); strings.Contains(p.text(), "search.yaml") {
 		t.Errorf("the outsider's configs page shows search's config: %q", p.text())
 	}

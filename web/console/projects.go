@@ -75,9 +75,14 @@ func (c *console) projects(w http.ResponseWriter, r *http.Request, v viewer) err
 	return nil
 }
 
-// projectRows reads every project's record and every job once: the
-// counts are the viewer's, so a job it may not read is not counted. It
-// returns the readable jobs that need a look too.
+// projectRows reads every project's record, and the jobs of the projects
+// the viewer sees: the counts are the viewer's, so a job it may not read
+// is not counted. It returns the readable jobs that need a look too.
+//
+// Only a viewer who sees projects with no grants (an administrator) reads
+// every job, which is what it sees; anyone else reads only the projects it
+// sees, so an anonymous caller who sees none costs a read of the projects'
+// records and no more, however many jobs the store holds.
 func (c *console) projectRows(ctx context.Context, v viewer) ([]projectRow, []attention, error) {
 	records, err := c.Engine.Projects(ctx)
 	if err != nil {
@@ -97,7 +102,7 @@ func (c *console) projectRows(ctx context.Context, v viewer) ([]projectRow, []at
 		tallies[id] = &tally{states: map[string]int{}}
 		readable[id] = c.readable(v, p.Grants)
 	}
-	err = scanJobs(ctx, c.Store, "", func(j *store.JobRecord) error {
+	count := func(j *store.JobRecord) error {
 		may, ok := readable[j.Project]
 		if !ok {
 			if _, known := records[j.Project]; known {
@@ -128,7 +133,16 @@ func (c *console) projectRows(ctx context.Context, v viewer) ([]projectRow, []at
 			look = append(look, attention{ID: j.ID, URL: jobURL(j.ID), Failures: view.State.Failures, TaskFailures: view.Health.TaskFailures})
 		}
 		return nil
-	})
+	}
+	if c.Roles.Sees(v.ID, nil) {
+		err = scanJobs(ctx, c.Store, "", count)
+	} else {
+		for _, id := range slices.Sorted(maps.Keys(readable)) {
+			if err = scanJobs(ctx, c.Store, id, count); err != nil {
+				break
+			}
+		}
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -206,10 +220,27 @@ func (c *console) configs(w http.ResponseWriter, r *http.Request, v viewer) erro
 	}
 	page := configsPage{Now: c.Now()}
 	for _, id := range slices.Sorted(maps.Keys(records)) {
-		if p := records[id]; c.Roles.Sees(v.ID, p.Grants) {
-			page.Projects = append(page.Projects, p)
+		p := records[id]
+		if !c.Roles.Sees(v.ID, p.Grants) {
+			continue
 		}
+		if jobs, all := c.Roles.ReadableJobs(v.ID, p.Grants); !all && p.Changes != nil {
+			p.Changes = onlyJobs(p.Changes, jobs)
+		}
+		page.Projects = append(page.Projects, p)
 	}
 	c.renderTitled(w, r, v, http.StatusOK, "configs", "Configs", []crumb{{Name: "Configs"}}, page)
 	return nil
+}
+
+// onlyJobs is what a viewer limited to some jobs sees of an import's
+// changes: the changes of those jobs, counted alone, so that no other
+// job's name or number shows.
+func onlyJobs(ch *engine.Changes, jobs []string) *engine.Changes {
+	keep := func(names []string) []string {
+		return slices.DeleteFunc(slices.Clone(names), func(n string) bool { return !slices.Contains(jobs, n) })
+	}
+	out := &engine.Changes{Added: keep(ch.Added), Changed: keep(ch.Changed), Removed: keep(ch.Removed)}
+	out.AddedCount, out.ChangedCount, out.RemovedCount = len(out.Added), len(out.Changed), len(out.Removed)
+	return out
 }
