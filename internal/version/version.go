@@ -11,13 +11,16 @@
 // modified). Go records the commit's time, not the build's, so that two
 // builds of one commit are the same file; Sundial says no more.
 //
-// A build without the repository's history (from a source archive, or
-// with -buildvcs=false) can be given what it lacks by the linker, each
-// value taking the place of the recorded one:
+// Go records none of it in a git worktree (whose .git is a file), from a
+// source archive, or with -buildvcs=false; such a build is given what it
+// lacks by the linker, each value taking the place of the recorded one (a
+// revision given says the checkout is unmodified unless modified=true is
+// given too), as deploy/container/build does:
 //
 //	go build -ldflags "-X github.com/sundial-cron/sundial/internal/version.version=v0.1.0
 //	  -X github.com/sundial-cron/sundial/internal/version.revision=<40 hex digits>
-//	  -X github.com/sundial-cron/sundial/internal/version.commitTime=2026-03-01T12:00:00Z" ./cmd/sundial
+//	  -X github.com/sundial-cron/sundial/internal/version.commitTime=2026-03-01T12:00:00Z
+//	  -X github.com/sundial-cron/sundial/internal/version.modified=true" ./cmd/sundial
 package version
 
 import (
@@ -28,7 +31,7 @@ import (
 
 // Set by the linker (-X) for a build without VCS information; see the
 // package comment.
-var version, revision, commitTime string
+var version, revision, commitTime, modified string
 
 // devel is the version of a build Go could not stamp: its own word for it.
 const devel = "(devel)"
@@ -53,7 +56,7 @@ type Info struct {
 // Get returns the running binary's build.
 func Get() Info {
 	bi, _ := debug.ReadBuildInfo()
-	return linked(fromBuildInfo(bi), version, revision, commitTime)
+	return linked(fromBuildInfo(bi), version, revision, commitTime, modified)
 }
 
 // fromBuildInfo reads what the toolchain recorded; bi is nil in a binary
@@ -84,13 +87,13 @@ func fromBuildInfo(bi *debug.BuildInfo) Info {
 
 // linked lays what the linker set over info. A commit time that does not
 // parse is left out rather than shown as something it is not.
-func linked(info Info, version, revision, commitTime string) Info {
+func linked(info Info, version, revision, commitTime, modified string) Info {
 	if version != "" {
 		info.Version = version
 	}
 	if revision != "" {
 		info.Revision = revision
-		info.Modified = false
+		info.Modified = modified == "true"
 	}
 	if commitTime != "" {
 		info.CommitTime, _ = time.Parse(time.RFC3339, commitTime)

@@ -70,18 +70,21 @@ func TestTheLinkersSettingsTakeThePlaceOfTheRecordedOnes(t *testing.T) {
 		t.Fatal(err)
 	}
 	recorded := fromBuildInfo(bi)
-	got := linked(recorded, "v0.2.0", "0123456789abcdef0123456789abcdef01234567", "2026-04-02T08:30:00Z")
+	got := linked(recorded, "v0.2.0", "0123456789abcdef0123456789abcdef01234567", "2026-04-02T08:30:00Z", "")
 	if got.Version != "v0.2.0" || got.Revision != "0123456789abcdef0123456789abcdef01234567" ||
 		!got.CommitTime.Equal(time.Date(2026, 4, 2, 8, 30, 0, 0, time.UTC)) {
 		t.Errorf("got %+v, want the linker's version, revision and time", got)
 	}
 	if got.Modified {
-		t.Error("a revision the linker names says nothing of local changes: want modified false")
+		t.Error("a revision the linker names without modified=true: got modified, want not")
 	}
-	if same := linked(recorded, "", "", ""); same != recorded {
+	if got := linked(recorded, "", "0123456789abcdef0123456789abcdef01234567", "", "true"); !got.Modified {
+		t.Error("modified=true: got not modified")
+	}
+	if same := linked(recorded, "", "", "", ""); same != recorded {
 		t.Errorf("no linker settings: got %+v, want the recorded %+v", same, recorded)
 	}
-	if bad := linked(recorded, "", "", "yesterday"); !bad.CommitTime.IsZero() {
+	if bad := linked(recorded, "", "", "yesterday", ""); !bad.CommitTime.IsZero() {
 		t.Errorf("a commit time that does not parse: got %v, want it left out", bad.CommitTime)
 	}
 }
@@ -99,6 +102,7 @@ func TestTheLinkersSettingsReachTheBinary(t *testing.T) {
 		"-X", pkg + ".version=v0.1.0",
 		"-X", pkg + ".revision=1cf3b5f0a2b4c6d8e0f1a2b3c4d5e6f708192a3b",
 		"-X", pkg + ".commitTime=2026-03-01T12:00:00Z",
+		"-X", pkg + ".modified=true",
 	}, " "), "./testdata/show")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
@@ -112,8 +116,8 @@ func TestTheLinkersSettingsReachTheBinary(t *testing.T) {
 		t.Fatalf("%s: %v", out, err)
 	}
 	if got.Version != "v0.1.0" || got.Revision != "1cf3b5f0a2b4c6d8e0f1a2b3c4d5e6f708192a3b" ||
-		!got.CommitTime.Equal(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)) || got.GoVersion != runtime.Version() {
-		t.Errorf("got %s, want the linker's version, revision and time and this Go", out)
+		!got.CommitTime.Equal(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)) || !got.Modified || got.GoVersion != runtime.Version() {
+		t.Errorf("got %s, want the linker's version, revision, time and modified, and this Go", out)
 	}
 }
 
