@@ -16,6 +16,7 @@
 //	sundial whoami                  who a server takes the caller for
 //	sundial config status           each project's config revision and its last error
 //	sundial token new               make a static token for a machine
+//	sundial version                 which build this is: version, commit, Go
 //
 // Bad input exits with status 2 and the error on stderr.
 package main
@@ -52,6 +53,7 @@ const usage = `usage:
   sundial config status [--json] [API flags]
       API flags: --server URL (default http://127.0.0.1:8080) --token-file FILE (default: $SUNDIAL_TOKEN) --timeout D
   sundial token new --identity serviceAccount:EMAIL|user:EMAIL
+  sundial version [--json]     (or sundial --version)
 `
 
 // exitUsage is the status for bad input, so scripts can tell it from a
@@ -80,6 +82,8 @@ func run(args []string, stdout, stderr io.Writer, now func() time.Time) int {
 		return runAPIVerb(args[0], args[1:], stdout, stderr)
 	case "token":
 		return runToken(args[1:], stdout, stderr)
+	case "version", "--version":
+		return runVersion(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
