@@ -21,7 +21,9 @@ import (
 	"github.com/sundial-cron/sundial/access"
 	"github.com/sundial-cron/sundial/config"
 	"github.com/sundial-cron/sundial/engine"
+	"github.com/sundial-cron/sundial/internal/sdnotify"
 	"github.com/sundial-cron/sundial/retention"
+	"github.com/sundial-cron/sundial/store"
 	"github.com/sundial-cron/sundial/targets"
 	"github.com/sundial-cron/sundial/targets/urlfetch"
 	"github.com/sundial-cron/sundial/task"
@@ -168,7 +170,13 @@ func Run(ctx context.Context, s Settings, logger *slog.Logger, now func() time.T
 	if auth.SingleUser() {
 		logger.Info("single-user mode: no sign-in is configured, so every caller on this machine of the server's own user (or root) is an administrator; others need a token", "admin_token", s.SignIn.AdminTokenFile != "")
 	}
+	// The database is open and the listener accepts: a Type=notify unit
+	// is started now, and its watchdog is petted while the store answers.
+	if err := sdnotify.Ready(); err != nil {
+		logger.Warn("telling systemd the server is ready", "err", err)
+	}
 	services := append(slices.Clone(b.services), p.passes...)
+	services = append(services, systemdWatchdog{store: b.store, now: now, logger: logger})
 	return runServer(ctx, logger, ln, srv, b.shutdownGrace, services...)
 }
 
@@ -340,6 +348,9 @@ func runServer(ctx context.Context, logger *slog.Logger, ln net.Listener, srv *h
 		<-runCtx.Done()
 		if ctx.Err() != nil {
 			logger.Info("stopping: no new tasks; running invocations have until the grace ends")
+			if err := sdnotify.Stopping(); err != nil {
+				logger.Warn("telling systemd the server is stopping", "err", err)
+			}
 		}
 		shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
 		defer cancel()
@@ -349,6 +360,23 @@ func runServer(ctx context.Context, logger *slog.Logger, ln net.Listener, srv *h
 	err := g.Wait()
 	logger.Info("stopped")
 	return err
+}
+
+// systemdWatchdog pets systemd's watchdog (WatchdogSec=) while the store
+// answers an indexed read, the one the watchdog pass makes, within half
+// the interval: a server whose database hangs is restarted. It asks
+// nothing of the HTTP server, which callers can keep busy on purpose.
+type systemdWatchdog struct {
+	store  store.Store
+	now    func() time.Time
+	logger *slog.Logger
+}
+
+func (w systemdWatchdog) Run(ctx context.Context) error {
+	return sdnotify.Watchdog(ctx, w.logger, func(ctx context.Context) error {
+		_, err := w.store.Overdue(ctx, w.now(), 1)
+		return err
+	})
 }
 
 // refreshTicks ticks every period, give or take a tenth, and at every

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"github.com/sundial-cron/sundial/internal/version"
 	"net/http"
 	"strings"
 	"time"
@@ -109,7 +110,7 @@ func NewMetrics(backlog Backlog) *Metrics {
 		}
 	}
 	m.reg.MustRegister(m.ended, m.endedAsLaunches, m.lateness, m.skipped, m.repairs, m.disabled, m.failures, m.notified,
-		troubleCollector{m.troubles},
+		troubleCollector{m.troubles}, version.Collector(),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if backlog != nil {
 		m.reg.MustRegister(backlogCollector{backlog})

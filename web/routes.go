@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/sundial-cron/sundial/access"
+	"github.com/sundial-cron/sundial/internal/version"
 )
 
 // route is one API route: what it answers, who may call it, and the query
@@ -32,6 +33,9 @@ func (s *server) routes() []route {
 	paging := []string{"limit", "cursor"}
 	return []route{
 		{method: "GET", path: prefix + "/whoami", handle: s.whoami},
+		// What runs, which /metrics' sundial_build_info says too: no
+		// secret, so anyone who reaches the server may ask.
+		{method: "GET", path: prefix + "/version", handle: func(*http.Request) (int, any, error) { return http.StatusOK, version.Get(), nil }},
 		{method: "GET", path: prefix + "/projects", perm: access.Read, handle: s.listProjects},
 		{method: "GET", path: prefix + "/projects/{project}/jobs", perm: access.Read, query: paging, handle: s.listJobs},
 		{method: "GET", path: jobPath, perm: access.Read, query: paging, handle: s.getJob},
