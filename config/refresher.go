@@ -401,6 +401,11 @@ func (r *Refresher) apply(ctx context.Context, f found, rev string, ps *projectS
 		r.failed(ctx, f.Project, f.Path, f.commit, err)
 		return
 	}
+	if run, ok := r.unchangedSince(ctx, f, rev); ok {
+		seen = rev
+		r.opts.Logger.Info("config unchanged", "project", f.Project, "file", f.Path, "revision", run[:12], "read_at", f.commit.SHA[:12])
+		return
+	}
 	p, err := r.parse(ctx, f.File)
 	if err != nil {
 		if ctx.Err() == nil { // the bytes are at fault, not a stop
@@ -413,12 +418,28 @@ func (r *Refresher) apply(ctx context.Context, f found, rev string, ps *projectS
 	if commit != nil {
 		id = commit.SHA
 	}
-	if err := r.engine.ApplyProject(ctx, p.ID, engine.Revision{ID: id, File: f.Path, Jobs: p.Jobs, Grants: p.Grants, Commit: commit}); err != nil {
+	if err := r.engine.ApplyProject(ctx, p.ID, engine.Revision{ID: id, File: f.Path, Jobs: p.Jobs, Grants: p.Grants, Commit: commit, Content: rev}); err != nil {
 		r.failed(ctx, f.Project, f.Path, f.commit, err)
 		return
 	}
 	seen = rev
 	r.opts.Logger.Info("config applied", "project", p.ID, "file", f.Path, "revision", id[:12], "jobs", len(p.Jobs))
+}
+
+// unchangedSince reports whether the project runs f's very bytes, read at
+// an older commit, with no error since: a restart, or a commit that
+// changed other files of a shared repo, then changes nothing, and the
+// revision stays the commit that last changed the file, not the newest.
+// It returns the revision running.
+func (r *Refresher) unchangedSince(ctx context.Context, f found, rev string) (string, bool) {
+	if f.commit == nil {
+		return "", false
+	}
+	p, ok, err := r.engine.Project(ctx, f.Project)
+	if err != nil || !ok || p.Content != rev || p.Commit == nil || p.Error != "" || p.File != f.Path {
+		return "", false
+	}
+	return p.Revision, true
 }
 
 // engineCommit is the commit a project's record keeps for f, or nil.

@@ -38,6 +38,9 @@ type Revision struct {
 	// Commit is the commit the revision was read at; nil for a
 	// directory's.
 	Commit *Commit
+	// Content is the hash of the file's bytes, by which a later read of
+	// the same bytes at a newer commit is known for the revision running.
+	Content string
 }
 
 // ApplyProject makes a project's jobs what one revision of its config
@@ -145,7 +148,7 @@ func (e *Engine) ApplyProject(ctx context.Context, project string, rev Revision)
 		return errors.Join(errs...)
 	}
 	p := Project{ID: project, Revision: rev.ID, AppliedAt: e.opts.Now().Round(0).UTC(), Grants: rev.Grants,
-		File: rev.File, Jobs: len(rev.Jobs), Commit: rev.Commit, Changes: changes}
+		File: rev.File, Jobs: len(rev.Jobs), Commit: rev.Commit, Content: rev.Content, Changes: changes}
 	err = e.store.UpdateProject(ctx, project, func(old *store.ProjectRecord) (*store.ProjectRecord, error) {
 		p.Changes = changes
 		if old != nil {

@@ -37,6 +37,9 @@ type Project struct {
 	// Changes is what applying Revision did to the project's jobs; nil
 	// for a record written before changes were kept.
 	Changes *Changes
+	// Content is the hash of the bytes Revision was read from; "" for a
+	// record written before it was kept.
+	Content string
 }
 
 // Changes is what one applied revision did to a project's jobs: the ids
@@ -100,6 +103,10 @@ type storedProject struct {
 	// The changes were added within version 1 too: a release before them
 	// drops them, and the next revision it applies has none.
 	Changes *storedChanges `json:"changes,omitempty"`
+	// The content hash was added within version 1 too: a release before
+	// it drops it, and a restart then attributes an unchanged file to the
+	// newest commit once.
+	Content string `json:"content,omitempty"`
 }
 
 type storedChanges struct {
@@ -127,7 +134,7 @@ type storedGrant struct {
 
 func encodeProject(p Project) ([]byte, error) {
 	out := storedProject{Version: projectVersion, Revision: p.Revision, AppliedAt: p.AppliedAt,
-		File: p.File, Jobs: p.Jobs, Error: p.Error, ErrorAt: p.ErrorAt, ErrorCommit: p.ErrorCommit}
+		File: p.File, Jobs: p.Jobs, Error: p.Error, ErrorAt: p.ErrorAt, ErrorCommit: p.ErrorCommit, Content: p.Content}
 	if c := p.Commit; c != nil {
 		out.Commit = &storedCommit{SHA: c.SHA, Author: c.Author, Time: c.Time.Round(0).UTC(), Subject: c.Subject, Link: c.Link}
 	}
@@ -157,7 +164,7 @@ func decodeProject(id string, b []byte) (Project, error) {
 		return Project{}, fmt.Errorf("project %s: stored record of version %d: this release reads version %d", id, in.Version, projectVersion)
 	}
 	p := Project{ID: id, Revision: in.Revision, AppliedAt: in.AppliedAt,
-		File: in.File, Jobs: in.Jobs, Error: in.Error, ErrorAt: in.ErrorAt, ErrorCommit: in.ErrorCommit}
+		File: in.File, Jobs: in.Jobs, Error: in.Error, ErrorAt: in.ErrorAt, ErrorCommit: in.ErrorCommit, Content: in.Content}
 	if c := in.Commit; c != nil {
 		p.Commit = &Commit{SHA: c.SHA, Author: c.Author, Time: c.Time, Subject: c.Subject, Link: c.Link}
 	}

@@ -31,6 +31,9 @@ type apiFlags struct {
 // calls the server's API and prints the answer readably; the API's error
 // goes to stderr with exit status 1.
 func runAPIVerb(verb string, args []string, stdout, stderr io.Writer) int {
+	// Everything printed may hold what a config's author or a caller
+	// wrote: no escape sequence of theirs reaches the terminal.
+	stdout, stderr = &inert{w: stdout}, &inert{w: stderr}
 	fs := flag.NewFlagSet("sundial "+verb, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var f apiFlags

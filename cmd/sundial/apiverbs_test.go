@@ -92,6 +92,14 @@ func TestAPIVerbsAgainstARealServer(t *testing.T) {
 	if _, o, _ := cli(append([]string{"jobs", "demo"}, api...)...); !regexp.MustCompile(`(?m)^demo/tick\s+PAUSED\s.*again$`).MatchString(o) {
 		t.Errorf("sundial jobs demo after the pause:\n%s", o)
 	}
+	// A reason holding an escape sequence prints it visible: it never
+	// reaches the terminal as one.
+	if code, o, e := cli(append([]string{"resume", "demo/tick"}, api...)...); code != 0 {
+		t.Fatalf("sundial resume = %d %q %q", code, o, e)
+	}
+	if code, o, e := cli(append([]string{"pause", "demo/tick", "--reason", "again\x1b[2K\u009b2J"}, api...)...); code != 0 || strings.ContainsAny(o, "\x1b\u009b") || !strings.Contains(o, `again\x1b[2K\u009b2J`) {
+		t.Errorf("sundial pause with an escape in the reason = %d %q %q; want it shown as \\x1b and \\u009b", code, o, e)
+	}
 
 	// A backfill of a range the yearly demo/tick never fires in would run
 	// nothing: refused, saying so.

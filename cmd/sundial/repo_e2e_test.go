@@ -239,3 +239,41 @@ func (s *runningServer) jobState(t *testing.T, project, job string) string {
 	}
 	return getJob(t, s, project, job).State
 }
+
+// A project's revision is the commit that last changed its file, across
+// restarts: after a commit that changes only q, and a restart, p still
+// runs the commit that last changed p. Before, a restart attributed every
+// project of a shared repo to the newest commit.
+func TestServeKeepsEachProjectsCommitAcrossARestart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	repo := newConfigRepo(t)
+	job := "jobs:\n  - id: a\n    schedule: triggered\n    noop: {}\n"
+	first := repo.commit("p and q", map[string]string{"p": job, "q": job})
+	args := []string{"--db", filepath.Join(dir, "sundial.db"), "--config-repo", "file://" + repo.dir, "--config-path", "projects", "--config-refresh", "1h"}
+	s := serve(t, args...)
+	waitForJob(t, s, "p", "a")
+	waitForJob(t, s, "q", "a")
+	second := repo.commit("q only", map[string]string{"q": job + "  - id: b\n    schedule: triggered\n    noop: {}\n"})
+	if code, body := s.reimport(t, nil); code != http.StatusOK {
+		t.Fatalf("reimport: %d %s", code, body)
+	}
+	if p, q := projectConfig(t, s, "p").Revision, projectConfig(t, s, "q").Revision; p != first || q != second {
+		t.Fatalf("after the second commit p runs %s and q %s; want %s and %s", p, q, first, second)
+	}
+	s.stop(t)
+	s = serve(t, args...)
+	// The first pass after the restart reads p: applied again, or found
+	// unchanged.
+	waitUntil(t, time.Minute, "the restarted server to read p", func() bool {
+		for line := range strings.Lines(s.log.String()) {
+			if strings.Contains(line, `"project":"p"`) && (strings.Contains(line, `"config applied"`) || strings.Contains(line, `"config unchanged"`)) {
+				return true
+			}
+		}
+		return false
+	})
+	if p := projectConfig(t, s, "p").Revision; p != first {
+		t.Errorf("after a restart p runs %s; want %s, the commit that last changed its file", p, first)
+	}
+}
