@@ -401,7 +401,7 @@ func (r *Refresher) apply(ctx context.Context, f found, rev string, ps *projectS
 		r.failed(ctx, f.Project, f.Path, f.commit, err)
 		return
 	}
-	if run, ok := r.unchangedSince(ctx, f, rev); ok {
+	if run, ok := r.unchangedSince(ctx, f, rev); ok && !moved {
 		seen = rev
 		r.opts.Logger.Info("config unchanged", "project", f.Project, "file", f.Path, "revision", run[:12], "read_at", f.commit.SHA[:12])
 		return
