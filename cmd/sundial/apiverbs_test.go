@@ -13,9 +13,9 @@ import (
 	"time"
 )
 
-// cli runs the sundial command in-process and returns its exit status,
+// sundial runs the sundial command in-process and returns its exit status,
 // stdout and stderr.
-func cli(args ...string) (int, string, string) {
+func sundial(args ...string) (int, string, string) {
 	var out, errOut bytes.Buffer
 	code := run(args, &out, &errOut, time.Now)
 	return code, out.String(), errOut.String()
@@ -57,7 +57,7 @@ func TestAPIVerbsAgainstARealServer(t *testing.T) {
 
 	var out string
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
-		code, o, e := cli(append([]string{"jobs", "demo"}, api...)...)
+		code, o, e := sundial(append([]string{"jobs", "demo"}, api...)...)
 		if code == 0 && strings.Contains(o, "demo/tick") {
 			out = o
 			break
@@ -84,45 +84,45 @@ func TestAPIVerbsAgainstARealServer(t *testing.T) {
 		{[]string{"resume", "demo", "--prefix", "on-", "--paused-for", "incident 9"}, "resumed demo/on-demand\n1 resumed, 0 unchanged, 0 failed\n"},
 	}
 	for _, s := range steps {
-		code, o, e := cli(append(s.args, api...)...)
+		code, o, e := sundial(append(s.args, api...)...)
 		if code != 0 || o != s.want {
 			t.Errorf("sundial %s = %d %q %q; want 0 %q", strings.Join(s.args, " "), code, o, e, s.want)
 		}
 	}
-	if _, o, _ := cli(append([]string{"jobs", "demo"}, api...)...); !regexp.MustCompile(`(?m)^demo/tick\s+PAUSED\s.*again$`).MatchString(o) {
+	if _, o, _ := sundial(append([]string{"jobs", "demo"}, api...)...); !regexp.MustCompile(`(?m)^demo/tick\s+PAUSED\s.*again$`).MatchString(o) {
 		t.Errorf("sundial jobs demo after the pause:\n%s", o)
 	}
 	// A reason holding an escape sequence prints it visible: it never
 	// reaches the terminal as one.
-	if code, o, e := cli(append([]string{"resume", "demo/tick"}, api...)...); code != 0 {
+	if code, o, e := sundial(append([]string{"resume", "demo/tick"}, api...)...); code != 0 {
 		t.Fatalf("sundial resume = %d %q %q", code, o, e)
 	}
-	if code, o, e := cli(append([]string{"pause", "demo/tick", "--reason", "again\x1b[2K\u009b2J"}, api...)...); code != 0 || strings.ContainsAny(o, "\x1b\u009b") || !strings.Contains(o, `again\x1b[2K\u009b2J`) {
+	if code, o, e := sundial(append([]string{"pause", "demo/tick", "--reason", "again\x1b[2K\u009b2J"}, api...)...); code != 0 || strings.ContainsAny(o, "\x1b\u009b") || !strings.Contains(o, `again\x1b[2K\u009b2J`) {
 		t.Errorf("sundial pause with an escape in the reason = %d %q %q; want it shown as \\x1b and \\u009b", code, o, e)
 	}
 
 	// A backfill of a range the yearly demo/tick never fires in would run
 	// nothing: refused, saying so.
 	from, to := time.Now().UTC().Add(-2*time.Hour).Format(time.RFC3339), time.Now().UTC().Format(time.RFC3339)
-	if code, _, e := cli(append([]string{"backfill", "demo/tick", "--from", from, "--to", to}, api...)...); code != 1 || !strings.Contains(e, "409 Conflict") || !strings.Contains(e, "nothing to backfill") {
+	if code, _, e := sundial(append([]string{"backfill", "demo/tick", "--from", from, "--to", to}, api...)...); code != 1 || !strings.Contains(e, "409 Conflict") || !strings.Contains(e, "nothing to backfill") {
 		t.Errorf("sundial backfill of a range with no occurrence = %d %q", code, e)
 	}
 	// hist/hourly is paused: its backfill waits for the resume, so the
 	// cancel finds it, and a second cancel has nothing to stop.
 	waitForJob(t, srv, "hist", "hourly")
-	if code, o, e := cli(append([]string{"pause", "hist/hourly", "--reason", "backfill"}, api...)...); code != 0 {
+	if code, o, e := sundial(append([]string{"pause", "hist/hourly", "--reason", "backfill"}, api...)...); code != 0 {
 		t.Fatalf("sundial pause hist/hourly = %d %q %q", code, o, e)
 	}
-	if code, o, e := cli(append([]string{"backfill", "hist/hourly", "--from", from, "--to", to}, api...)...); code != 0 || !strings.HasPrefix(o, "backfilling hist/hourly: ") {
+	if code, o, e := sundial(append([]string{"backfill", "hist/hourly", "--from", from, "--to", to}, api...)...); code != 0 || !strings.HasPrefix(o, "backfilling hist/hourly: ") {
 		t.Errorf("sundial backfill = %d %q %q", code, o, e)
 	}
-	if code, o, e := cli(append([]string{"backfill", "hist/hourly", "--cancel"}, api...)...); code != 0 || o != "canceled the backfill of hist/hourly\n" {
+	if code, o, e := sundial(append([]string{"backfill", "hist/hourly", "--cancel"}, api...)...); code != 0 || o != "canceled the backfill of hist/hourly\n" {
 		t.Errorf("sundial backfill --cancel = %d %q %q", code, o, e)
 	}
-	if code, _, e := cli(append([]string{"backfill", "demo/tick", "--cancel"}, api...)...); code != 1 || !strings.Contains(e, "409 Conflict") || !strings.Contains(e, "no backfill is under way") {
+	if code, _, e := sundial(append([]string{"backfill", "demo/tick", "--cancel"}, api...)...); code != 1 || !strings.Contains(e, "409 Conflict") || !strings.Contains(e, "no backfill is under way") {
 		t.Errorf("sundial backfill --cancel with none under way = %d %q", code, e)
 	}
-	if code, _, e := cli(append([]string{"backfill", "demo/tick", "--from", "2020-01-01T00:00:00Z", "--to", to}, api...)...); code != 1 || !strings.Contains(e, "400 Bad Request") || !strings.Contains(e, "retention") {
+	if code, _, e := sundial(append([]string{"backfill", "demo/tick", "--from", "2020-01-01T00:00:00Z", "--to", to}, api...)...); code != 1 || !strings.Contains(e, "400 Bad Request") || !strings.Contains(e, "retention") {
 		t.Errorf("sundial backfill past retention = %d %q", code, e)
 	}
 
@@ -138,7 +138,7 @@ func TestAPIVerbsAgainstARealServer(t *testing.T) {
 		{"a reason too long", "", append([]string{"pause", "demo/on-demand", "--reason", strings.Repeat("x", 501)}, api...), "400 Bad Request: reason: 501 characters; at most 500"},
 	} {
 		t.Setenv("SUNDIAL_TOKEN", tt.env)
-		code, o, e := cli(tt.args...)
+		code, o, e := sundial(tt.args...)
 		if code != 1 || o != "" || !strings.Contains(e, tt.want) {
 			t.Errorf("%s: %d %q %q; want 1 and %q on stderr", tt.name, code, o, e, tt.want)
 		}
@@ -174,7 +174,7 @@ func TestAPIVerbsRefuseBadInputWithoutCalling(t *testing.T) {
 		{[]string{"trigger", "demo/tick", "--server", "http://192.0.2.1:9", "--token-file", tokenFile}, "a token goes only over https"},
 		{[]string{"trigger", "demo/tick", "--token-file", filepath.Join(dir, "missing")}, "--token-file"},
 	} {
-		code, _, e := cli(tt.args...)
+		code, _, e := sundial(tt.args...)
 		if code != exitUsage || !strings.Contains(e, tt.want) {
 			t.Errorf("sundial %s = %d %q; want %d and %q", strings.Join(tt.args, " "), code, e, exitUsage, tt.want)
 		}
@@ -183,7 +183,7 @@ func TestAPIVerbsRefuseBadInputWithoutCalling(t *testing.T) {
 
 func TestTokenNew(t *testing.T) {
 	t.Parallel()
-	code, out, _ := cli("token", "new", "--identity", "serviceAccount:ci@proj.iam.gserviceaccount.com")
+	code, out, _ := sundial("token", "new", "--identity", "serviceAccount:ci@proj.iam.gserviceaccount.com")
 	m := regexp.MustCompile(`(?s)^token: (sundial_[0-9a-f]{64})\n.*\n(sha256:[0-9a-f]{64}) serviceAccount:ci@proj.iam.gserviceaccount.com\n$`).FindStringSubmatch(out)
 	if code != 0 || m == nil {
 		t.Fatalf("sundial token new = %d %q", code, out)
@@ -191,11 +191,11 @@ func TestTokenNew(t *testing.T) {
 	if strings.Contains(m[2], m[1]) {
 		t.Error("the file's line holds the token")
 	}
-	_, again, _ := cli("token", "new", "--identity", "serviceAccount:ci@proj.iam.gserviceaccount.com")
+	_, again, _ := sundial("token", "new", "--identity", "serviceAccount:ci@proj.iam.gserviceaccount.com")
 	if strings.Contains(again, m[1]) {
 		t.Error("two tokens made are the same")
 	}
-	if code, _, e := cli("token", "new", "--identity", "ci@example.com"); code != exitUsage || !strings.Contains(e, "want serviceAccount:EMAIL") {
+	if code, _, e := sundial("token", "new", "--identity", "ci@example.com"); code != exitUsage || !strings.Contains(e, "want serviceAccount:EMAIL") {
 		t.Errorf("a bad identity: %d %q", code, e)
 	}
 }

@@ -27,6 +27,8 @@ import (
 	"os"
 	"time"
 	_ "time/tzdata" // schedules name IANA zones; do not depend on the host's copy
+
+	"github.com/sundial-cron/sundial/cli"
 )
 
 func main() {
@@ -40,25 +42,12 @@ const usage = `usage:
   sundial schedule explain EXPR [same flags]
   sundial backup [--db PATH] FILE
   sundial setup-gcp [--gcp-project P] [--location L] [--queue Q] [--public-url URL] [--invoker SA] [--dry-run]
-  sundial jobs PROJECT [API flags]
-  sundial trigger PROJECT/JOB [API flags]
-  sundial pause PROJECT/JOB --reason "..." [API flags]
-  sundial resume PROJECT/JOB [API flags]
-  sundial pause PROJECT --all|--prefix P [--state S] --reason "..." [API flags]
-  sundial resume PROJECT --all|--prefix P [--paused-for REASON] [API flags]
-  sundial abort PROJECT/JOB [API flags]
-  sundial backfill PROJECT/JOB --from T --to T [API flags]   (T in RFC 3339: 2026-11-01T00:00:00Z)
-  sundial backfill PROJECT/JOB --cancel [API flags]
-  sundial whoami [API flags]
-  sundial config status [--json] [API flags]
-      API flags: --server URL (default http://127.0.0.1:8080) --token-file FILE (default: $SUNDIAL_TOKEN) --timeout D
-  sundial token new --identity serviceAccount:EMAIL|user:EMAIL
-  sundial version [--json]     (or sundial --version)
+` + cli.Usage + `  sundial version [--json]     (or sundial --version)
 `
 
 // exitUsage is the status for bad input, so scripts can tell it from a
 // failure of the service.
-const exitUsage = 2
+const exitUsage = cli.ExitUsage
 
 // run is main without the process: it takes the arguments, the output
 // streams and the clock, and returns the exit status.
@@ -79,9 +68,9 @@ func run(args []string, stdout, stderr io.Writer, now func() time.Time) int {
 	case "backup":
 		return runBackup(args[1:], stdout, stderr, now)
 	case "jobs", "trigger", "pause", "resume", "abort", "backfill", "whoami", "config":
-		return runAPIVerb(args[0], args[1:], stdout, stderr)
+		return cli.Run(args[0], args[1:], stdout, stderr)
 	case "token":
-		return runToken(args[1:], stdout, stderr)
+		return cli.RunToken(args[1:], stdout, stderr)
 	case "version", "--version":
 		return runVersion(args[1:], stdout, stderr)
 	case "help", "-h", "--help":

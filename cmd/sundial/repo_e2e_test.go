@@ -146,7 +146,7 @@ func TestServeFollowsAConfigRepo(t *testing.T) {
 	// sundial config status prints the same: each project's commit, its
 	// author and subject, and p's error with the commit it refused.
 	// It exits 1, saying which project's revision is refused.
-	code, out, errOut := cli("config", "status", "--server", "http://"+s.addr)
+	code, out, errOut := sundial("config", "status", "--server", "http://"+s.addr)
 	if code != 1 || !strings.Contains(errOut, "the newest revision of 1 project is refused: p") {
 		t.Fatalf("sundial config status: %d %s; want exit 1 naming p", code, errOut)
 	}
@@ -159,7 +159,7 @@ func TestServeFollowsAConfigRepo(t *testing.T) {
 			t.Errorf("sundial config status:\n%s\nwant a match of %s", out, re)
 		}
 	}
-	if code, out, _ := cli("config", "status", "--json", "--server", "http://"+s.addr); code != 1 || !strings.Contains(out, `"error_commit": "`+bad+`"`) {
+	if code, out, _ := sundial("config", "status", "--json", "--server", "http://"+s.addr); code != 1 || !strings.Contains(out, `"error_commit": "`+bad+`"`) {
 		t.Errorf("sundial config status --json: %d %s; want exit 1 and the API's JSON with error_commit", code, out)
 	}
 

@@ -15,7 +15,7 @@ import (
 
 	"github.com/sundial-cron/sundial/internal/standin"
 	"github.com/sundial-cron/sundial/server"
-	"github.com/sundial-cron/sundial/tools/gcpsetup"
+	"github.com/sundial-cron/sundial/deploy/gcpsetup"
 )
 
 // cronJobs are the Cloud Scheduler jobs that stand in for cron.yaml on

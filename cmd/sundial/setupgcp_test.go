@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/sundial-cron/sundial/task/cloudtasks/cloudtaskstest"
-	"github.com/sundial-cron/sundial/tools/gcpsetup/schedulertest"
+	"github.com/sundial-cron/sundial/deploy/gcpsetup/schedulertest"
 )
 
 // TestSetupGCP runs the verb against the in-test Cloud Tasks and Cloud

@@ -13,7 +13,7 @@ import (
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/sundial-cron/sundial/tools/gcpsetup/schedulertest"
+	"github.com/sundial-cron/sundial/deploy/gcpsetup/schedulertest"
 )
 
 var t0 = time.Date(2026, 3, 7, 12, 0, 0, 0, time.UTC)

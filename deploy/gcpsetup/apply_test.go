@@ -16,8 +16,8 @@ import (
 
 	"github.com/sundial-cron/sundial/internal/fakeclock"
 	"github.com/sundial-cron/sundial/task/cloudtasks/cloudtaskstest"
-	"github.com/sundial-cron/sundial/tools/gcpsetup"
-	"github.com/sundial-cron/sundial/tools/gcpsetup/schedulertest"
+	"github.com/sundial-cron/sundial/deploy/gcpsetup"
+	"github.com/sundial-cron/sundial/deploy/gcpsetup/schedulertest"
 )
 
 var t0 = time.Date(2026, 3, 7, 12, 0, 0, 0, time.UTC)

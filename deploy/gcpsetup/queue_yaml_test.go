@@ -8,7 +8,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/sundial-cron/sundial/tools/gcpsetup"
+	"github.com/sundial-cron/sundial/deploy/gcpsetup"
 )
 
 // App Engine's queue.yaml and the Cloud Run queue gcpsetup makes must run

@@ -1,4 +1,8 @@
-package main
+// Package cli is the sundial command's verbs that call a server's API
+// (jobs, trigger, pause, resume, abort, backfill, whoami, config status)
+// and make static tokens: flags in, the API's answers printed readably,
+// exit statuses a script can rely on. cmd/sundial dispatches to them.
+package cli
 
 import (
 	"context"
@@ -27,10 +31,30 @@ type apiFlags struct {
 	timeout           time.Duration
 }
 
-// runAPIVerb runs "sundial jobs|trigger|pause|resume|abort|backfill|whoami|config status": it
+// Usage lists the verbs of this package, for the command's usage.
+const Usage = `  sundial jobs PROJECT [API flags]
+  sundial trigger PROJECT/JOB [API flags]
+  sundial pause PROJECT/JOB --reason "..." [API flags]
+  sundial resume PROJECT/JOB [API flags]
+  sundial pause PROJECT --all|--prefix P [--state S] --reason "..." [API flags]
+  sundial resume PROJECT --all|--prefix P [--paused-for REASON] [API flags]
+  sundial abort PROJECT/JOB [API flags]
+  sundial backfill PROJECT/JOB --from T --to T [API flags]   (T in RFC 3339: 2026-11-01T00:00:00Z)
+  sundial backfill PROJECT/JOB --cancel [API flags]
+  sundial whoami [API flags]
+  sundial config status [--json] [API flags]
+      API flags: --server URL (default http://127.0.0.1:8080) --token-file FILE (default: $SUNDIAL_TOKEN) --timeout D
+  sundial token new --identity serviceAccount:EMAIL|user:EMAIL
+`
+
+// ExitUsage is the status for bad input, so scripts can tell it from a
+// failure of the service.
+const ExitUsage = 2
+
+// Run runs "sundial jobs|trigger|pause|resume|abort|backfill|whoami|config status": it
 // calls the server's API and prints the answer readably; the API's error
 // goes to stderr with exit status 1.
-func runAPIVerb(verb string, args []string, stdout, stderr io.Writer) int {
+func Run(verb string, args []string, stdout, stderr io.Writer) int {
 	// Everything printed may hold what a config's author or a caller
 	// wrote: no escape sequence of theirs reaches the terminal.
 	stdout, stderr = &inert{w: stdout}, &inert{w: stderr}
@@ -78,28 +102,28 @@ func runAPIVerb(verb string, args []string, stdout, stderr io.Writer) int {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
-		return exitUsage
+		return ExitUsage
 	}
 	want := 1
 	if verb == "whoami" {
 		want = 0
 	}
 	if len(pos) != want {
-		fmt.Fprintf(stderr, "sundial %s: want %d argument(s), got %d\n%s", verb, want, len(pos), usage)
-		return exitUsage
+		fmt.Fprintf(stderr, "sundial %s: want %d argument(s), got %d\n%s", verb, want, len(pos), Usage)
+		return ExitUsage
 	}
 	var project, job string
 	switch verb {
 	case "config":
 		if pos[0] != "status" {
 			fmt.Fprintf(stderr, "sundial config %s: unknown; want: sundial config status\n", pos[0])
-			return exitUsage
+			return ExitUsage
 		}
 	case "jobs":
 		project = pos[0]
 		if project == "" || strings.Contains(project, "/") {
 			fmt.Fprintf(stderr, "sundial jobs: %q: want a project name\n", project)
-			return exitUsage
+			return ExitUsage
 		}
 	case "whoami":
 	case "pause", "resume":
@@ -107,43 +131,43 @@ func runAPIVerb(verb string, args []string, stdout, stderr io.Writer) int {
 			project = pos[0]
 			if project == "" || bulk.all == (bulk.prefix != "") {
 				fmt.Fprintf(stderr, "sundial %s %s: name a job (PROJECT/JOB), or say which of the project's jobs: --all or --prefix P\n", verb, project)
-				return exitUsage
+				return ExitUsage
 			}
 			break
 		}
 		if bulk.all || bulk.prefix != "" || bulk.state != "" || bulk.pausedFor != "" {
 			fmt.Fprintf(stderr, "sundial %s %s: --all, --prefix, --state and --paused-for go with a PROJECT, not a job\n", verb, pos[0])
-			return exitUsage
+			return ExitUsage
 		}
 		fallthrough
 	default:
 		id, err := jobid.Parse(pos[0])
 		if err != nil {
 			fmt.Fprintf(stderr, "sundial %s: %q: want PROJECT/JOB\n", verb, pos[0])
-			return exitUsage
+			return ExitUsage
 		}
 		project, job = id.Project, id.Job
 	}
 	if verb == "pause" && strings.TrimSpace(reason) == "" {
 		fmt.Fprintf(stderr, "sundial pause: --reason is required: say why, for whoever finds the job paused\n")
-		return exitUsage
+		return ExitUsage
 	}
 	if verb == "backfill" && backfill.cancel == (backfill.from != "" || backfill.to != "") {
 		fmt.Fprintf(stderr, "sundial backfill: give --from and --to, or --cancel\n")
-		return exitUsage
+		return ExitUsage
 	}
 	if verb == "backfill" && !backfill.cancel {
 		for _, v := range []struct{ name, value string }{{"--from", backfill.from}, {"--to", backfill.to}} {
 			if _, err := time.Parse(time.RFC3339, v.value); err != nil {
 				fmt.Fprintf(stderr, "sundial backfill: %s %q: want a time in RFC 3339 (2026-11-01T00:00:00Z)\n", v.name, v.value)
-				return exitUsage
+				return ExitUsage
 			}
 		}
 	}
 	c, err := newClient(f)
 	if err != nil {
 		fmt.Fprintf(stderr, "sundial %s: %v\n", verb, err)
-		return exitUsage
+		return ExitUsage
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), f.timeout)
 	defer cancel()
@@ -396,7 +420,11 @@ func refusedRevisions(projects []cliProject) error {
 	if len(refused) == 0 {
 		return nil
 	}
-	return fmt.Errorf("the newest revision of %s is refused: %s", count(len(refused), "project"), strings.Join(refused, ", "))
+	noun := "projects"
+	if len(refused) == 1 {
+		noun = "project"
+	}
+	return fmt.Errorf("the newest revision of %d %s is refused: %s", len(refused), noun, strings.Join(refused, ", "))
 }
 
 // short is a revision as people quote it: a commit's (or hash's) first 12
@@ -415,13 +443,13 @@ func orNone(rev string) string {
 	return "revision " + short(rev)
 }
 
-// runToken runs "sundial token new --identity ID": it prints a fresh
+// RunToken runs "sundial token new --identity ID": it prints a fresh
 // static token and the line of the server's token file that maps its
 // hash to the identity.
-func runToken(args []string, stdout, stderr io.Writer) int {
+func RunToken(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] != "new" {
-		fmt.Fprintf(stderr, "sundial token: want \"new --identity serviceAccount:EMAIL\"\n%s", usage)
-		return exitUsage
+		fmt.Fprintf(stderr, "sundial token: want \"new --identity serviceAccount:EMAIL\"\n%s", Usage)
+		return ExitUsage
 	}
 	fs := flag.NewFlagSet("sundial token new", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -430,12 +458,12 @@ func runToken(args []string, stdout, stderr io.Writer) int {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
-		return exitUsage
+		return ExitUsage
 	}
 	id, err := access.ParseIdentity(*idFlag)
 	if err != nil || (id.Kind() != access.KindUser && id.Kind() != access.KindServiceAccount) || fs.NArg() != 0 {
 		fmt.Fprintf(stderr, "sundial token new: --identity %q: want serviceAccount:EMAIL or user:EMAIL\n", *idFlag)
-		return exitUsage
+		return ExitUsage
 	}
 	token, line := signin.NewToken(id)
 	fmt.Fprintf(stdout, "token: %s\n", token)
