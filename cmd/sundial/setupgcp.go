@@ -13,9 +13,9 @@ import (
 	gcloudtasks "cloud.google.com/go/cloudtasks/apiv2"
 	scheduler "cloud.google.com/go/scheduler/apiv1"
 
+	"github.com/sundial-cron/sundial/deploy/gcpsetup"
 	"github.com/sundial-cron/sundial/internal/standin"
 	"github.com/sundial-cron/sundial/server"
-	"github.com/sundial-cron/sundial/deploy/gcpsetup"
 )
 
 // cronJobs are the Cloud Scheduler jobs that stand in for cron.yaml on

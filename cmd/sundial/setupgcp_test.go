@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sundial-cron/sundial/task/cloudtasks/cloudtaskstest"
 	"github.com/sundial-cron/sundial/deploy/gcpsetup/schedulertest"
+	"github.com/sundial-cron/sundial/task/cloudtasks/cloudtaskstest"
 )
 
 // TestSetupGCP runs the verb against the in-test Cloud Tasks and Cloud

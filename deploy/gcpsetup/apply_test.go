@@ -14,10 +14,10 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
-	"github.com/sundial-cron/sundial/internal/fakeclock"
-	"github.com/sundial-cron/sundial/task/cloudtasks/cloudtaskstest"
 	"github.com/sundial-cron/sundial/deploy/gcpsetup"
 	"github.com/sundial-cron/sundial/deploy/gcpsetup/schedulertest"
+	"github.com/sundial-cron/sundial/internal/fakeclock"
+	"github.com/sundial-cron/sundial/task/cloudtasks/cloudtaskstest"
 )
 
 var t0 = time.Date(2026, 3, 7, 12, 0, 0, 0, time.UTC)
