@@ -83,20 +83,7 @@ func Run(ctx context.Context, s Settings, logger *slog.Logger, now func() time.T
 	// calls them, whatever --url-allow says.
 	self := &urlfetch.Listeners{}
 	egress := urlfetch.Egress{Allow: s.Egress.URLAllow, Deny: append(slices.Clone(s.Egress.URLDeny), b.ownHosts...)}
-	tgts, err := newTargets(targetOptions{
-		commands:        b.commands,
-		commandProjects: s.Commands.Projects,
-		commandUser:     s.Commands.User,
-		commandCgroup:   s.Commands.Cgroup,
-		pubsubGrants:    s.Egress.PubsubTopics,
-		swarmingGrants:  s.Egress.SwarmingRealms,
-		swarmingTopic:   s.Push.SwarmingTopic,
-		swarmingServers: s.Egress.SwarmingServers,
-		pushSecret:      s.pushSecret,
-		logger:          logger,
-		egress:          egress,
-		server:          self,
-	})
+	tgts, err := s.openTargets(b, egress, self, logger)
 	if err != nil {
 		return err
 	}
@@ -105,15 +92,6 @@ func Run(ctx context.Context, s Settings, logger *slog.Logger, now func() time.T
 			logger.Warn("closing the targets", "err", err)
 		}
 	}()
-	if b.commands {
-		if s.Commands.User != "" {
-			if err := checkPrivate(s.Commands.User, s.secretFiles(os.Getenv)); err != nil {
-				return err
-			}
-		} else if len(s.Commands.Projects) > 0 && os.Geteuid() == 0 {
-			logger.Warn("commands run as root, the server's user: a job of " + strings.Join(s.Commands.Projects, ", ") + " can do anything on this machine; set --command-user")
-		}
-	}
 
 	metrics := web.NewMetrics(b.backlog)
 	notifier, err := webhooks(egress, self, now, metrics.Notified)
@@ -143,19 +121,9 @@ func Run(ctx context.Context, s Settings, logger *slog.Logger, now func() time.T
 		}
 	}
 
-	handler, err := p.withPush(&s, logger, now, auth.Mount(p.api))
+	handler, err := s.handler(p, b, auth, logger, now)
 	if err != nil {
 		return err
-	}
-	if b.routes != nil {
-		mux := http.NewServeMux()
-		if err := b.routes(mux, p); err != nil {
-			return err
-		}
-		mux.Handle("/", handler)
-		// web.New's own check comes after this mux, which would redirect
-		// first.
-		handler = web.Canonical(mux)
 	}
 	ln, srv, err := listen(&s, handler)
 	if err != nil {
@@ -178,6 +146,58 @@ func Run(ctx context.Context, s Settings, logger *slog.Logger, now func() time.T
 	services := append(slices.Clone(b.services), p.passes...)
 	services = append(services, systemdWatchdog{store: b.store, now: now, logger: logger})
 	return runServer(ctx, logger, ln, srv, b.shutdownGrace, services...)
+}
+
+// openTargets makes the targets the server runs, which reach only egress
+// and never the server's own sockets (self). Where the shape runs
+// commands, it refuses to start while a secret is open to the commands'
+// user (once the command target has said whether it can switch users at
+// all), and warns when commands would run as root.
+func (s *Settings) openTargets(b *backends, egress urlfetch.Egress, self *urlfetch.Listeners, logger *slog.Logger) (map[string]targets.Target, error) {
+	tgts, err := newTargets(targetOptions{
+		commands:        b.commands,
+		commandProjects: s.Commands.Projects,
+		commandUser:     s.Commands.User,
+		commandCgroup:   s.Commands.Cgroup,
+		pubsubGrants:    s.Egress.PubsubTopics,
+		swarmingGrants:  s.Egress.SwarmingRealms,
+		swarmingTopic:   s.Push.SwarmingTopic,
+		swarmingServers: s.Egress.SwarmingServers,
+		pushSecret:      s.pushSecret,
+		logger:          logger,
+		egress:          egress,
+		server:          self,
+	})
+	if err != nil || !b.commands {
+		return tgts, err
+	}
+	if s.Commands.User != "" {
+		if err := checkPrivate(s.Commands.User, s.secretFiles(os.Getenv)); err != nil {
+			closeTargets(tgts)
+			return nil, err
+		}
+	} else if len(s.Commands.Projects) > 0 && os.Geteuid() == 0 {
+		logger.Warn("commands run as root, the server's user: a job of " + strings.Join(s.Commands.Projects, ", ") + " can do anything on this machine; set --command-user")
+	}
+	return tgts, nil
+}
+
+// handler is everything the server answers: the shape's internal
+// endpoints, the push endpoint, the sign-in flow, and the API, console
+// and /metrics.
+func (s *Settings) handler(p parts, b *backends, auth signin.Setup, logger *slog.Logger, now func() time.Time) (http.Handler, error) {
+	handler, err := p.withPush(s, logger, now, auth.Mount(p.api))
+	if err != nil || b.routes == nil {
+		return handler, err
+	}
+	mux := http.NewServeMux()
+	if err := b.routes(mux, p); err != nil {
+		return nil, err
+	}
+	mux.Handle("/", handler)
+	// web.New's own check comes after this mux, which would redirect
+	// first.
+	return web.Canonical(mux), nil
 }
 
 // secretFiles are the files and directories of the server's that no
