@@ -23,6 +23,9 @@ type decoder struct {
 	specBytes int
 	// dropped counts the errors past maxErrors, which are not kept.
 	dropped int
+	// retainedExtra counts the records the file's jobs ask to keep beyond
+	// retainedPerJob each, against maxRetainedExtra.
+	retainedExtra int
 }
 
 // A file's errors are bounded whatever it holds: each error quotes at
