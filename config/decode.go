@@ -17,7 +17,6 @@ import (
 type decoder struct {
 	file string
 	errs Errors
-	gaps map[gapKey]gapResult // jitter checks already made in this file
 	// specBytes counts the bytes the file's target specs expand to so far,
 	// against maxFileSpecBytes.
 	specBytes int

@@ -122,7 +122,7 @@ func (d *decoder) when(fs map[string]field, n *yaml.Node, path, id string, def *
 	}
 	def.Schedule = expr
 	if jf, ok := fs["jitter"]; ok && def.Policy.Jitter > 0 {
-		if gap, short := d.gapWithin(s, *def); short {
+		if gap, short := gapWithin(s, def.Policy.Jitter); short {
 			d.errorf(jf.value, path+".jitter", "%s is not smaller than %s, the shortest gap between two fire times of the schedule: occurrences could swap places", def.Policy.Jitter, gap)
 		}
 	}
