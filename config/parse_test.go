@@ -133,6 +133,7 @@ func TestParseRefusesWithFileLineAndField(t *testing.T) {
 		{"a jitter as long as the period", "", job + "    jitter: 5m\n", nil, ":5: jobs[0].jitter: 5m0s is not smaller than 5m0s, the shortest gap"},
 		{"a jitter longer than the shortest gap of an uneven schedule", "", "jobs:\n  - id: a\n    schedule: \"0,10 9 * * *\"\n    jitter: 15m\n    noop: {}\n", nil, ":4: jobs[0].jitter: 15m0s is not smaller than 10m0s"},
 		{"a jitter longer than a gap the clocks make", "", "jobs:\n  - id: a\n    schedule: \"0 1,59 2,3 * * *\"\n    time_zone: America/New_York\n    jitter: 90s\n    noop: {}\n", nil, ":5: jobs[0].jitter: 1m30s is not smaller than 1m0s"},
+		{"a jitter longer than a gap the clocks make past 20,000 fire times", "", "jobs:\n  - id: a\n    schedule: \"1,25,49 * 2,3 * * *\"\n    time_zone: America/New_York\n    jitter: 5s\n    noop: {}\n", nil, ":5: jobs[0].jitter: 5s is not smaller than 1s"},
 		{"a jitter as long as an interval", "", "jobs:\n  - id: a\n    schedule: \"@every 30s\"\n    jitter: 30s\n    noop: {}\n", nil, ":4: jobs[0].jitter: 30s is not smaller than 30s"},
 		{"no target", "", "jobs:\n  - id: a\n    schedule: \"@hourly\"\n", nil, ":2: jobs[0]: no target: want exactly one of url_fetch, command, noop, swarming, pubsub"},
 		{"two targets", "", job + "    command: {argv: [date]}\n", nil, ":5: jobs[0].command: a second target (the job has noop too)"},
