@@ -4,10 +4,10 @@ import "bytes"
 
 // maxFileItems bounds the YAML nodes a config file may make, counted by
 // itemsBound before the YAML parser builds any. The parser builds the
-// whole tree first, at about 240 bytes and 1.5 µs of CPU a node, and only
-// then can the decoder apply its own bounds: a 16 MiB file of 8 million
-// one-character list items cost 2.9 GB and 12 s. A file of 100,000 small
-// jobs counts about 1.7 million.
+// whole tree first, at about 240 bytes and a microsecond of CPU a node,
+// and only then can the decoder apply its own bounds: a 16 MiB file of 8
+// million one-character list items cost 2.9 GB and 12 s. A file of
+// 100,000 small jobs counts about 1.6 million.
 const maxFileItems = 2_000_000
 
 // itemsBound returns an upper bound on the nodes the YAML parser (yaml.v3)
@@ -38,7 +38,7 @@ func itemsBound(data []byte, limit int) (n, line int) {
 	sep := true        // the byte before is a separator
 	var wordStart byte // the first byte after the last separator; 0 after one
 	line = 1
-	quote := -1 // a quote after a # at quote's line, if one was looked for
+	quote := -1 // the first quote after the last # looked at, on its line; -1 for none
 	for ; i < len(data); i++ {
 		b := data[i]
 		switch byteClass[b] {

@@ -17,8 +17,10 @@ import (
 // matching dates, each read off the bit sets; only around a change of UTC
 // offset do real gaps differ from wall-clock ones, and those few are
 // computed from the fire times there. The answer is never longer than the
-// shortest real gap; it is shorter only for a wall-clock gap that every
-// date of the span has across an offset change, which other years have.
+// shortest real gap in the span; it is shorter only where the span has a
+// wall-clock gap only across an offset change (a day of 24 hours that was
+// 25 there) or cuts it off at its start: a gap of the schedule all the
+// same, in other years.
 func (s *Schedule) ShortestGap(from time.Time, span time.Duration) (time.Duration, bool) {
 	var evaluated int
 	return s.shortestGap(from, span, &evaluated)
