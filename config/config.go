@@ -101,6 +101,12 @@ func (d *decoder) document(data []byte) *yaml.Node {
 	if !d.utf8(data) {
 		return nil
 	}
+	if _, line := itemsBound(data, maxFileItems); line > 0 {
+		d.add(&Error{File: d.file, Line: line},
+			"more than %d YAML items by this line (keys, values, list items, brackets and words, counted before parsing): a config file may have at most %d, about 100,000 small jobs; split the project",
+			maxFileItems, maxFileItems)
+		return nil
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {

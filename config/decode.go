@@ -17,12 +17,14 @@ import (
 type decoder struct {
 	file string
 	errs Errors
-	gaps map[gapKey]gapResult // jitter checks already made in this file
 	// specBytes counts the bytes the file's target specs expand to so far,
 	// against maxFileSpecBytes.
 	specBytes int
 	// dropped counts the errors past maxErrors, which are not kept.
 	dropped int
+	// retainedExtra counts the records the file's jobs ask to keep beyond
+	// retainedPerJob each, against maxRetainedExtra.
+	retainedExtra int
 }
 
 // A file's errors are bounded whatever it holds: each error quotes at

@@ -67,39 +67,6 @@ func (d *decoder) job(project string, n *yaml.Node, path string, known map[strin
 	return j, d.failures() == before
 }
 
-// retention reads how long the job's history is kept: age and count, and
-// the same for failures. A field left out takes the server's default, so
-// one spelled out must bound something.
-func (d *decoder) retention(n *yaml.Node, path string, r *engine.Retention) {
-	fs, ok := d.mapping(n, path, "age", "count", "failures")
-	if !ok {
-		return
-	}
-	d.retentionBounds(fs, path, &r.Age, &r.Count)
-	if f, ok := fs["failures"]; ok {
-		if ffs, ok := d.mapping(f.value, path+".failures", "age", "count"); ok {
-			d.retentionBounds(ffs, path+".failures", &r.FailureAge, &r.FailureCount)
-		}
-	}
-}
-
-func (d *decoder) retentionBounds(fs map[string]field, path string, age *time.Duration, count *int) {
-	if f, ok := fs["age"]; ok {
-		if v, ok := d.duration(f.value, path+".age"); ok && v == 0 {
-			d.errorf(f.value, path+".age", "want a positive duration such as 720h; leave it out for the server's default")
-		} else {
-			*age = v
-		}
-	}
-	if f, ok := fs["count"]; ok {
-		if v, ok := d.integer(f.value, path+".count"); ok && v == 0 {
-			d.errorf(f.value, path+".count", "want at least 1; leave it out for the server's default")
-		} else {
-			*count = v
-		}
-	}
-}
-
 // when reads the schedule, its zone and its DST policy, and checks the
 // jitter against the schedule.
 func (d *decoder) when(fs map[string]field, n *yaml.Node, path, id string, def *engine.Definition) {
@@ -156,7 +123,7 @@ func (d *decoder) when(fs map[string]field, n *yaml.Node, path, id string, def *
 	}
 	def.Schedule = expr
 	if jf, ok := fs["jitter"]; ok && def.Policy.Jitter > 0 {
-		if gap, short := d.gapWithin(s, *def); short {
+		if gap, short := gapWithin(s, def.Policy.Jitter); short {
 			d.errorf(jf.value, path+".jitter", "%s is not smaller than %s, the shortest gap between two fire times of the schedule: occurrences could swap places", def.Policy.Jitter, gap)
 		}
 	}

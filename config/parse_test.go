@@ -3,6 +3,7 @@ package config_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -39,6 +40,34 @@ const job = `jobs:
     schedule: "*/5 * * * *"
     noop: {}
 `
+
+// manyJobs is the jobs j<first> to j<first+n-1>, each with the extra
+// lines: in a file that starts with "jobs:", job i's lines are 2+4i to
+// 5+4i with one extra line.
+func manyJobs(first, n int, extra string) string {
+	var b strings.Builder
+	for i := first; i < first+n; i++ {
+		fmt.Fprintf(&b, "  - id: j%d\n    schedule: \"*/5 * * * *\"\n    noop: {}\n%s", i, extra)
+	}
+	return b.String()
+}
+
+// TestParseKeepsRetentionUpToItsBounds: a job may keep 400 days and
+// 100,000 records of each kind, and a project's jobs 1,000,000 records
+// beyond the 1,000 of each kind every job may keep; a count at the
+// default spelled out draws nothing from that pool.
+func TestParseKeepsRetentionUpToItsBounds(t *testing.T) {
+	t.Parallel()
+	yaml := "jobs:\n" + manyJobs(0, 10, "    retention: {age: 9600h, count: 100000, failures: {age: 9600h, count: 1000}}\n") +
+		manyJobs(10, 5000, "    retention: {count: 1000}\n")
+	_, p, err := parseFile(t, "billing.yaml", yaml, allTargets())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := p.Jobs[9].Definition.Retention; r != (engine.Retention{Age: 9600 * time.Hour, Count: 100000, FailureAge: 9600 * time.Hour, FailureCount: 1000}) {
+		t.Errorf("the retention read: %+v", r)
+	}
+}
 
 func TestParseRefusesWithFileLineAndField(t *testing.T) {
 	t.Parallel()
@@ -89,6 +118,12 @@ func TestParseRefusesWithFileLineAndField(t *testing.T) {
 		{"a zero retention count", "", job + "    retention: {count: 0}\n", nil, ":5: jobs[0].retention.count: want at least 1; leave it out for the server's default"},
 		{"a zero retention age of failures", "", job + "    retention:\n      failures: {age: 0s}\n", nil, ":6: jobs[0].retention.failures.age: want a positive duration"},
 		{"a retention age without a unit", "", job + "    retention: {age: 30}\n", nil, ":5: jobs[0].retention.age: want a duration such as 90s or 10m, got the number 30"},
+		{"a retention that keeps everything for ever", "", job + "    retention: {age: 876000h, count: 2000000000}\n", nil, ":5: jobs[0].retention.age: 876000h0m0s: want at most 9600h0m0s (400 days)"},
+		{"a retention count past the bound", "", job + "    retention: {count: 100001}\n", nil, ":5: jobs[0].retention.count: 100001: want at most 100000"},
+		{"a retention age of failures past the bound", "", job + "    retention:\n      failures: {age: 9601h}\n", nil, ":6: jobs[0].retention.failures.age: 9601h0m0s: want at most 9600h0m0s (400 days)"},
+		{"a retention count of failures past the bound", "", job + "    retention:\n      failures: {count: 1000000}\n", nil, ":6: jobs[0].retention.failures.count: 1000000: want at most 100000"},
+		{"a project keeping more than its pool", "", "jobs:\n" + manyJobs(0, 11, "    retention: {count: 100000}\n"), nil,
+			":45: jobs[10].retention.count: 100000: with it the project's jobs keep 1089000 records beyond the 1000 of each kind every job may keep; a project may keep at most 1000000 beyond them"},
 		{"a negative max_attempts", "", job + "    retries: {max_attempts: -1}\n", nil, ":5: jobs[0].retries.max_attempts: want a number that is not negative"},
 		{"zero max_attempts", "", job + "    retries: {max_attempts: 0}\n", nil, ":5: jobs[0].retries.max_attempts: want at least 1, got 0"},
 		{"min_backoff above max_backoff", "", job + "    retries:\n      min_backoff: 5m\n      max_backoff: 1m\n", nil, ":6: jobs[0].retries.min_backoff: 5m0s is more than max_backoff 1m0s"},
@@ -97,6 +132,8 @@ func TestParseRefusesWithFileLineAndField(t *testing.T) {
 		{"max_concurrent of zero", "", job + "    overlap: allow\n    max_concurrent: 0\n", nil, ":6: jobs[0].max_concurrent: want at least 1, got 0"},
 		{"a jitter as long as the period", "", job + "    jitter: 5m\n", nil, ":5: jobs[0].jitter: 5m0s is not smaller than 5m0s, the shortest gap"},
 		{"a jitter longer than the shortest gap of an uneven schedule", "", "jobs:\n  - id: a\n    schedule: \"0,10 9 * * *\"\n    jitter: 15m\n    noop: {}\n", nil, ":4: jobs[0].jitter: 15m0s is not smaller than 10m0s"},
+		{"a jitter longer than a gap the clocks make", "", "jobs:\n  - id: a\n    schedule: \"0 1,59 2,3 * * *\"\n    time_zone: America/New_York\n    jitter: 90s\n    noop: {}\n", nil, ":5: jobs[0].jitter: 1m30s is not smaller than 1m0s"},
+		{"a jitter longer than a gap the clocks make past 20,000 fire times", "", "jobs:\n  - id: a\n    schedule: \"1,25,49 * 2,3 * * *\"\n    time_zone: America/New_York\n    jitter: 5s\n    noop: {}\n", nil, ":5: jobs[0].jitter: 5s is not smaller than 1s"},
 		{"a jitter as long as an interval", "", "jobs:\n  - id: a\n    schedule: \"@every 30s\"\n    jitter: 30s\n    noop: {}\n", nil, ":4: jobs[0].jitter: 30s is not smaller than 30s"},
 		{"no target", "", "jobs:\n  - id: a\n    schedule: \"@hourly\"\n", nil, ":2: jobs[0]: no target: want exactly one of url_fetch, command, noop, swarming, pubsub"},
 		{"two targets", "", job + "    command: {argv: [date]}\n", nil, ":5: jobs[0].command: a second target (the job has noop too)"},

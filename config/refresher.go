@@ -32,8 +32,9 @@ import (
 // side, each on its own: a project of 100,000 jobs, or one whose apply is
 // slow, holds no other project up, and a pass does not wait for an apply
 // an earlier pass started. Only parsing is bounded: at most ParseBudget
-// bytes of config are parsed at once, since the YAML parser takes about a
-// hundred times a file's size in memory.
+// bytes of config are parsed at once (a file dense in YAML items weighing
+// more than its bytes), since the YAML parser takes about a hundred times
+// a file's size in memory.
 type Refresher struct {
 	sources []Source
 	list    *ProjectList // when not nil, the sources come from it at each pass
@@ -474,12 +475,22 @@ func (r *Refresher) checkForward(ctx context.Context, f found) error {
 // parse parses a project's file within the parse budget; it fails only
 // for what the file holds, or for a stop while it waits.
 func (r *Refresher) parse(ctx context.Context, f File) (*Project, error) {
-	weight := min(max(int64(len(f.Data)), 1), r.opts.ParseBudget)
+	weight := min(parseWeight(f.Data), r.opts.ParseBudget)
 	if err := r.parsing.Acquire(ctx, weight); err != nil {
 		return nil, err
 	}
 	defer r.parsing.Release(weight)
 	return Parse(f.Path, f.Data, r.opts.Targets)
+}
+
+// parseWeight is what parsing data counts against the parse budget: its
+// bytes, or, for a file denser in YAML items than a file of
+// MaxFileSize with maxFileItems, its items at that density. The parser's
+// cost follows the items: a few small files of one-character items would
+// otherwise be parsed side by side, each at the cost of a big file.
+func parseWeight(data []byte) int64 {
+	items, _ := itemsBound(data, maxFileItems)
+	return max(int64(len(data)), int64(items)*MaxFileSize/maxFileItems, 1)
 }
 
 // remove disables the jobs of a project whose file is gone, and forgets it

@@ -447,6 +447,35 @@ func TestRefreshParsesWithinItsBudget(t *testing.T) {
 	}
 }
 
+// A file's weight against the parse budget follows its YAML items, not
+// only its bytes (issue 36, finding 8): two small files of one-character
+// items, each costing to parse what a big file costs, are not parsed side
+// by side within a budget that holds both their bytes.
+func TestRefreshWeighsDenseFilesByTheirItems(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	slow := &countingGate{gate: gate{open: make(chan struct{})}}
+	e.tgts["command"] = slow
+	file := "jobs:\n  - id: a\n    schedule: \"@hourly\"\n    command: {argv: [" + strings.Repeat("a,", 4000) + "a]}\n"
+	e.write("one.yaml", file)
+	e.write("two.yaml", file)
+	r := config.NewRefresher(e.dir, e.eng, e.st, config.RefresherOptions{
+		Targets: e.tgts, Now: e.clock, ParseBudget: 3 * int64(len(file)),
+	})
+	done := make(chan error)
+	go func() { done <- r.Refresh(e.ctx) }()
+	waitFor(t, "a parse to start", func() bool { return slow.calls() >= 1 })
+	// Give the other apply every chance to start parsing beside it.
+	time.Sleep(100 * time.Millisecond)
+	if n := slow.calls(); n != 1 {
+		t.Fatalf("%d dense files parsed at once within a budget of three times their bytes", n)
+	}
+	close(slow.open)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
 // countingGate is a gate that counts its Checks.
 type countingGate struct {
 	gate

@@ -1,7 +1,8 @@
 // Package notify delivers the notifications jobs' notify: ask for: a JSON
 // POST to a webhook, in a generic, a Slack-compatible or a
-// Google-Chat-compatible body, rate limited per job and in all. It is the
-// engine's Notifier; the engine decides what to send and records it.
+// Google-Chat-compatible body, rate limited per job, per project and in
+// all. It is the engine's Notifier; the engine decides what to send and
+// records it.
 package notify
 
 import (
@@ -11,7 +12,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"sync"
+	"net/url"
 	"time"
 
 	"github.com/sundial-cron/sundial/engine"
@@ -32,9 +33,10 @@ var Formats = []string{FormatGeneric, FormatSlack, FormatGoogleChat}
 
 // Defaults of Options.
 const (
-	DefaultPerJob  = 10 // notifications a job may send in an hour
-	DefaultTotal   = 60 // notifications all jobs may send in a minute
-	DefaultTimeout = 10 * time.Second
+	DefaultPerJob     = 10 // notifications a job may send in an hour
+	DefaultPerProject = 20 // notifications a project may send in a minute
+	DefaultTotal      = 60 // notifications all projects may send in a minute
+	DefaultTimeout    = 10 * time.Second
 )
 
 // Options configure a Webhooks.
@@ -42,12 +44,19 @@ type Options struct {
 	// Client makes the requests: urlfetch.NewClient's, so a webhook
 	// reaches only what a url_fetch job may. Required.
 	Client *http.Client
+	// Check, if set, judges a webhook's destination before any rate
+	// budget is spent on it (urlfetch.Checker's Check, with the Client's
+	// egress): a destination the egress refuses costs no one's budget.
+	// The Client's dial judges every address again.
+	Check func(webhook string) error
 	// Now is the clock. Required.
 	Now func() time.Time
-	// PerJob bounds one job's notifications in an hour, Total all jobs'
-	// in a minute; 0 takes the default. A flapping job, or an incident
-	// failing every job at once, cannot flood a channel.
-	PerJob, Total int
+	// PerJob bounds one job's notifications in an hour, PerProject one
+	// project's in a minute and Total all projects' in a minute (see
+	// budget); 0 takes the default. A flapping job, a project failing
+	// every job at once, or an incident failing every project cannot
+	// flood a channel or the server's egress.
+	PerJob, PerProject, Total int
 	// Timeout bounds one delivery; 0 takes DefaultTimeout.
 	Timeout time.Duration
 	// Counted, if set, is told each notification's result: Delivered,
@@ -68,11 +77,8 @@ var Results = []string{Delivered, Failed, RateLimited}
 // Webhooks is the engine's Notifier over webhooks. It is safe for
 // concurrent use.
 type Webhooks struct {
-	opts Options
-
-	mu   sync.Mutex
-	jobs map[string][]time.Time // each job's sends in the last hour
-	all  []time.Time            // every send in the last minute
+	opts   Options
+	budget *budget
 }
 
 // New returns a Webhooks with opts.
@@ -80,19 +86,32 @@ func New(opts Options) *Webhooks {
 	if opts.PerJob <= 0 {
 		opts.PerJob = DefaultPerJob
 	}
+	if opts.PerProject <= 0 {
+		opts.PerProject = DefaultPerProject
+	}
 	if opts.Total <= 0 {
 		opts.Total = DefaultTotal
 	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
 	}
-	return &Webhooks{opts: opts, jobs: map[string][]time.Time{}}
+	return &Webhooks{opts: opts, budget: newBudget(opts.PerJob, opts.PerProject, opts.Total)}
 }
 
-// Notify posts the notice to its webhook, unless a rate limit stops it.
-// It returns what happened, for the invocation's log.
+// Notify posts the notice to its webhook, unless its destination is
+// refused or a rate limit stops it, in that order: the check costs
+// nothing, and a notice that could not be sent anyway must not spend a
+// budget another job or project needs. It returns what happened, for the
+// invocation's log; its error names the webhook's host, never its path
+// or query.
 func (w *Webhooks) Notify(ctx context.Context, n engine.Notice) (string, error) {
-	if err := w.take(n.JobID); err != nil {
+	if w.opts.Check != nil {
+		if err := w.opts.Check(n.Notify.URL); err != nil {
+			w.count(Failed)
+			return "", err
+		}
+	}
+	if err := w.budget.take(n.JobID, w.opts.Now()); err != nil {
 		w.count(RateLimited)
 		return "", err
 	}
@@ -117,17 +136,21 @@ func (w *Webhooks) post(ctx context.Context, n engine.Notice) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	u, err := url.Parse(n.Notify.URL)
+	if err != nil || u.Host == "" {
+		return "", fmt.Errorf("the webhook is not an http(s)://HOST/... URL")
+	}
 	ctx, cancel := context.WithTimeout(ctx, w.opts.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, "POST", n.Notify.URL, bytes.NewReader(body))
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("the webhook is not an http(s)://HOST/... URL")
 	}
 	req.Header.Set("Content-Type", "application/json; charset=utf-8")
 	req.Header.Set("Sundial-Notification-Key", n.Key)
 	resp, err := w.opts.Client.Do(req)
 	if err != nil {
-		return "", err
+		return "", failure(err, u, w.opts.Timeout)
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
@@ -137,30 +160,6 @@ func (w *Webhooks) post(ctx context.Context, n engine.Notice) (string, error) {
 	return fmt.Sprintf("delivered (HTTP %d)", resp.StatusCode), nil
 }
 
-// take counts a send against the limits, or refuses it.
-func (w *Webhooks) take(jobID string) error {
-	now := w.opts.Now()
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.all = since(w.all, now.Add(-time.Minute))
-	if len(w.all) >= w.opts.Total {
-		return fmt.Errorf("not sent: rate limited (at most %d notifications a minute in all)", w.opts.Total)
-	}
-	sent := since(w.jobs[jobID], now.Add(-time.Hour))
-	if len(sent) >= w.opts.PerJob {
-		w.jobs[jobID] = sent
-		return fmt.Errorf("not sent: rate limited (at most %d notifications an hour per job)", w.opts.PerJob)
-	}
-	w.jobs[jobID] = append(sent, now)
-	w.all = append(w.all, now)
-	for id, ts := range w.jobs {
-		if len(since(ts, now.Add(-time.Hour))) == 0 {
-			delete(w.jobs, id) // bounded by the jobs that sent within the hour
-		}
-	}
-	return nil
-}
-
 // sinceOf is a long run's launch, for the generic body; nil otherwise.
 func sinceOf(n engine.Notice) *time.Time {
 	if n.Since.IsZero() {
@@ -168,15 +167,6 @@ func sinceOf(n engine.Notice) *time.Time {
 	}
 	t := n.Since.UTC()
 	return &t
-}
-
-// since drops the times before t, which are oldest first.
-func since(ts []time.Time, t time.Time) []time.Time {
-	i := 0
-	for i < len(ts) && ts[i].Before(t) {
-		i++
-	}
-	return ts[i:]
 }
 
 // Text is the notice in one line, as people read it.

@@ -1,6 +1,7 @@
 package notify_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -79,10 +80,11 @@ type stack struct {
 	wd   *watchdog.Watchdog
 
 	mu        sync.Mutex
-	delivered []task.Task // every task the dispatcher handed the engine
+	delivered []task.Task  // every task the dispatcher handed the engine
+	serverLog lockedBuffer // what the engine logs for the operator
 }
 
-func newStack(t *testing.T, egress urlfetch.Egress, opts notify.Options) *stack {
+func newStack(t *testing.T, e urlfetch.Egress, opts notify.Options) *stack {
 	t.Helper()
 	s := &stack{t: t, ctx: context.Background(), clk: fakeclock.New(t0)}
 	st, err := sqlite.Open(filepath.Join(t.TempDir(), "sundial.db"), sqlite.Options{Synchronous: sqlite.SyncNormal})
@@ -91,13 +93,11 @@ func newStack(t *testing.T, egress urlfetch.Egress, opts notify.Options) *stack 
 	}
 	t.Cleanup(func() { st.Close() })
 	s.st = st
-	client, err := urlfetch.NewClient(urlfetch.Options{Egress: egress})
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts.Client, opts.Now = client, s.clk.Now
+	opts.Client, opts.Check = egress(t, e)
+	opts.Now = s.clk.Now
 	q := &enginetest.LateQueue{}
-	s.eng = engine.New(st, q, map[string]targets.Target{"noop": noop.Target{}, "async": async{}}, engine.Options{Now: s.clk.Now, Notifier: notify.New(opts)})
+	logger := slog.New(slog.NewTextHandler(&s.serverLog, nil))
+	s.eng = engine.New(st, q, map[string]targets.Target{"noop": noop.Target{}, "async": async{}}, engine.Options{Now: s.clk.Now, Notifier: notify.New(opts), Logger: logger})
 	handle := func(ctx context.Context, t task.Task) error {
 		s.mu.Lock()
 		s.delivered = append(s.delivered, t)
@@ -110,15 +110,54 @@ func newStack(t *testing.T, egress urlfetch.Egress, opts notify.Options) *stack 
 	return s
 }
 
+// egress is the client and the destination check a server gives its
+// webhooks: one egress, urlfetch's.
+func egress(t *testing.T, e urlfetch.Egress) (*http.Client, func(string) error) {
+	t.Helper()
+	client, err := urlfetch.NewClient(urlfetch.Options{Egress: e})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check, err := urlfetch.NewChecker(urlfetch.Options{Egress: e})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return client, check.Check
+}
+
+// lockedBuffer is a log destination the engine's workers share.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
 // define defines the job p/flaky, every minute, failing or not, telling r.
 func (s *stack) define(r *receiver, fail bool, format string, on ...string) {
+	s.t.Helper()
+	s.defineTo(r.URL+"/hook/secret-part", fail, format, on...)
+}
+
+// defineTo defines p/flaky as define does, telling webhook.
+func (s *stack) defineTo(webhook string, fail bool, format string, on ...string) {
 	s.t.Helper()
 	spec := `{}`
 	if fail {
 		spec = `{"fail": true}`
 	}
 	def := engine.Definition{Schedule: "* * * * *", Target: "noop", Spec: json.RawMessage(spec),
-		Notify: &engine.Notify{URL: r.URL + "/hook/secret-part", Format: format, On: on}}
+		Notify: &engine.Notify{URL: webhook, Format: format, On: on}}
 	if err := s.eng.Define(s.ctx, "p/flaky", def); err != nil {
 		s.t.Fatal(err)
 	}

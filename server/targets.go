@@ -121,12 +121,18 @@ func closeTargets(ts map[string]targets.Target) error {
 }
 
 // webhooks returns the notifier of jobs' notify: webhooks, which reach
-// only what url_fetch jobs may: the same egress, judged at dial time, and
-// never the server's own sockets. counted is told each result.
+// only what url_fetch jobs may: the same egress, judged before any rate
+// budget is spent and again at dial time, and never the server's own
+// sockets. counted is told each result.
 func webhooks(egress urlfetch.Egress, server *urlfetch.Listeners, now func() time.Time, counted func(result string)) (*notify.Webhooks, error) {
-	client, err := urlfetch.NewClient(urlfetch.Options{Egress: egress, Server: server})
+	opts := urlfetch.Options{Egress: egress, Server: server}
+	client, err := urlfetch.NewClient(opts)
 	if err != nil {
 		return nil, err
 	}
-	return notify.New(notify.Options{Client: client, Now: now, Counted: counted}), nil
+	check, err := urlfetch.NewChecker(opts)
+	if err != nil {
+		return nil, err
+	}
+	return notify.New(notify.Options{Client: client, Check: check.Check, Now: now, Counted: counted}), nil
 }
