@@ -59,18 +59,30 @@ func replayConfig() []engine.Job {
 }
 
 // replayTarget ends each attempt as its kind says, and keeps the specs it
-// was given.
+// was given and how many times it launched each attempt.
 type replayTarget struct {
-	status targets.Status
-	mu     sync.Mutex
-	specs  []string
+	status   targets.Status
+	mu       sync.Mutex
+	specs    []string
+	launches map[string]int // by "<idempotency key> <attempt>"
 }
 
 func (r *replayTarget) Launch(_ context.Context, req targets.Request) targets.Result {
 	r.mu.Lock()
 	r.specs = append(r.specs, string(req.Spec))
+	if r.launches == nil {
+		r.launches = map[string]int{}
+	}
+	r.launches[fmt.Sprintf("%s %d", req.Key, req.Attempt)]++
 	r.mu.Unlock()
 	return targets.Result{Status: r.status, Message: "as told"}
+}
+
+// replayTargets are the targets of the kinds replayConfig's jobs name.
+type replayTargets struct{ ok, fail, async *replayTarget }
+
+func newReplayTargets() replayTargets {
+	return replayTargets{ok: &replayTarget{status: targets.Succeeded}, fail: &replayTarget{status: targets.Failed}, async: &replayTarget{status: targets.Running}}
 }
 
 type replay struct {
@@ -81,11 +93,12 @@ type replay struct {
 	eng  *engine.Engine
 	disp *local.Dispatcher
 	wd   *watchdog.Watchdog
-	ok   *replayTarget
+	replayTargets
 }
 
-// openReplay opens a copy of the previous release's database file.
-func openReplay(t *testing.T) *replay {
+// copyReplay copies the previous release's database file to a new
+// directory and returns the copy's path.
+func copyReplay(t *testing.T) string {
 	t.Helper()
 	src, err := os.ReadFile(filepath.Join("testdata", "replay", "v0.db"))
 	if err != nil {
@@ -95,14 +108,28 @@ func openReplay(t *testing.T) *replay {
 	if err := os.WriteFile(path, src, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := &replay{t: t, ctx: context.Background(), clk: fakeclock.New(replayEnd), ok: &replayTarget{status: targets.Succeeded}}
+	return path
+}
+
+// openReplay opens a copy of the previous release's database file.
+func openReplay(t *testing.T) *replay {
+	t.Helper()
+	return openReplayAt(t, copyReplay(t), fakeclock.New(replayEnd), newReplayTargets(), statemachine.Config{})
+}
+
+// openReplayAt runs this release's engine, on clk, over the database at
+// path: the replay's database or a copy of it.
+func openReplayAt(t *testing.T, path string, clk *fakeclock.Clock, tg replayTargets, cfg statemachine.Config) *replay {
+	t.Helper()
+	r := &replay{t: t, ctx: context.Background(), clk: clk, replayTargets: tg}
+	var err error
 	if r.st, err = sqlite.Open(path, sqlite.Options{Synchronous: sqlite.SyncNormal}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.st.Close() })
 	q := &enginetest.LateQueue{}
-	targets := map[string]targets.Target{"ok": r.ok, "fail": &replayTarget{status: targets.Failed}, "async": &replayTarget{status: targets.Running}}
-	r.eng = engine.New(r.st, q, targets, engine.Options{Now: r.clk.Now})
+	targets := map[string]targets.Target{"ok": tg.ok, "fail": tg.fail, "async": tg.async}
+	r.eng = engine.New(r.st, q, targets, engine.Options{Now: r.clk.Now, Config: cfg})
 	r.disp = local.New(r.st, r.eng.HandleTask, local.Options{Owner: "new", Workers: 4, Now: r.clk.Now, Logger: slog.New(slog.DiscardHandler)})
 	q.Queue = r.disp
 	r.wd = watchdog.New(r.st, r.eng, watchdog.Options{Now: r.clk.Now})

@@ -36,17 +36,19 @@ func embeddedConfig(s *Settings) statemachine.Config {
 // sign-in is configured.
 func openEmbedded(ctx context.Context, s *Settings, env environment) (*backends, error) {
 	cfg := embeddedConfig(s)
-	var err error
+	// Open first: it refuses a file it must not write to (damaged, or of
+	// a newer release), and Restored would write to it.
+	st, err := sqlite.Open(s.DB, sqlite.Options{Synchronous: s.Sync})
+	if err != nil {
+		return nil, err
+	}
 	if cfg.RestoredAt, err = sqlite.Restored(ctx, s.DB, env.now()); err != nil {
+		st.Close()
 		return nil, err
 	}
 	if !cfg.RestoredAt.IsZero() {
 		env.logger.Warn("the database is a restored backup: occurrences scheduled before the first start on it are recorded as missed, and invocations of them that are queued end ABORTED, since they may have run after the backup was taken (docs/operations.md)",
 			"first_start", cfg.RestoredAt)
-	}
-	st, err := sqlite.Open(s.DB, sqlite.Options{Synchronous: s.Sync})
-	if err != nil {
-		return nil, err
 	}
 	disp := local.New(st, env.handle, local.Options{
 		Prepare:   env.prepare,

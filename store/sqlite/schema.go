@@ -111,8 +111,24 @@ CREATE INDEX invocations_failed ON invocations(job_id, occurrence, id, status) W
 ALTER TABLE invocations ADD COLUMN backfill INTEGER NOT NULL DEFAULT 0;
 `}
 
+// ErrNewerSchema is wrapped by the error Open returns for a file whose
+// schema a newer release migrated: this release could misread it (a
+// column it does not know holds part of a job) and would run on it, so it
+// refuses the file whole and writes nothing to it.
+var ErrNewerSchema = errors.New("written by a newer release of Sundial")
+
+// newerSchema is the refusal of a file at schema version v, saying what
+// to do.
+func newerSchema(v int) error {
+	return fmt.Errorf("%w (schema version %d; this release reads versions up to %d): "+
+		"run the newer release, or restore the backup taken before the upgrade to go back to this one (docs/upgrade.md)",
+		ErrNewerSchema, v, len(migrations))
+}
+
 // migrate brings the file's schema to len(migrations). Two processes may
 // open a new file at once: the version is re-read under the write lock.
+// A version past len(migrations) is refused before the lock: versions
+// only grow.
 func migrate(conn *sql.Conn) error {
 	ctx := context.Background()
 	var mode string
@@ -129,8 +145,11 @@ func migrate(conn *sql.Conn) error {
 		return v, err
 	}
 	v, err := version()
-	if err != nil || v == len(migrations) {
+	switch {
+	case err != nil || v == len(migrations):
 		return err
+	case v > len(migrations):
+		return newerSchema(v)
 	}
 	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
 		return err
@@ -141,7 +160,7 @@ func migrate(conn *sql.Conn) error {
 			return err
 		}
 		if v > len(migrations) {
-			return fmt.Errorf("schema version %d is newer than this binary's %d", v, len(migrations))
+			return newerSchema(v)
 		}
 		for ; v < len(migrations); v++ {
 			if _, err := conn.ExecContext(ctx, migrations[v]); err != nil {

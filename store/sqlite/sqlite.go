@@ -120,7 +120,8 @@ var (
 
 // Open opens (creating if needed) the database file at path and its schema.
 // It refuses, with an error wrapping ErrDamaged, an empty file and a file
-// whose pages fail SQLite's quick_check.
+// whose pages fail SQLite's quick_check; and, wrapping ErrNewerSchema, a
+// file a newer release migrated.
 func Open(path string, opts Options) (*Store, error) {
 	return open(path, opts, testHooks{})
 }
@@ -178,6 +179,9 @@ func open(path string, opts Options, hooks testHooks) (*Store, error) {
 	if err := migrate(conn); err != nil {
 		conn.Close()
 		writeDB.Close()
+		if errors.Is(err, ErrNewerSchema) {
+			return nil, fmt.Errorf("sqlite: %s was %w", path, err)
+		}
 		return nil, fmt.Errorf("sqlite: schema of %s: %w", path, err)
 	}
 
