@@ -2,8 +2,11 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -153,6 +156,263 @@ func TestAForwardStepDoesNotDeliverALaunchUnderWayAgain(t *testing.T) {
 			}
 			if got := ends.of(id); len(got) != 1 || got[0] != statemachine.StatusSucceeded {
 				t.Errorf("the invocation ended %v; want SUCCEEDED once, as A's launch did", got)
+			}
+		})
+	}
+}
+
+// stepSizes are the steps finding 17 names: seconds, minutes, an hour.
+var stepSizes = []time.Duration{10 * time.Second, 10 * time.Minute, time.Hour}
+
+// stepJob is a job of the step tests.
+type stepJob struct {
+	id, expr string
+	policy   statemachine.Policy
+}
+
+// occurrences returns what the store holds of each of the job's
+// occurrences up to until: "ran" for one with an invocation that
+// launched, its skip reason for one recorded as skipped. An occurrence
+// recorded twice fails the test.
+func (h *harness) occurrences(j stepJob, until time.Time) map[time.Time]string {
+	h.t.Helper()
+	def := engine.Definition{Schedule: j.expr}
+	sched, err := def.Parse(j.id)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	got := map[time.Time]string{}
+	note := func(at time.Time, what string) {
+		if at.After(until) {
+			return
+		}
+		if was, ok := got[at]; ok {
+			h.t.Errorf("%s: occurrence %v recorded twice: %s and %s", j.id, at, was, what)
+		}
+		got[at] = what
+	}
+	for _, inv := range h.invocations(j.id) {
+		switch {
+		case inv.Status == string(statemachine.StatusSkipped) && inv.Count > 1:
+			for at := range sched.Between(inv.Occurrence, inv.Last.Add(time.Nanosecond)) {
+				note(at, inv.Reason)
+			}
+		case inv.Status == string(statemachine.StatusSkipped):
+			note(inv.Occurrence, inv.Reason)
+		default:
+			note(inv.Occurrence, "ran")
+		}
+	}
+	return got
+}
+
+// notStuck fails the test if a job's watchdog timer passed longer than a
+// watchdog period plus grace ago by the clock as it reads now.
+func (h *harness) notStuck(when string) {
+	h.t.Helper()
+	const periodAndGrace = time.Minute + 30*time.Second
+	ids, err := h.st.Overdue(h.ctx, h.clock().Add(-periodAndGrace), 100)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if len(ids) > 0 {
+		h.t.Errorf("%s: %v overdue by more than a watchdog period plus grace", when, ids)
+	}
+}
+
+// After a step back, nothing runs again: an occurrence that ran is behind
+// the job's cursor, which a step back does not move. The jobs go on at
+// the wall clock's times, each occurrence once, and so up to the step late
+// in real time; none is stuck by the clock as it reads after the step.
+func TestAStepBackLaunchesNoOccurrenceTwice(t *testing.T) {
+	t.Parallel()
+	jobs := []stepJob{
+		{id: "p/minutely", expr: "* * * * *"},
+		{id: "p/quarterly", expr: "*/15 * * * *"},
+		{id: "p/interval", expr: "@every 10m"},
+	}
+	for _, step := range stepSizes {
+		t.Run(step.String(), func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, engine.Options{Config: embeddedConfig()})
+			for _, j := range jobs {
+				h.define(j.id, j.expr, j.policy, "rec")
+			}
+			before := t0.Add(30*time.Minute + 30*time.Second)
+			h.runUntil(before)
+			h.set(before.Add(-step))
+			// Minute by minute, past where the clock was before the step.
+			for at := h.clock().Add(time.Minute); !at.After(before.Add(20 * time.Minute)); at = at.Add(time.Minute) {
+				h.runUntil(at)
+				h.notStuck(fmt.Sprintf("%v after the step", at.Sub(before.Add(-step))))
+			}
+			if _, most := h.tgt.total(); most != 1 {
+				t.Errorf("an attempt was launched %d times; want each once", most)
+			}
+			end := h.clock()
+			for _, j := range jobs[1:] {
+				h.occurrences(j, end)
+			}
+			got := h.occurrences(jobs[0], end)
+			for at := t0.Add(time.Minute); !at.After(end); at = at.Add(time.Minute) {
+				if got[at] != "ran" {
+					t.Errorf("%s: occurrence %v: %q; want it run, once", jobs[0].id, at, got[at])
+				}
+			}
+			for _, inv := range h.invocations(jobs[0].id) {
+				if late := inv.Started.Sub(inv.Occurrence); late < 0 || late >= time.Minute {
+					t.Errorf("%s: occurrence %v launched at %v; want it at its time by the wall clock", jobs[0].id, inv.Occurrence, inv.Started)
+				}
+			}
+		})
+	}
+}
+
+// After a step forward, the occurrences the step passed over are due at
+// once, and the job's catch-up policy decides them as it does those a
+// stopped server missed: the latest runs if it is within the catch-up
+// window (at least the engine's late tolerance), the others are recorded
+// as skipped, superseded within the window and missed beyond it. Every
+// fire time is run or recorded, once; nothing runs twice, nothing is
+// stuck.
+func TestAStepForwardFollowsTheCatchUpPolicy(t *testing.T) {
+	t.Parallel()
+	late := statemachine.DefaultConfig.LateTolerance
+	jobs := []stepJob{
+		{id: "p/minutely", expr: "* * * * *"},
+		{id: "p/window", expr: "* * * * *", policy: statemachine.Policy{CatchupWindow: 30 * time.Minute}},
+		{id: "p/quarterly", expr: "*/15 * * * *"},
+	}
+	for _, step := range stepSizes {
+		t.Run(step.String(), func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, engine.Options{Config: embeddedConfig()})
+			for _, j := range jobs {
+				h.define(j.id, j.expr, j.policy, "rec")
+			}
+			before := t0.Add(10*time.Minute + 30*time.Second)
+			h.runUntil(before)
+			stepped := before.Add(step)
+			h.set(stepped)
+			for at := stepped; !at.After(stepped.Add(10 * time.Minute)); at = at.Add(time.Minute) {
+				h.runUntil(at)
+				h.notStuck(fmt.Sprintf("%v after the step", at.Sub(stepped)))
+			}
+			if _, most := h.tgt.total(); most != 1 {
+				t.Errorf("an attempt was launched %d times; want each once", most)
+			}
+			end := h.clock()
+			for _, j := range jobs {
+				sched, err := (&engine.Definition{Schedule: j.expr}).Parse(j.id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				window := max(j.policy.CatchupWindow, late)
+				var gap []time.Time
+				for at := range sched.Between(before, stepped.Add(time.Nanosecond)) {
+					gap = append(gap, at)
+				}
+				got := h.occurrences(j, end)
+				for at := range sched.Between(t0.Add(time.Nanosecond), end.Add(time.Nanosecond)) {
+					want := "ran"
+					switch i := slices.Index(gap, at); {
+					case i < 0:
+					case stepped.Sub(at) > window:
+						want = string(statemachine.SkipMissed)
+					case i < len(gap)-1:
+						want = string(statemachine.SkipSuperseded)
+					}
+					if got[at] != want {
+						t.Errorf("%s: occurrence %v: %q; want %q", j.id, at, got[at], want)
+					}
+				}
+			}
+		})
+	}
+}
+
+// repairCounter counts the watchdog's repairs.
+type repairCounter struct {
+	endCounter
+	n atomic.Int32
+}
+
+func (c *repairCounter) Repaired(string) { c.n.Add(1) }
+
+// A small correction of the clock, as NTP makes it (slewed, or stepped
+// by less than a second), changes nothing: every occurrence runs once and
+// on time, none is skipped, and the watchdog has nothing to repair.
+func TestASlewChangesNothing(t *testing.T) {
+	t.Parallel()
+	repairs := &repairCounter{endCounter: endCounter{ends: map[string][]statemachine.Status{}}}
+	h := newHarness(t, engine.Options{Config: embeddedConfig(), Observer: repairs})
+	jobs := []stepJob{{id: "p/minutely", expr: "* * * * *"}, {id: "p/quarterly", expr: "*/15 * * * *"}}
+	for _, j := range jobs {
+		h.define(j.id, j.expr, j.policy, "rec")
+	}
+	// Corrections of up to 0.4 s either way between one minute's tasks
+	// and the next's.
+	corrections := []time.Duration{400 * time.Millisecond, -300 * time.Millisecond, -400 * time.Millisecond, 200 * time.Millisecond, 100 * time.Millisecond}
+	end := t0.Add(2 * time.Hour)
+	for i, at := 0, t0.Add(time.Minute); !at.After(end); i, at = i+1, at.Add(time.Minute) {
+		h.runUntil(at)
+		h.set(h.clock().Add(corrections[i%len(corrections)]))
+	}
+	h.runUntil(end.Add(time.Second))
+	if _, most := h.tgt.total(); most != 1 {
+		t.Errorf("an attempt was launched %d times; want each once", most)
+	}
+	for _, j := range jobs {
+		sched, err := (&engine.Definition{Schedule: j.expr}).Parse(j.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := h.occurrences(j, end)
+		for at := range sched.Between(t0.Add(time.Nanosecond), end.Add(time.Nanosecond)) {
+			if got[at] != "ran" {
+				t.Errorf("%s: occurrence %v: %q; want it run", j.id, at, got[at])
+			}
+		}
+	}
+	if n := repairs.n.Load(); n > 0 {
+		t.Errorf("the watchdog repaired %d times; want nothing to repair", n)
+	}
+}
+
+// A step forward counts as time that passed, for an attempt under way as
+// for the schedule: one whose hard timeout the step passes ends FAILED
+// "timed out" at the next watchdog pass, and its remote task is killed,
+// as if the time had passed. A process cannot tell an NTP step from time
+// that passed while it was suspended (the monotonic clock stops in both),
+// and an asynchronous target's task runs on outside the host either way.
+// A step short of the hard timeout leaves the attempt running.
+func TestAForwardStepPastAHardTimeoutEndsTheAttempt(t *testing.T) {
+	t.Parallel()
+	for _, step := range stepSizes {
+		t.Run(step.String(), func(t *testing.T) {
+			t.Parallel()
+			h := newAsyncHarness(t)
+			id := h.defineHourly("job", 20*time.Minute)
+			inv, task := h.launched(id)
+			if err := h.swarm.Start(task.ID); err != nil {
+				t.Fatal(err)
+			}
+			stepped := h.clk.Now().Add(step)
+			h.clk.Set(stepped)
+			h.runUntil(stepped.Add(time.Minute))
+			st, msg := h.status(id, inv)
+			hardTimeout := 20*time.Minute + statemachine.DefaultConfig.KillGrace
+			if step < hardTimeout {
+				if st != statemachine.StatusRunning {
+					t.Errorf("after a step of %v: %s %q; want RUNNING", step, st, msg)
+				}
+				return
+			}
+			if st != statemachine.StatusFailed || !strings.Contains(msg, "timed out") {
+				t.Errorf("after a step of %v: %s %q; want FAILED, timed out", step, st, msg)
+			}
+			if st := h.swarm.Tasks()[0].State; st != "KILLED" {
+				t.Errorf("the Swarming task is %s; want KILLED", st)
 			}
 		})
 	}
