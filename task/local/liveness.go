@@ -84,16 +84,18 @@ type watched struct {
 }
 
 // reapDead frees the claims of every owner whose file in LockDir is not
-// locked: its process is gone. It also finds which owners are known
-// alive, this one among them, for the claims to spare (alive). Owners
-// without a file (processes that run without a LockDir) are left to their
-// rows. It is called at each heartbeat, after the owner's own.
+// locked: its process is gone. It also finds which other owners are
+// known alive, for the claims to spare (alive). Owners without a file
+// (processes that run without a LockDir) are left to their rows, and so
+// is this one: what it holds and no longer runs (an acknowledgement that
+// failed) must come again when its lease ends, and what it runs it does
+// not start twice. It is called at each heartbeat, after the owner's own.
 func (d *Dispatcher) reapDead(ctx context.Context) error {
 	entries, err := os.ReadDir(d.opts.LockDir)
 	if err != nil {
 		return err
 	}
-	alive := []string{d.opts.Owner}
+	var alive []string
 	seen := map[string]bool{}
 	for _, e := range entries {
 		if o := e.Name(); o != d.opts.Owner && e.Type().IsRegular() {

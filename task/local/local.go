@@ -56,10 +56,12 @@ type Options struct {
 	// Lease is how long a claim holds while its owner is alive; a handler
 	// still running then may be delivered again elsewhere, so it also
 	// bounds the handler's context. The lease is a wall time in the row;
-	// the context's bound runs on the monotonic clock. A claim of an owner
-	// known alive by its lock file (LockDir) holds past its lease: after a
-	// step of the wall clock, the lease says nothing of how long the
-	// handler has run. Default 10 minutes.
+	// the context's bound runs on the monotonic clock. To the other
+	// dispatchers, a claim of an owner known alive by its lock file
+	// (LockDir) holds past its lease: after a step of the wall clock, the
+	// lease says nothing of how long the handler has run. The owner
+	// itself takes back what it holds and no longer runs when the lease
+	// ends. Default 10 minutes.
 	Lease time.Duration
 	// OrphanAfter frees the claims of an owner whose last heartbeat is this
 	// old. Every process on a file should use the same value, several
@@ -161,7 +163,7 @@ type Dispatcher struct {
 
 	// Run's, with a LockDir (liveness.go): the heartbeats this owner
 	// counted into its file, what it saw of the others' files, and the
-	// owners it knows alive from them, whose claims it spares.
+	// other owners it knows alive from them, whose claims it spares.
 	beats uint64
 	watch map[string]watched
 	alive []string
