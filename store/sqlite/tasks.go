@@ -93,8 +93,9 @@ func scanTask(row scanner) (Claimed, error) {
 // ClaimTasks claims up to c.Max tasks due, or due within c.Ahead, for
 // c.Owner in one transaction, earliest ETA first. A task is free if no one
 // holds it, or if its owner is not in c.Alive and its lease has expired or
-// its owner's heartbeat is older than c.OrphanAfter (or gone). Claiming also records c.Owner's heartbeat, so
-// that its fresh claims are never taken for orphans.
+// its owner's heartbeat is older than c.OrphanAfter (or gone). Claiming
+// also records c.Owner's heartbeat, so that its fresh claims are never
+// taken for orphans.
 //
 // A claim that finds nothing due and acknowledges nothing writes nothing,
 // not even the heartbeat: the owner holds nothing that could look

@@ -22,17 +22,18 @@ import (
 // The file also says an owner that lives is at work. The heartbeats and
 // leases in the rows are wall times, and a step of the wall clock (an NTP
 // step, a VM resumed from a snapshot) moves them all at once: a step
-// forward past OrphanAfter or Lease made every live owner's claims look
-// free to the first dispatcher to claim after it, which ran the tasks
-// under way again, and the engine, finding their launches older than its
-// LaunchGrace, failed them as of unknown outcome while they ran, or
-// launched them twice. So each owner counts its heartbeats into its file,
+// forward past OrphanAfter or Lease makes a live owner's claims look free
+// to the first other dispatcher to claim after it, which would run the
+// tasks under way again; the engine, finding their launches older than
+// its LaunchGrace, would fail them as of unknown outcome while they ran,
+// or launch them twice. So each owner counts its heartbeats into its file,
 // and the others count their own heartbeats while that count stands
 // still: an owner whose lock is held and whose count moved within
 // OrphanAfter's worth of their heartbeats is known alive (Claim.Alive),
-// and its claims hold whatever the wall clock says. Counts and heartbeat
-// rounds are kept on Run's timers, which Go runs on the monotonic clock.
-// One whose count stood still that long (stopped with SIGSTOP, frozen) is
+// and its claims hold whatever the wall clock says. No wall time enters
+// that judgement: Run heartbeats by its clock's readings, which Go
+// compares on the monotonic clock when the clock is time.Now. An owner
+// whose count stood still that long (stopped with SIGSTOP, frozen) is
 // judged by its rows again, as an owner without a file always is.
 
 // lockOwner creates and locks dir/<owner>. The returned file holds the
