@@ -3,6 +3,7 @@ package local
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sundial-cron/sundial/internal/fakeclock"
 	"github.com/sundial-cron/sundial/store/sqlite"
 	"github.com/sundial-cron/sundial/task"
 )
@@ -208,4 +210,47 @@ func TestAStepOfTheClockLeavesAWorkingOwnersClaims(t *testing.T) {
 func withOwner(o Options, owner string) Options {
 	o.Owner = owner
 	return o
+}
+
+// Run counts each heartbeat into its lock file, where the other owners
+// read that it works: the count moves with the heartbeats, which come by
+// Run's clock, and with nothing else.
+func TestRunCountsItsHeartbeatsIntoItsLockFile(t *testing.T) {
+	t.Parallel()
+	s := tempStore(t)
+	dir := t.TempDir()
+	clk := fakeclock.New(t0)
+	d := New(s, func(context.Context, task.Task) error { return nil },
+		Options{Owner: "A", Now: clk.Now, LockDir: dir, Heartbeat: 10 * time.Millisecond, Poll: 10 * time.Millisecond, OrphanAfter: time.Second, Logger: quiet})
+	asleep := make(chan struct{}, 1000)
+	d.hooks.sleeping = func(time.Time) { asleep <- struct{}{} }
+	ctx, cancel := context.WithCancel(t.Context())
+	stopped := running(t, ctx, d)
+	defer func() {
+		cancel()
+		<-stopped
+	}()
+	count := func() uint64 {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(dir, "A"))
+		if err != nil || len(b) != 8 {
+			t.Fatalf("the lock file holds %x, %v; want a count", b, err)
+		}
+		return binary.BigEndian.Uint64(b)
+	}
+	<-asleep
+	for want := count() + 1; want < 5; want++ {
+		clk.Advance(d.opts.Heartbeat)
+		timeout := time.After(time.Minute)
+		for count() < want {
+			select {
+			case <-asleep:
+			case <-timeout:
+				t.Fatalf("the count stayed at %d after a heartbeat's time; want %d", count(), want)
+			}
+		}
+		if got := count(); got != want {
+			t.Fatalf("the count went to %d after one heartbeat's time; want %d", got, want)
+		}
+	}
 }
