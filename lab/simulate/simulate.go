@@ -3,12 +3,13 @@
 // injected: store commits that fail (before or after committing), lost
 // tasks, tasks delivered twice and late, processes dying between LAUNCHING
 // and the recorded outcome, the whole queue purged, downtime, clock
-// jumps, and steps of the host's clock back and forward. It runs either shape: the embedded one (the SQLite store and
-// task/local's dispatcher) or the cloud one (the Datastore store on the
-// emulator and a queue that behaves as Cloud Tasks does). It then checks the guarantees of DESIGN.md from what the
-// targets saw and what the store recorded: no occurrence launched twice, no
-// job stuck past one watchdog period plus grace, every due occurrence run or
-// recorded as skipped with a reason.
+// jumps, and steps of the host's clock back and forward. It runs either
+// shape: the embedded one (the SQLite store and task/local's dispatcher)
+// or the cloud one (the Datastore store on the emulator and a queue that
+// behaves as Cloud Tasks does). It then checks the guarantees of
+// DESIGN.md from what the targets saw and what the store recorded: no
+// occurrence launched twice, no job stuck past one watchdog period plus
+// grace, every due occurrence run or recorded as skipped with a reason.
 package simulate
 
 import (
