@@ -18,10 +18,12 @@ func checkEmbedded(*Settings) error { return nil }
 
 // embeddedConfig is the engine's configuration in the embedded shape. A
 // StartInvocation comes again here only when the process that held it is
-// dead (its lock file says so at once) or its lease ran out (and with it
-// the handler's context): no live process can still be on its way to the
-// target, so the grace before asking the target is kept short and a
-// killed server's in-flight launch is settled within seconds.
+// dead (its lock file says so at once) or stopped working for a while (the
+// count in its lock file stood still): a step of the wall clock, which
+// makes leases and heartbeats look old, does not free a working process's
+// task (task/local's liveness.go). No live process can still be on its way
+// to the target, so the grace before asking the target is kept short and
+// a killed server's in-flight launch is settled within seconds.
 func embeddedConfig(s *Settings) statemachine.Config {
 	c := statemachine.DefaultConfig
 	c.LaunchGrace = time.Second

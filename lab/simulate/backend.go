@@ -32,6 +32,9 @@ type backend interface {
 	// maxSkew bounds the clock jumps: how far the process's clock can be
 	// from the clock the queue runs on.
 	maxSkew() time.Duration
+	// clockSteps reports whether the shape runs on a clock that steps
+	// (faults.ClockSteps).
+	clockSteps() bool
 	report(r *Report)
 	close() error
 }
@@ -90,6 +93,10 @@ func (b *sqliteBackend) down(from, to time.Time) {}
 // maxSkew: one machine's clock can jump minutes (a bad NTP step, a VM
 // resumed); the dispatcher reads the same clock as the engine.
 func (b *sqliteBackend) maxSkew() time.Duration { return 2 * time.Minute }
+
+// clockSteps: the host's clock, which the engine and the dispatcher both
+// read, is stepped by NTP or by a VM resumed from a snapshot.
+func (b *sqliteBackend) clockSteps() bool { return true }
 
 func (b *sqliteBackend) report(r *Report) {
 	stats := b.st.Stats()

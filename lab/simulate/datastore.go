@@ -78,6 +78,11 @@ func (b *datastoreBackend) down(from, to time.Time) { b.q.down(from, to) }
 // before Cloud Tasks delivers it.
 func (b *datastoreBackend) maxSkew() time.Duration { return 5 * time.Second }
 
+// clockSteps: the instances and Cloud Tasks read Google's clocks, which
+// are smeared (leap seconds) rather than stepped; an instance does not
+// resume from a snapshot.
+func (b *datastoreBackend) clockSteps() bool { return false }
+
 func (b *datastoreBackend) report(r *Report) {
 	c := b.cost.Cost()
 	r.StoreUpdates = b.calls.updates.Load()

@@ -20,13 +20,18 @@ type faults struct {
 	Purges       int     // whole-queue purges per day
 	Downtimes    int     // process restarts per day, each 5 minutes to 2 hours down
 	ClockJumps   int     // clock jumps per day, up to the backend's maxSkew either way
+	// ClockSteps: steps of the host's wall clock per day, back or
+	// forward, by seconds, minutes or an hour, that stay (an NTP step, a
+	// VM resumed from a snapshot), while the process runs on; for the
+	// shapes whose clock can step (backend.clockSteps).
+	ClockSteps int
 }
 
 // levels are the --faults levels.
 var levels = map[string]faults{
 	"none":    {},
-	"default": {CommitBefore: 0.01, CommitAfter: 0.005, Drop: 0.01, Duplicate: 0.02, Crash: 0.01, Purges: 1, Downtimes: 1, ClockJumps: 2},
-	"heavy":   {CommitBefore: 0.04, CommitAfter: 0.02, Drop: 0.05, Duplicate: 0.1, Crash: 0.04, Purges: 4, Downtimes: 3, ClockJumps: 8},
+	"default": {CommitBefore: 0.01, CommitAfter: 0.005, Drop: 0.01, Duplicate: 0.02, Crash: 0.01, Purges: 1, Downtimes: 1, ClockJumps: 2, ClockSteps: 1},
+	"heavy":   {CommitBefore: 0.04, CommitAfter: 0.02, Drop: 0.05, Duplicate: 0.1, Crash: 0.04, Purges: 4, Downtimes: 3, ClockJumps: 8, ClockSteps: 6},
 }
 
 // Levels lists the fault levels by name.

@@ -2,13 +2,14 @@
 // a simulated clock, for many jobs over simulated days, with faults
 // injected: store commits that fail (before or after committing), lost
 // tasks, tasks delivered twice and late, processes dying between LAUNCHING
-// and the recorded outcome, the whole queue purged, downtime and clock
-// jumps. It runs either shape: the embedded one (the SQLite store and
-// task/local's dispatcher) or the cloud one (the Datastore store on the
-// emulator and a queue that behaves as Cloud Tasks does). It then checks the guarantees of DESIGN.md from what the
-// targets saw and what the store recorded: no occurrence launched twice, no
-// job stuck past one watchdog period plus grace, every due occurrence run or
-// recorded as skipped with a reason.
+// and the recorded outcome, the whole queue purged, downtime, clock
+// jumps, and steps of the host's clock back and forward. It runs either
+// shape: the embedded one (the SQLite store and task/local's dispatcher)
+// or the cloud one (the Datastore store on the emulator and a queue that
+// behaves as Cloud Tasks does). It then checks the guarantees of
+// DESIGN.md from what the targets saw and what the store recorded: no
+// occurrence launched twice, no job stuck past one watchdog period plus
+// grace, every due occurrence run or recorded as skipped with a reason.
 package simulate
 
 import (
@@ -127,12 +128,15 @@ const (
 var start = time.Date(2026, 3, 7, 12, 0, 0, 0, time.UTC)
 
 type sim struct {
-	ctx    context.Context
-	rng    *lockedRand
-	now    time.Time
-	skew   time.Duration // the process clock's error, changed by clock jumps
-	up     time.Time     // when the process last started
-	faults faults
+	ctx  context.Context
+	rng  *lockedRand
+	now  time.Time
+	skew time.Duration // the process clock's error, changed by clock jumps and steps
+	// stepped is where the clock steps left the process's clock; the
+	// jumps wobble it around there.
+	stepped time.Duration
+	up      time.Time // when the process last started
+	faults  faults
 	// injecting is false while the run drains, so the end state is checked
 	// without new faults.
 	injecting bool
@@ -326,6 +330,38 @@ func (l *lockedRand) IntN(n int) int {
 // clock is the process's clock: the simulated time, off by the skew.
 func (s *sim) clock() time.Time { return s.now.Add(s.skew) }
 
+// moveClock moves the process's clock by d while the process runs, as a
+// jump or a step of the host's clock does. The instants the checks keep
+// on that clock (the last start, the refused repairs) move with it: the
+// watchdog's wait is judged by the clock as it reads after the move. A
+// move forward makes every timer it passes over due at once, so the
+// watchdog's period counts from the move, as from a restart; after a move
+// back, a timer set before it passes that much later, by the clock.
+func (s *sim) moveClock(d time.Duration) {
+	s.skew += d
+	s.up = s.up.Add(d)
+	for id, at := range s.refusedAt {
+		s.refusedAt[id] = at.Add(d)
+	}
+	if d > 0 {
+		s.up = later(s.up, s.clock())
+	}
+}
+
+// clockStep draws a step of the host's clock: back or forward, by seconds,
+// by minutes, or by an hour or more (a VM resumed from an old snapshot).
+func (s *sim) clockStep() time.Duration {
+	unit := []time.Duration{time.Second, time.Minute, time.Hour}[s.rng.IntN(3)]
+	d := unit + time.Duration(s.rng.Int64N(int64(59*unit)))
+	if unit == time.Hour {
+		d = unit + time.Duration(s.rng.Int64N(int64(unit)))
+	}
+	if s.rng.IntN(2) == 0 {
+		return -d
+	}
+	return d
+}
+
 func later(a, b time.Time) time.Time {
 	if a.After(b) {
 		return a
@@ -453,9 +489,11 @@ func (s *sim) run(jobs, days int) error {
 	}
 	// Drain: no new faults; long enough for every occurrence up to the end
 	// to be run or recorded, counted from the end or from a restart that a
-	// downtime pushed past it.
+	// downtime pushed past it. The clock comes back to the true time, a
+	// step too; the watchdog's period counts from here.
 	s.injecting = false
-	s.skew = 0 // a jump too: the watchdog's period counts from here
+	s.stepped = 0
+	s.moveClock(-s.skew)
 	s.up = later(s.up, s.clock())
 	s.timelines.noteProcess(s.now, s.skew, "draining: no more faults")
 	if err := s.loop(later(s.now, end).Add(30 * time.Minute)); err != nil {
@@ -487,12 +525,20 @@ func (s *sim) plan(end time.Time) {
 		s.atAlone(t, func() {
 			s.count("clock_jump")
 			most := s.be.maxSkew()
-			s.skew = time.Duration(s.rng.Int64N(int64(2*most))) - most
+			s.moveClock(s.stepped + time.Duration(s.rng.Int64N(int64(2*most))) - most - s.skew)
 			s.timelines.noteProcess(s.now, s.skew, "the clock jumped")
-			// A jump forward makes timers overdue at once; the watchdog's
-			// period counts from the jump, as from a restart.
-			s.up = later(s.up, s.clock())
 		})
+	}
+	if s.be.clockSteps() {
+		for _, t := range s.spread(s.faults.ClockSteps, start, end) {
+			s.atAlone(t, func() {
+				s.count("clock_step")
+				d := s.clockStep()
+				s.stepped += d
+				s.moveClock(d)
+				s.timelines.noteProcess(s.now, s.skew, "the clock stepped %+v", d)
+			})
+		}
 	}
 	// Admins: a few manual triggers and pauses a day across all jobs.
 	perDay := max(1, len(s.jobs)/50)

@@ -12,7 +12,8 @@ import (
 // TestGuaranteesUnderFaults runs the engine through a simulated day at
 // every fault level with two seeds, and fails on any double launch, stuck
 // job or occurrence neither run nor recorded as skipped. It is the test of
-// invariants 1, 4 and 5 over the whole system.
+// invariants 1, 4 and 5 over the whole system, steps of the host's clock
+// included.
 func TestGuaranteesUnderFaults(t *testing.T) {
 	jobs := 120
 	if testing.Short() {
@@ -34,6 +35,11 @@ func TestGuaranteesUnderFaults(t *testing.T) {
 				}
 				if level != "none" && len(rep.FaultsInjected) == 0 {
 					t.Errorf("no fault was injected at level %s", level)
+				}
+				// The host's clock stepped back and forward under the
+				// embedded shape, and the guarantees held across.
+				if level != "none" && rep.FaultsInjected["clock_step"] == 0 {
+					t.Errorf("the clock never stepped at level %s", level)
 				}
 			})
 		}

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -29,6 +30,12 @@ type Claim struct {
 	// OrphanAfter: a claim whose owner's last heartbeat is this old is
 	// free, whatever its lease says.
 	OrphanAfter time.Duration
+	// Alive names the owners known to be alive by other means than the
+	// wall clock (task/local's lock files): their claims hold, whatever
+	// their leases and heartbeats say. Both are wall times, and a step of
+	// the clock (NTP, a VM resumed) makes a live owner's claims look
+	// expired or orphaned, and its tasks under way free to run again.
+	Alive []string
 	// Done and Retry acknowledge Owner's earlier claims, as AckTasks
 	// would, in the claim's transaction: a dispatcher stepping round by
 	// round then commits once a round instead of twice.
@@ -85,9 +92,10 @@ func scanTask(row scanner) (Claimed, error) {
 
 // ClaimTasks claims up to c.Max tasks due, or due within c.Ahead, for
 // c.Owner in one transaction, earliest ETA first. A task is free if no one
-// holds it, its lease has expired, or its owner's heartbeat is older than
-// c.OrphanAfter (or gone). Claiming also records c.Owner's heartbeat, so
-// that its fresh claims are never taken for orphans.
+// holds it, or if its owner is not in c.Alive and its lease has expired or
+// its owner's heartbeat is older than c.OrphanAfter (or gone). Claiming
+// also records c.Owner's heartbeat, so that its fresh claims are never
+// taken for orphans.
 //
 // A claim that finds nothing due and acknowledges nothing writes nothing,
 // not even the heartbeat: the owner holds nothing that could look
@@ -123,6 +131,10 @@ func (s *Store) ClaimTasks(ctx context.Context, c Claim) (claimed []Claimed, nex
 	if err != nil {
 		return nil, time.Time{}, false, err
 	}
+	alive, err := ownerList(c.Alive)
+	if err != nil {
+		return nil, time.Time{}, false, err
+	}
 	err = s.write(ctx, false, nil, func(w *writer) error {
 		claimed, next, ok = nil, time.Time{}, false
 		if err := ack(w, c.Owner, c.Done, c.Retry, etas); err != nil {
@@ -135,10 +147,10 @@ func (s *Store) ClaimTasks(ctx context.Context, c Claim) (claimed []Claimed, nex
 			return nil
 		}
 		var err error
-		if claimed, err = claimDue(w, c, now, dueBy); err != nil || len(claimed) == c.Max {
+		if claimed, err = claimDue(w, c, now, dueBy, alive); err != nil || len(claimed) == c.Max {
 			return err
 		}
-		next, ok, err = scanNextDue(w.queryRow(nextDueQuery, int64(c.OrphanAfter)))
+		next, ok, err = scanNextDue(w.queryRow(nextDueQuery, int64(c.OrphanAfter), alive))
 		return err
 	})
 	if err != nil {
@@ -148,8 +160,8 @@ func (s *Store) ClaimTasks(ctx context.Context, c Claim) (claimed []Claimed, nex
 }
 
 // claimDue claims up to c.Max tasks due by dueBy for c.Owner on w,
-// earliest first.
-func claimDue(w *writer, c Claim, now, dueBy int64) ([]Claimed, error) {
+// earliest first; alive is c.Alive as ownerList gives it.
+func claimDue(w *writer, c Claim, now, dueBy int64, alive string) ([]Claimed, error) {
 	// A SELECT and an UPDATE per row rather than one UPDATE … WHERE name
 	// IN (SELECT …) RETURNING: that statement built two temporary tables
 	// (its IN list and its RETURNING rows) on every run, each allocating
@@ -158,10 +170,10 @@ func claimDue(w *writer, c Claim, now, dueBy int64) ([]Claimed, error) {
 	// statement whenever the value bound to its LIMIT changes; the rows
 	// come in index order, and reading stops at c.Max.
 	rows, err := w.query(`SELECT `+taskColumns+` FROM tasks
-		WHERE eta <= ? AND (owner IS NULL OR lease_until <= ? OR NOT EXISTS (
-			SELECT 1 FROM owners o WHERE o.owner = tasks.owner AND o.heartbeat > ?))
+		WHERE eta <= ? AND (owner IS NULL OR (owner NOT IN (SELECT value FROM json_each(?)) AND (lease_until <= ? OR NOT EXISTS (
+			SELECT 1 FROM owners o WHERE o.owner = tasks.owner AND o.heartbeat > ?))))
 		ORDER BY eta`,
-		dueBy, now, now-int64(c.OrphanAfter))
+		dueBy, alive, now, now-int64(c.OrphanAfter))
 	if err != nil {
 		return nil, err
 	}
@@ -283,12 +295,18 @@ func beat(w *writer, owner string, now int64) error {
 }
 
 // NextDue returns the earliest time at which some task can be claimed
-// under ClaimTasks' rules with this orphanAfter, and false if there is no
-// task. It may be in the past. For a held task it assumes its owner stops
+// under ClaimTasks' rules with this orphanAfter and these owners known
+// alive, and false if there is no such task. It may be in the past. For a
+// task held by an owner not known alive it assumes the owner stops
 // heartbeating now, so a dispatcher that sleeps until then and finds the
-// owner alive just sleeps again.
-func (s *Store) NextDue(ctx context.Context, orphanAfter time.Duration) (time.Time, bool, error) {
-	return scanNextDue(s.read.QueryRowContext(ctx, nextDueQuery, int64(orphanAfter)))
+// owner alive just sleeps again; the tasks of an owner known alive are
+// left out, as free only once it is known dead.
+func (s *Store) NextDue(ctx context.Context, orphanAfter time.Duration, alive ...string) (time.Time, bool, error) {
+	list, err := ownerList(alive)
+	if err != nil {
+		return time.Time{}, false, err
+	}
+	return scanNextDue(s.read.QueryRowContext(ctx, nextDueQuery, int64(orphanAfter), list))
 }
 
 // nextDueQuery takes free tasks from the ETA index; held ones are few and
@@ -298,7 +316,18 @@ const nextDueQuery = `SELECT min(at) FROM (
 		SELECT eta AS at FROM (SELECT eta FROM tasks WHERE owner IS NULL ORDER BY eta LIMIT 1)
 		UNION ALL
 		SELECT max(t.eta, CASE WHEN o.owner IS NULL THEN t.eta ELSE min(t.lease_until, o.heartbeat + ?) END)
-		FROM tasks t LEFT JOIN owners o ON o.owner = t.owner WHERE t.owner IS NOT NULL)`
+		FROM tasks t LEFT JOIN owners o ON o.owner = t.owner
+		WHERE t.owner IS NOT NULL AND t.owner NOT IN (SELECT value FROM json_each(?)))`
+
+// ownerList is owners as the JSON array the queries read with json_each:
+// "[]" for none, since json_each(NULL) would make NOT IN say nothing.
+func ownerList(owners []string) (string, error) {
+	if len(owners) == 0 {
+		return "[]", nil
+	}
+	b, err := json.Marshal(owners)
+	return string(b), err
+}
 
 func scanNextDue(row scanner) (time.Time, bool, error) {
 	var at sql.NullInt64

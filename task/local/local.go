@@ -11,7 +11,10 @@
 // Several processes may run dispatchers on one file. Each heartbeats its
 // owner row; a claim whose owner stopped heartbeating for OrphanAfter is
 // free, so a killed process's tasks are picked up within seconds rather
-// than when their lease ends. Delivery is at least once.
+// than when their lease ends. With a LockDir, an owner's lock file says
+// at once that it died, and that it lives and works whatever a step of
+// the wall clock does to its rows (liveness.go). Delivery is at least
+// once.
 package local
 
 import (
@@ -52,7 +55,13 @@ type Options struct {
 	Workers int
 	// Lease is how long a claim holds while its owner is alive; a handler
 	// still running then may be delivered again elsewhere, so it also
-	// bounds the handler's context. Default 10 minutes.
+	// bounds the handler's context. The lease is a wall time in the row;
+	// the context's bound runs on the monotonic clock. To the other
+	// dispatchers, a claim of an owner known alive by its lock file
+	// (LockDir) holds past its lease: after a step of the wall clock, the
+	// lease says nothing of how long the handler has run. The owner
+	// itself takes back what it holds and no longer runs when the lease
+	// ends. Default 10 minutes.
 	Lease time.Duration
 	// OrphanAfter frees the claims of an owner whose last heartbeat is this
 	// old. Every process on a file should use the same value, several
@@ -66,10 +75,12 @@ type Options struct {
 	// Lease.
 	StopGrace time.Duration
 	// LockDir, if set, is where Run keeps a file locked for as long as its
-	// process lives, and where at each heartbeat it looks for the files of
-	// dead owners, whose claims it frees at once instead of after
-	// OrphanAfter (liveness.go). Every process on a database file should
-	// use the same LockDir; "" leaves liveness to heartbeats alone.
+	// process lives, counting its heartbeats into it, and where at each
+	// heartbeat it looks for the files of dead owners, whose claims it
+	// frees at once instead of after OrphanAfter, and of live ones, whose
+	// claims it leaves alone whatever their wall-clock leases and
+	// heartbeats say (liveness.go). Every process on a database file
+	// should use the same LockDir; "" leaves liveness to heartbeats alone.
 	LockDir string
 	// Ahead is how long before their ETA Run claims tasks, to start each
 	// at its ETA from memory: the claim's commit, which queues with every
@@ -150,6 +161,13 @@ type Dispatcher struct {
 	gen      int
 	ready    []task.Task
 
+	// Run's, with a LockDir (liveness.go): the heartbeats this owner
+	// counted into its file, what it saw of the others' files, and the
+	// other owners it knows alive from them, whose claims it spares.
+	beats uint64
+	watch map[string]watched
+	alive []string
+
 	hooks testHooks
 }
 
@@ -205,6 +223,7 @@ func New(store Rows, handler task.Handler, opts Options) *Dispatcher {
 		log:     opts.Logger.With("owner", opts.Owner),
 		wake:    make(chan struct{}, 1),
 		pending: map[string]int{},
+		watch:   map[string]watched{},
 	}
 	d.adoption = &sqlite.Adoption{Owner: opts.Owner, Lease: opts.Lease, Now: opts.Now, Adopted: d.adopted}
 	d.stepped = &sqlite.Adoption{Owner: opts.Owner, Lease: opts.Lease, Now: d.stepTime, Adopted: d.adopted}
@@ -366,9 +385,10 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	done := ctx.Done()
+	var lock *os.File
 	if d.opts.LockDir != "" {
-		lock, err := lockOwner(d.opts.LockDir, d.opts.Owner)
-		if err != nil {
+		var err error
+		if lock, err = lockOwner(d.opts.LockDir, d.opts.Owner); err != nil {
 			return fmt.Errorf("task/local: lock %s: %w", d.opts.LockDir, err)
 		}
 		defer func() {
@@ -386,7 +406,10 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 				d.log.Error("task/local: heartbeat", "err", err)
 			}
 			d.release(bg, now, d.unposted())
-			if d.opts.LockDir != "" {
+			if lock != nil {
+				if err := d.beat(lock); err != nil {
+					d.log.Error("task/local: counting a heartbeat into the lock file", "err", err)
+				}
 				if err := d.reapDead(bg); err != nil {
 					d.log.Error("task/local: looking for dead owners", "err", err)
 				}
@@ -465,7 +488,7 @@ func (d *Dispatcher) fill(ctx, hctx context.Context, now time.Time, free int, wa
 		// A full claim does not say when the next task is due, and
 		// workers are still free: some of what it claimed was already
 		// running here (a lease that ran out, claimed again).
-		next, ok, err = d.store.NextDue(ctx, d.opts.OrphanAfter)
+		next, ok, err = d.store.NextDue(ctx, d.opts.OrphanAfter, d.alive...)
 	}
 	switch {
 	case err != nil:
@@ -565,7 +588,7 @@ type outcome struct {
 }
 
 func (d *Dispatcher) claimOf(now time.Time, max int) sqlite.Claim {
-	return sqlite.Claim{Owner: d.opts.Owner, Now: now, Max: max, Lease: d.opts.Lease, OrphanAfter: d.opts.OrphanAfter}
+	return sqlite.Claim{Owner: d.opts.Owner, Now: now, Max: max, Lease: d.opts.Lease, OrphanAfter: d.opts.OrphanAfter, Alive: d.alive}
 }
 
 // start runs the handler of each claimed task on its own goroutine, and

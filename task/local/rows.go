@@ -12,8 +12,11 @@ import (
 // dispatchers (one per process) share them through claims. A claim is held
 // by an owner until its lease ends or the owner is taken for dead (no
 // heartbeat for OrphanAfter, or forgotten), whichever comes first; then
-// the task is free for any owner to claim. Every method takes its times as
-// arguments: an implementation reads no clock.
+// the task is free for any owner to claim. Leases and heartbeats are wall
+// times, which a step of the clock moves under them: a claim of an owner
+// the dispatcher knows alive otherwise (Claim.Alive, its lock file) holds
+// whatever they say, until the owner is forgotten. Every method takes its
+// times as arguments: an implementation reads no clock.
 //
 // task/local/rowstest is its conformance suite; *sqlite.Store implements
 // it.
@@ -21,16 +24,16 @@ type Rows interface {
 	// ClaimTasks claims for c.Owner, in one transaction, up to c.Max free
 	// tasks whose ETA is at or before c.Now+c.Ahead, earliest first, each
 	// held until c.Lease after c.Now or its ETA, whichever is later. A
-	// task is free if no one holds it, its lease has ended, or its owner
-	// has had no heartbeat for c.OrphanAfter, all judged at c.Now. A
-	// claim that takes anything also records c.Owner's heartbeat at c.Now.
-	// Before claiming it settles c.Owner's earlier claims as AckTasks
-	// would (c.Done, c.Retry) and hands back c.Release as never delivered
-	// (free at once, failures unchanged). When it claims fewer than c.Max
-	// it also returns when the next task can be claimed, as NextDue would
-	// right after it (ok false: no task left); a full claim's next and ok
-	// say nothing. Lease and OrphanAfter must be positive, Ahead not
-	// negative.
+	// task is free if no one holds it, or if its owner is not in c.Alive
+	// and its lease has ended or it has had no heartbeat for
+	// c.OrphanAfter, all judged at c.Now. A claim that takes anything also
+	// records c.Owner's heartbeat at c.Now. Before claiming it settles
+	// c.Owner's earlier claims as AckTasks would (c.Done, c.Retry) and
+	// hands back c.Release as never delivered (free at once, failures
+	// unchanged). When it claims fewer than c.Max it also returns when the
+	// next task can be claimed, as NextDue would right after it with
+	// c.Alive (ok false: no task left); a full claim's next and ok say
+	// nothing. Lease and OrphanAfter must be positive, Ahead not negative.
 	ClaimTasks(ctx context.Context, c sqlite.Claim) (claimed []sqlite.Claimed, next time.Time, ok bool, err error)
 	// AckTasks deletes the tasks done and hands back the tasks of retry,
 	// free again at their new ETA with one more failure counted, in one
@@ -42,10 +45,10 @@ type Rows interface {
 	// orphanAfter, which must be positive.
 	Heartbeat(ctx context.Context, owner string, now time.Time, orphanAfter time.Duration) error
 	// NextDue returns the earliest time at which ClaimTasks with this
-	// orphanAfter could claim some task, assuming every owner stops
-	// heartbeating now; it may be in the past. ok is false when there is
-	// no task at all.
-	NextDue(ctx context.Context, orphanAfter time.Duration) (next time.Time, ok bool, err error)
+	// orphanAfter and these owners Alive could claim some task, assuming
+	// every other owner stops heartbeating now; it may be in the past. ok
+	// is false when there is no such task.
+	NextDue(ctx context.Context, orphanAfter time.Duration, alive ...string) (next time.Time, ok bool, err error)
 	// ForgetOwner deletes owner's heartbeat: its claims are free at once.
 	// For an owner known to be dead.
 	ForgetOwner(ctx context.Context, owner string) error

@@ -37,6 +37,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		{"a claim takes due tasks earliest first, up to Max, and says when the next is due", testClaimDue},
 		{"a live owner's claim holds until its lease ends", testLeaseHolds},
 		{"a silent owner's claims are free after OrphanAfter, a forgotten one's at once", testOrphans},
+		{"an owner known alive keeps its claims whatever its lease and heartbeat say", testAlive},
 		{"a retry counts a failure and waits; an owner that lost a task cannot hand it back", testAck},
 		{"a claim acknowledges and hands back in its transaction", testClaimAcknowledges},
 		{"tasks enqueued already due are adopted, claimed by the adopter", testAdoption},
@@ -89,7 +90,7 @@ func claim(t *testing.T, s Store, c sqlite.Claim) []string {
 	}
 	if len(got) < c.Max {
 		// Fewer than Max: the claim says what NextDue says after it.
-		want, wantOK, err := s.NextDue(t.Context(), c.OrphanAfter)
+		want, wantOK, err := s.NextDue(t.Context(), c.OrphanAfter, c.Alive...)
 		if err != nil || ok != wantOK || !next.Equal(want) {
 			t.Errorf("ClaimTasks at %v: next due %v (%v); NextDue after it says %v (%v, %v)", c.Now, next, ok, want, wantOK, err)
 		}
@@ -161,6 +162,29 @@ func testOrphans(t *testing.T, s Store) {
 		t.Fatal(err)
 	}
 	eq(t, "B, alive at t0+OrphanAfter, keeps its claims", claim(t, s, sqlite.Claim{Owner: "D", Now: t0.Add(2*orphan - time.Nanosecond), Max: 10}))
+}
+
+// testAlive: the wall clock stepped an hour forward. A, known alive,
+// keeps its claim, although the lease and A's last heartbeat are an hour
+// old by the clock; C, not known alive, loses its. NextDue leaves A's
+// task out. Forgotten (known dead), A loses its claim too.
+func testAlive(t *testing.T, s Store) {
+	enqueue(t, s, tick(1, t0), tick(2, t0))
+	eq(t, "A claims", claim(t, s, sqlite.Claim{Owner: "A", Now: t0, Max: 1}), "p/j/tick/1#0")
+	eq(t, "C claims", claim(t, s, sqlite.Claim{Owner: "C", Now: t0, Max: 1}), "p/j/tick/2#0")
+	stepped := t0.Add(time.Hour)
+	alive := []string{"A"}
+	if got, ok, err := s.NextDue(t.Context(), orphan, alive...); err != nil || !ok || !got.Equal(t0.Add(orphan)) {
+		t.Errorf("NextDue with A alive = %v, %v, %v; want C's claim's, free since t0+OrphanAfter", got, ok, err)
+	}
+	eq(t, "B, sparing A, takes C's claim only", claim(t, s, sqlite.Claim{Owner: "B", Now: stepped, Max: 10, Alive: alive}), "p/j/tick/2#0")
+	if got, ok, err := s.NextDue(t.Context(), orphan, alive...); err != nil || !ok || !got.Equal(stepped.Add(orphan)) {
+		t.Errorf("NextDue with A's claim and B's = %v, %v, %v; want B's, free should B fall silent now", got, ok, err)
+	}
+	if err := s.ForgetOwner(t.Context(), "A"); err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "forgotten, A is known dead: its claim is free", claim(t, s, sqlite.Claim{Owner: "B", Now: stepped, Max: 10, Alive: []string{"B"}}), "p/j/tick/1#0")
 }
 
 func testAck(t *testing.T, s Store) {
