@@ -114,7 +114,7 @@ func (d *decoder) document(data []byte) *yaml.Node {
 			d.errorf(nil, "", "empty file: want a mapping with a jobs list (`jobs: []` for no jobs)")
 			return nil
 		}
-		d.syntax(err)
+		d.syntax(err, data)
 		return nil
 	}
 	var next yaml.Node
@@ -122,7 +122,7 @@ func (d *decoder) document(data []byte) *yaml.Node {
 		d.errorf(&next, "", "a second YAML document: want one per file")
 		return nil
 	} else if !errors.Is(err, io.EOF) {
-		d.syntax(err)
+		d.syntax(err, data)
 		return nil
 	}
 	if len(doc.Content) == 0 {
@@ -162,10 +162,26 @@ func (d *decoder) utf8(data []byte) bool {
 	return true
 }
 
-func (d *decoder) syntax(err error) {
+// syntax records the YAML parser's refusal of data, at the line a person
+// must fix and with what they most likely meant: the parser names where
+// it gave up, which for a mis-indented line is the start of its block.
+func (d *decoder) syntax(err error, data []byte) {
 	msg := err.Error()
 	if m := yamlLine.FindStringSubmatch(msg); m != nil {
 		line, _ := strconv.Atoi(m[1])
+		if at, ind, above, below := misindented(data); at > line {
+			spaces := "spaces"
+			if ind == 1 {
+				spaces = "space"
+			}
+			d.add(&Error{File: d.file, Line: at}, "indented %d %s, between the %d and %d of the lines before it: indent it as the lines it belongs with (bad YAML: %s)",
+				ind, spaces, above, below, m[2])
+			return
+		}
+		if hint := syntaxHint(lineOf(data, line)); hint != "" {
+			d.add(&Error{File: d.file, Line: line}, "%s (bad YAML: %s)", hint, m[2])
+			return
+		}
 		d.add(&Error{File: d.file, Line: line}, "bad YAML: %s", m[2])
 		return
 	}

@@ -143,6 +143,16 @@ func (d *decoder) mapping(n *yaml.Node, path string, known ...string) (map[strin
 		case dup:
 			d.errorf(k, sub, "given twice (first at line %d)", prev.key.Line)
 		case !slices.Contains(known, name):
+			// A guess costs edits against every known name: made only
+			// for an error the file keeps.
+			guess := ""
+			if len(d.errs) < maxErrors {
+				guess = nearest(name, known)
+			}
+			if guess != "" {
+				d.errorf(k, sub, "unknown field: did you mean %s? (want one of %s)", guess, strings.Join(known, ", "))
+				break
+			}
 			d.errorf(k, sub, "unknown field (want one of %s)", strings.Join(known, ", "))
 		default:
 			out[name] = field{key: k, value: v}

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"regexp"
 	"slices"
 	"time"
 
@@ -247,6 +248,13 @@ func (d *decoder) target(fs map[string]field, n *yaml.Node, path, project, id st
 	}
 	if c, ok := t.(targets.Checker); ok {
 		if err := c.Check(spec); err != nil {
+			// An unknown field of the spec is reported at its own key.
+			if m := unknownJSONField.FindStringSubmatch(err.Error()); m != nil {
+				if k := specKey(resolve(f.value), m[1]); k != nil {
+					d.errorf(k, fpath+"."+m[1], "unknown field (%v)", err)
+					return
+				}
+			}
 			d.errorf(resolve(f.value), fpath, "%v", err)
 			return
 		}
@@ -269,6 +277,22 @@ func nameOr(id, path string) string {
 		return path
 	}
 	return id
+}
+
+// unknownJSONField finds the field in encoding/json's refusal of one.
+var unknownJSONField = regexp.MustCompile(`unknown field "([^"]+)"`)
+
+// specKey is the key node of a target's field name; nil if it has none.
+func specKey(n *yaml.Node, name string) *yaml.Node {
+	if n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == name {
+			return n.Content[i]
+		}
+	}
+	return nil
 }
 
 // specField returns the value of a target's field name, to point an error

@@ -140,7 +140,7 @@ func TestParseRefusesWithFileLineAndField(t *testing.T) {
 		{"a target the server does not run", "", "jobs:\n  - id: rotate\n    schedule: \"@hourly\"\n    command: {argv: [date]}\n", noopOnly, ":4: jobs[0].command: job billing/rotate: target command is not enabled on this server"},
 		{"swarming, on a server that does not run it", "", "jobs:\n  - id: a\n    schedule: \"@hourly\"\n    swarming: {}\n", nil, ":4: jobs[0].swarming: job billing/a: target swarming is not enabled"},
 		{"a spec its target refuses", "", "jobs:\n  - id: a\n    schedule: \"@hourly\"\n    noop: {sleep: soon}\n", nil, `:4: jobs[0].noop: noop: bad sleep "soon"`},
-		{"a spec field its target does not know", "", "jobs:\n  - id: a\n    schedule: \"@hourly\"\n    url_fetch:\n      url: http://x\n      verb: GET\n", nil, `:5: jobs[0].url_fetch: bad spec: json: unknown field "verb"`},
+		{"a spec field its target does not know", "", "jobs:\n  - id: a\n    schedule: \"@hourly\"\n    url_fetch:\n      url: http://x\n      verb: GET\n", nil, `:6: jobs[0].url_fetch.verb: unknown field (bad spec: json: unknown field "verb")`},
 		{"a spec that is a list", "", "jobs:\n  - id: a\n    schedule: \"@hourly\"\n    noop: [1]\n", nil, ":4: jobs[0].noop: want a mapping of the target's settings, got a list"},
 		{"a spec number JSON cannot hold", "", "jobs:\n  - id: a\n    schedule: \"@hourly\"\n    noop: {sleep: .inf}\n", nil, ":4: jobs[0].noop.sleep: the number .inf cannot be written as JSON"},
 		{"a merge key", "", "base: &b {schedule: \"@hourly\"}\n", nil, ":1: base: unknown field"},
