@@ -32,7 +32,7 @@ type apiFlags struct {
 }
 
 // Usage lists the verbs of this package, for the command's usage.
-const Usage = `  sundial jobs PROJECT [API flags]
+const Usage = `  sundial jobs PROJECT [--json] [API flags]
   sundial trigger PROJECT/JOB [API flags]
   sundial pause PROJECT/JOB --reason "..." [API flags]
   sundial resume PROJECT/JOB [API flags]
@@ -41,7 +41,7 @@ const Usage = `  sundial jobs PROJECT [API flags]
   sundial abort PROJECT/JOB [API flags]
   sundial backfill PROJECT/JOB --from T --to T [API flags]   (T in RFC 3339: 2026-11-01T00:00:00Z)
   sundial backfill PROJECT/JOB --cancel [API flags]
-  sundial whoami [API flags]
+  sundial whoami [--json] [API flags]
   sundial config status [--json] [API flags]
       API flags: --server URL (default http://127.0.0.1:8080) --token-file FILE (default: $SUNDIAL_TOKEN) --timeout D
   sundial token new --identity serviceAccount:EMAIL|user:EMAIL
@@ -94,8 +94,8 @@ func Run(verb string, args []string, stdout, stderr io.Writer) int {
 		fs.BoolVar(&backfill.cancel, "cancel", false, "stop the job's backfill instead: what it has not started is not started")
 	}
 	raw := false
-	if verb == "config" {
-		fs.BoolVar(&raw, "json", false, "print the API's JSON as it comes")
+	if verb == "config" || verb == "jobs" || verb == "whoami" {
+		fs.BoolVar(&raw, "json", false, "print the API's JSON, for scripts")
 	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -181,12 +181,19 @@ func Run(verb string, args []string, stdout, stderr io.Writer) int {
 			body["paused_for"] = bulk.pausedFor
 		}
 		err = bulkChange(ctx, c, verb, project, body, stdout)
+	case verb == "whoami" && raw:
+		var v json.RawMessage
+		if err = c.Do(ctx, "GET", "/api/v1/whoami", nil, &v); err == nil {
+			fmt.Fprintf(stdout, "%s\n", v)
+		}
 	case verb == "whoami":
 		var v struct{ Identity string }
 		err = c.Do(ctx, "GET", "/api/v1/whoami", nil, &v)
 		if err == nil {
 			fmt.Fprintln(stdout, v.Identity)
 		}
+	case verb == "jobs" && raw:
+		err = printJobsJSON(ctx, c, project, stdout)
 	case verb == "jobs":
 		err = printJobs(ctx, c, project, stdout)
 	case verb == "config":
@@ -331,6 +338,35 @@ func printJobs(ctx context.Context, c *client.Client, project string, stdout io.
 		}
 		cursor = page.NextCursor
 	}
+}
+
+// printJobsJSON prints every job of the project as the API gives them,
+// all pages in one {"jobs": [...]}.
+func printJobsJSON(ctx context.Context, c *client.Client, project string, stdout io.Writer) error {
+	var all []json.RawMessage
+	for cursor := ""; ; {
+		q := url.Values{"limit": {"1000"}}
+		if cursor != "" {
+			q.Set("cursor", cursor)
+		}
+		var page struct {
+			Jobs       []json.RawMessage
+			NextCursor string `json:"next_cursor"`
+		}
+		if err := c.Do(ctx, "GET", "/api/v1/projects/"+url.PathEscape(project)+"/jobs?"+q.Encode(), nil, &page); err != nil {
+			return err
+		}
+		all = append(all, page.Jobs...)
+		if cursor = page.NextCursor; cursor == "" {
+			break
+		}
+	}
+	b, err := json.MarshalIndent(map[string]any{"jobs": all}, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "%s\n", b)
+	return err
 }
 
 // cliProject is a project as GET /api/v1/projects gives it, as far as

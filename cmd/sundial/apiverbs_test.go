@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
@@ -91,6 +92,18 @@ func TestAPIVerbsAgainstARealServer(t *testing.T) {
 	}
 	if _, o, _ := sundial(append([]string{"jobs", "demo"}, api...)...); !regexp.MustCompile(`(?m)^demo/tick\s+PAUSED\s.*again$`).MatchString(o) {
 		t.Errorf("sundial jobs demo after the pause:\n%s", o)
+	}
+	// --json prints what the API says, for scripts to parse back.
+	var listed struct {
+		Jobs []struct{ ID, State, Reason string }
+	}
+	if code, o, e := sundial(append([]string{"jobs", "demo", "--json"}, api...)...); code != 0 || json.Unmarshal([]byte(o), &listed) != nil ||
+		len(listed.Jobs) != 2 || listed.Jobs[1].ID != "demo/tick" || listed.Jobs[1].State != "PAUSED" || listed.Jobs[1].Reason != "again" {
+		t.Errorf("sundial jobs demo --json = %d %q %q; want both jobs, demo/tick PAUSED: again", code, o, e)
+	}
+	var who struct{ Identity string }
+	if code, o, e := sundial(append([]string{"whoami", "--json"}, api...)...); code != 0 || json.Unmarshal([]byte(o), &who) != nil || who.Identity != "serviceAccount:admin-token@sundial.invalid" {
+		t.Errorf("sundial whoami --json = %d %q %q; want the admin token's identity", code, o, e)
 	}
 	// A reason holding an escape sequence prints it visible: it never
 	// reaches the terminal as one.
