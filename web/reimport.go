@@ -35,8 +35,12 @@ type Refused map[string]string
 // signature is checked as the body streams through the hash, so no caller
 // makes the server hold a body in memory.
 //
-// A revision the import refused answers 422 with each refused project and
-// its error, so the pusher's webhook delivery shows it failed.
+// A revision the import refused answers 422, so the pusher's webhook
+// delivery shows it failed. An administrator is told each refused project
+// and its error; a webhook only how many: one secret signs the pushes of
+// every repo of a projects list, and a project's errors quote its config,
+// which the other repos' pushers may not read (sundial config status
+// shows each caller the projects it may see).
 func (s *server) reimport(r *http.Request) (int, any, error) {
 	if s.reimportFn == nil {
 		return 0, nil, notFound("this server reads no config repo: there is nothing to reimport")
@@ -69,6 +73,9 @@ func (s *server) reimport(r *http.Request) (int, any, error) {
 	}
 	if len(refused) > 0 {
 		s.log.Warn("configs reimported; revisions refused", "caller", caller, "refused", len(refused))
+		if signed {
+			return http.StatusUnprocessableEntity, map[string]any{"reimported": "refused", "refused_projects": len(refused)}, nil
+		}
 		return http.StatusUnprocessableEntity, map[string]any{"reimported": "refused", "refused": refused}, nil
 	}
 	s.log.Info("configs reimported", "caller", caller)

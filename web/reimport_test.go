@@ -87,26 +87,43 @@ func TestReimportWithoutARepoIsNotFound(t *testing.T) {
 	}
 }
 
-// A push whose commit the import refuses is answered 422 with each
-// refused project and its error, so the pusher's webhook delivery shows
-// it failed; before, it was answered 200 {"reimported": "ok"}.
+// A push whose commit the import refuses is answered 422, so the pusher's
+// webhook delivery shows it failed; before, it was answered 200
+// {"reimported": "ok"}. An administrator is told each refused project and
+// its error; a webhook, whose secret every repo of a projects list shares,
+// only how many, for a project's errors quote its config.
 func TestReimportOfARefusedRevisionSaysSo(t *testing.T) {
 	h := newHarness(t)
 	secret := []byte("hook-secret")
 	refused := web.Refused{"billing": "billing.yaml:12: jobs[1].schedule: field 1 (minute): 61 is out of range 0-59"}
 	handler := web.New(web.Options{Engine: h.eng, Store: h.st, Roles: mustRoles(t), Authenticators: signin.Chain{testIdentity{}},
 		WebhookSecret: secret, Reimport: func(context.Context) (web.Refused, error) { return refused, nil }})
-	req := httptest.NewRequest("POST", "/api/v1/configs:reimport", strings.NewReader("{}"))
-	req.Header.Set("X-Gitlab-Token", string(secret))
-	rec := httptest.NewRecorder()
-	handler.ServeHTTP(rec, req)
-	var answer struct {
-		Reimported string
-		Refused    map[string]string
-	}
-	if err := json.Unmarshal(rec.Body.Bytes(), &answer); err != nil || rec.Code != http.StatusUnprocessableEntity ||
-		answer.Reimported != "refused" || answer.Refused["billing"] != refused["billing"] {
-		t.Errorf("%d %s; want 422 naming billing and its error", rec.Code, rec.Body)
+	for _, c := range []struct {
+		name, header, value string
+		details             bool
+	}{
+		{"a webhook", "X-Gitlab-Token", string(secret), false},
+		{"an administrator", "X-Test-Identity", "user:root@example.com", true},
+	} {
+		req := httptest.NewRequest("POST", "/api/v1/configs:reimport", strings.NewReader("{}"))
+		req.Header.Set(c.header, c.value)
+		rec := httptest.NewRecorder()
+		handler.ServeHTTP(rec, req)
+		var answer struct {
+			Reimported      string
+			Refused         map[string]string
+			RefusedProjects int `json:"refused_projects"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &answer); err != nil || rec.Code != http.StatusUnprocessableEntity || answer.Reimported != "refused" {
+			t.Errorf("%s: %d %s; want 422, refused", c.name, rec.Code, rec.Body)
+			continue
+		}
+		switch {
+		case c.details && answer.Refused["billing"] != refused["billing"]:
+			t.Errorf("%s: %s; want billing and its error", c.name, rec.Body)
+		case !c.details && (strings.Contains(rec.Body.String(), "billing") || answer.RefusedProjects != 1):
+			t.Errorf("%s: %s; want how many were refused, no project's name or error", c.name, rec.Body)
+		}
 	}
 }
 
