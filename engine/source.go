@@ -61,7 +61,7 @@ func (e *Engine) ClaimConfigSource(ctx context.Context, source string, moved boo
 				return nil, nil
 			}
 			if !moved {
-				return nil, fmt.Errorf("%w: %s, since %s; this one is %s", ErrOtherConfigSource, s.Source, s.Since.UTC().Format(time.RFC3339), source)
+				return nil, otherSource(s.Source, s.Since, source)
 			}
 		}
 		b, err := json.Marshal(storedSource{Version: storedSourceVersion, Source: source, Since: e.opts.Now().UTC()})
@@ -81,6 +81,12 @@ func (e *Engine) CheckConfigSource(ctx context.Context, source string) error {
 	if err != nil || recorded == "" || recorded == source {
 		return err
 	}
+	return otherSource(recorded, since, source)
+}
+
+// otherSource is ErrOtherConfigSource, naming the source recorded and
+// the caller's.
+func otherSource(recorded string, since time.Time, source string) error {
 	return fmt.Errorf("%w: %s, since %s; this one is %s", ErrOtherConfigSource, recorded, since.UTC().Format(time.RFC3339), source)
 }
 

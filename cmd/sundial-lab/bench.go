@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"runtime/pprof"
 	"time"
 
 	"github.com/sundial-cron/sundial/engine"
@@ -65,19 +63,12 @@ func runBench(args []string, stdout, stderr io.Writer, now func() time.Time) int
 		opts.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
 	opts.Now = now
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
-		if err != nil {
-			fmt.Fprintf(stderr, "sundial-lab bench: %v\n", err)
-			return 1
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			fmt.Fprintf(stderr, "sundial-lab bench: %v\n", err)
-			return 1
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := startCPUProfile(*cpuProfile)
+	if err != nil {
+		fmt.Fprintf(stderr, "sundial-lab bench: %v\n", err)
+		return 1
 	}
+	defer stopProfile()
 	if *memProfile != "" {
 		f, err := os.Create(*memProfile)
 		if err != nil {
@@ -111,20 +102,5 @@ func runBench(args []string, stdout, stderr io.Writer, now func() time.Time) int
 		fmt.Fprintf(stderr, "sundial-lab bench: %v\n", err)
 		return 1
 	}
-	return printBenchReport(rep, stdout, stderr)
-}
-
-// printBenchReport prints a report as JSON and exits 1 if it is not OK.
-func printBenchReport(rep interface{ OK() bool }, stdout, stderr io.Writer) int {
-	out, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		fmt.Fprintf(stderr, "sundial-lab bench: %v\n", err)
-		return 1
-	}
-	fmt.Fprintf(stdout, "%s\n", out)
-	if !rep.OK() {
-		fmt.Fprintln(stderr, "sundial-lab bench: occurrences were missed or repeated; see the report")
-		return 1
-	}
-	return 0
+	return printReport("bench", rep, "occurrences were missed or repeated", stdout, stderr)
 }

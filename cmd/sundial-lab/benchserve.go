@@ -83,7 +83,7 @@ func benchServe(ctx context.Context, opts loadtest.Options, stdout, stderr io.Wr
 		fmt.Fprintf(stderr, "sundial-lab bench: serve: %v\n", err)
 		return 1
 	}
-	return printBenchReport(recv.Report(opts.Jobs, start, opts.Minutes), stdout, stderr)
+	return printReport("bench", recv.Report(opts.Jobs, start, opts.Minutes), "occurrences were missed or repeated", stdout, stderr)
 }
 
 // benchSettings are serve's settings for the benchmark: serve's defaults

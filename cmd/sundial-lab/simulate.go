@@ -2,13 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"runtime/pprof"
 	"time"
 
 	"github.com/sundial-cron/sundial/internal/emulator"
@@ -49,19 +47,12 @@ func runSimulate(args []string, stdout, stderr io.Writer, now func() time.Time) 
 		defer stop()
 	}
 	opts.WallClock = now
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
-		if err != nil {
-			fmt.Fprintf(stderr, "sundial-lab simulate: %v\n", err)
-			return 1
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			fmt.Fprintf(stderr, "sundial-lab simulate: %v\n", err)
-			return 1
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := startCPUProfile(*cpuProfile)
+	if err != nil {
+		fmt.Fprintf(stderr, "sundial-lab simulate: %v\n", err)
+		return 1
 	}
+	defer stopProfile()
 	rep, err := simulate.Run(context.Background(), opts)
 	if errors.Is(err, simulate.ErrBadOptions) {
 		fmt.Fprintf(stderr, "sundial-lab simulate: %v\n", err)
@@ -71,17 +62,7 @@ func runSimulate(args []string, stdout, stderr io.Writer, now func() time.Time) 
 		fmt.Fprintf(stderr, "sundial-lab simulate: %v\n", err)
 		return 1
 	}
-	out, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		fmt.Fprintf(stderr, "sundial-lab simulate: %v\n", err)
-		return 1
-	}
-	fmt.Fprintf(stdout, "%s\n", out)
-	if !rep.OK() {
-		fmt.Fprintln(stderr, "sundial-lab simulate: a guarantee was broken; see the report")
-		return 1
-	}
-	return 0
+	return printReport("simulate", rep, "a guarantee was broken", stdout, stderr)
 }
 
 // datastoreEmulator points opts at the emulator $DATASTORE_EMULATOR_HOST
