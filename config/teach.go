@@ -56,6 +56,10 @@ func lineOf(data []byte, n int) string {
 // refused; "" when nothing better is known.
 func syntaxHint(text string) string {
 	text = strings.TrimSpace(text)
+	if len(text) > maxQuoted {
+		// An error quotes at most maxQuoted bytes of a file.
+		return ""
+	}
 	_, value, ok := strings.Cut(text, ": ")
 	value = strings.TrimSpace(value)
 	if !ok || value == "" {
