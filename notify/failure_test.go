@@ -1,6 +1,7 @@
 package notify_test
 
 import (
+	"bufio"
 	"io"
 	"net"
 	"net/http"
@@ -32,7 +33,7 @@ func closedPort(t *testing.T) string {
 
 // hangUp returns a loopback address that accepts each connection and
 // closes it without a word.
-func hangUp(t *testing.T) string {
+func hangUp(t *testing.T, reset bool) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -44,6 +45,15 @@ func hangUp(t *testing.T) string {
 			c, err := ln.Accept()
 			if err != nil {
 				return
+			}
+			if reset {
+				// A linger of zero makes the close a reset.
+				_ = c.(*net.TCPConn).SetLinger(0)
+			} else if r, err := http.ReadRequest(bufio.NewReader(c)); err == nil {
+				// Read the whole request first, so that the close is
+				// seen as an end of file, never as a reset of a request
+				// still being written.
+				_, _ = io.Copy(io.Discard, r.Body)
 			}
 			c.Close()
 		}
@@ -72,7 +82,7 @@ func server(t *testing.T, tls bool, handler http.HandlerFunc) *httptest.Server {
 // Before, both held the transport's text, the whole URL in it.
 func TestADeliveryErrorNamesOnlyTheHost(t *testing.T) {
 	refused := closedPort(t)
-	hungUp := hangUp(t)
+	hungUp, reset := hangUp(t, false), hangUp(t, true)
 	silent := server(t, false, func(w http.ResponseWriter, r *http.Request) {
 		// Once the body is read, the server notices the client leave.
 		_, _ = io.Copy(io.Discard, r.Body)
@@ -89,6 +99,7 @@ func TestADeliveryErrorNamesOnlyTheHost(t *testing.T) {
 	}{
 		{"a port that refuses", "http://" + refused, "cannot connect to " + refused + ": connection refused"},
 		{"a host that hangs up", "http://" + hungUp, hungUp + " closed the connection without an answer"},
+		{"a host that resets the connection", "http://" + reset, reset + " closed the connection without an answer"},
 		{"a host that never answers", silent.URL, "no answer from " + strings.TrimPrefix(silent.URL, "http://") + " within 100ms"},
 		{"a certificate that does not verify", untrusted.URL, "the TLS certificate of " + strings.TrimPrefix(untrusted.URL, "https://") + " does not verify"},
 		{"a redirect to a port that refuses", redirect("http://" + refused), "(after a redirect): connection refused"},
