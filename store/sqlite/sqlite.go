@@ -14,6 +14,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/sundial-cron/sundial/task/taskrows"
 	"net/url"
 	"strings"
 	"sync"
@@ -102,7 +103,7 @@ type Store struct {
 	updates atomic.Uint64
 	commits atomic.Uint64
 
-	adoption atomic.Pointer[Adoption]
+	adoption atomic.Pointer[taskrows.Adoption]
 
 	hooks testHooks
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/sundial-cron/sundial/task/taskrows"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -333,7 +334,7 @@ func TestClosed(t *testing.T) {
 }
 
 // The task rows' contract (claims, leases, owners, adoption) is checked by
-// task/local/rowstest, run from task/local's tests. What follows is this
+// task/taskrows/rowstest, run from task/local's tests. What follows is this
 // store's own: what it writes and does not. The faults that lose tasks
 // are sqlitetest's.
 
@@ -344,7 +345,7 @@ func TestIdleClaimWritesNoHeartbeat(t *testing.T) {
 	ctx := t.Context()
 	s := openAt(t, tempPath(t), Options{}, testHooks{})
 	t0 := time.Date(2026, 3, 8, 9, 0, 0, 0, time.UTC)
-	if got, _, _, err := s.ClaimTasks(ctx, Claim{Owner: "idle", Now: t0, Max: 10, Lease: time.Minute, OrphanAfter: time.Minute}); err != nil || len(got) != 0 {
+	if got, _, _, err := s.ClaimTasks(ctx, taskrows.Claim{Owner: "idle", Now: t0, Max: 10, Lease: time.Minute, OrphanAfter: time.Minute}); err != nil || len(got) != 0 {
 		t.Fatalf("claim with nothing due = %v, %v", got, err)
 	}
 	var n int
@@ -360,7 +361,7 @@ func TestFailedCommitAdoptsNothing(t *testing.T) {
 	s := openAt(t, tempPath(t), Options{}, testHooks{commit: func() error { return errBoom }})
 	t0 := time.Date(2026, 3, 8, 9, 0, 0, 0, time.UTC)
 	var adopted []task.Task
-	s.Adopt(&Adoption{Owner: "A", Lease: 10 * time.Minute, Now: func() time.Time { return t0 },
+	s.Adopt(&taskrows.Adoption{Owner: "A", Lease: 10 * time.Minute, Now: func() time.Time { return t0 },
 		Adopted: func(tasks []task.Task) { adopted = append(adopted, tasks...) }})
 	_, err := s.Update(ctx, "p/j", func(tx store.Tx) error {
 		return tx.Enqueue(task.Task{Kind: task.TickLater, JobID: "p/j", Nonce: 1, ETA: t0})

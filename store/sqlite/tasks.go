@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"github.com/sundial-cron/sundial/task/taskrows"
 	"time"
 
 	"github.com/sundial-cron/sundial/task"
@@ -15,75 +16,17 @@ import (
 // instead of contending for the file's lock.
 // Times are arguments: nothing here reads a clock.
 
-// Claim asks ClaimTasks for due tasks.
-type Claim struct {
-	Owner string    // the claiming dispatcher, unique per process
-	Now   time.Time // due means ETA at or before Now
-	Max   int       // at most this many (the free workers)
-	// Ahead also claims the tasks due within Ahead after Now, for the
-	// dispatcher to start at their ETA: the claim's commit is then behind
-	// them when they fall due. Each is held until its ETA plus Lease.
-	// Others' claims are still judged at Now.
-	Ahead time.Duration
-	// Lease is how long the claim holds while Owner is alive.
-	Lease time.Duration
-	// OrphanAfter: a claim whose owner's last heartbeat is this old is
-	// free, whatever its lease says.
-	OrphanAfter time.Duration
-	// Alive names the owners known to be alive by other means than the
-	// wall clock (task/local's lock files): their claims hold, whatever
-	// their leases and heartbeats say. Both are wall times, and a step of
-	// the clock (NTP, a VM resumed) makes a live owner's claims look
-	// expired or orphaned, and its tasks under way free to run again.
-	Alive []string
-	// Done and Retry acknowledge Owner's earlier claims, as AckTasks
-	// would, in the claim's transaction: a dispatcher stepping round by
-	// round then commits once a round instead of twice.
-	Done  []string
-	Retry []Retry
-	// Release hands back Owner's claims of these tasks as they are, as
-	// never delivered: free at once, their failures unchanged.
-	Release []string
-}
-
-// Adoption lets a dispatcher take the tasks Updates enqueue already due:
-// each is written claimed by Owner, in the Update's own transaction, and
-// handed to Adopted once that committed, so it runs without a claim of its
-// own (a commit, and a turn of the dispatcher's loop, between a tick and
-// the launch it enqueues). The dispatcher still acknowledges it as a
-// claimed task, and hands it back (Claim.Release) if it will not run it.
-type Adoption struct {
-	Owner string
-	Lease time.Duration
-	Now   func() time.Time
-	// Adopted runs on the committer right after the commit; it must not
-	// block or call the Store.
-	Adopted func([]task.Task)
-}
-
 // Adopt sets the Store's adoption to a, replacing any; nil stops adopting.
-func (s *Store) Adopt(a *Adoption) { s.adoption.Store(a) }
-
-// Claimed is a task a dispatcher now holds.
-type Claimed struct {
-	task.Task
-	Failures int // failed deliveries so far, for backoff
-}
-
-// Retry hands a claimed task back, to be delivered again at ETA.
-type Retry struct {
-	Name string
-	ETA  time.Time
-}
+func (s *Store) Adopt(a *taskrows.Adoption) { s.adoption.Store(a) }
 
 const taskColumns = "name, job_id, kind, nonce, eta, invocation, attempt, failures"
 
-func scanTask(row scanner) (Claimed, error) {
-	var c Claimed
+func scanTask(row scanner) (taskrows.Claimed, error) {
+	var c taskrows.Claimed
 	var name, kind string
 	var eta int64
 	if err := row.Scan(&name, &c.JobID, &kind, &c.Nonce, &eta, &c.Invocation, &c.Attempt, &c.Failures); err != nil {
-		return Claimed{}, err
+		return taskrows.Claimed{}, err
 	}
 	c.Kind = task.Kind(kind)
 	c.ETA = fromETA(eta)
@@ -108,7 +51,7 @@ func scanTask(row scanner) (Claimed, error) {
 // the dispatcher on a reader afterwards. A claim that takes c.Max tasks
 // stops looking: next and ok are then zero and say nothing, and the
 // caller asks NextDue if it needs to know.
-func (s *Store) ClaimTasks(ctx context.Context, c Claim) (claimed []Claimed, next time.Time, ok bool, err error) {
+func (s *Store) ClaimTasks(ctx context.Context, c taskrows.Claim) (claimed []taskrows.Claimed, next time.Time, ok bool, err error) {
 	if c.Max <= 0 && len(c.Done) == 0 && len(c.Retry) == 0 && len(c.Release) == 0 {
 		return nil, time.Time{}, false, nil
 	}
@@ -161,7 +104,7 @@ func (s *Store) ClaimTasks(ctx context.Context, c Claim) (claimed []Claimed, nex
 
 // claimDue claims up to c.Max tasks due by dueBy for c.Owner on w,
 // earliest first; alive is c.Alive as ownerList gives it.
-func claimDue(w *writer, c Claim, now, dueBy int64, alive string) ([]Claimed, error) {
+func claimDue(w *writer, c taskrows.Claim, now, dueBy int64, alive string) ([]taskrows.Claimed, error) {
 	// A SELECT and an UPDATE per row rather than one UPDATE … WHERE name
 	// IN (SELECT …) RETURNING: that statement built two temporary tables
 	// (its IN list and its RETURNING rows) on every run, each allocating
@@ -177,7 +120,7 @@ func claimDue(w *writer, c Claim, now, dueBy int64, alive string) ([]Claimed, er
 	if err != nil {
 		return nil, err
 	}
-	var claimed []Claimed
+	var claimed []taskrows.Claimed
 	for len(claimed) < c.Max && rows.Next() {
 		t, err := scanTask(rows)
 		if err != nil {
@@ -198,7 +141,7 @@ func claimDue(w *writer, c Claim, now, dueBy int64, alive string) ([]Claimed, er
 	for _, t := range claimed {
 		from := now
 		if t.ETA.After(c.Now) {
-			// Claimed ahead: held from its ETA, when it starts.
+			// taskrows.Claimed ahead: held from its ETA, when it starts.
 			from = t.ETA.UnixNano()
 		}
 		if _, err := w.exec("UPDATE tasks SET owner = ?, lease_until = ? WHERE name = ?", c.Owner, from+int64(c.Lease), t.Name()); err != nil {
@@ -211,7 +154,7 @@ func claimDue(w *writer, c Claim, now, dueBy int64, alive string) ([]Claimed, er
 // AckTasks deletes the handled tasks done and hands back the tasks retry,
 // all in one transaction. A retry of a task that owner no longer holds
 // (its lease expired and another dispatcher claimed it) changes nothing.
-func (s *Store) AckTasks(ctx context.Context, owner string, done []string, retry []Retry) error {
+func (s *Store) AckTasks(ctx context.Context, owner string, done []string, retry []taskrows.Retry) error {
 	if len(done) == 0 && len(retry) == 0 {
 		return nil
 	}
@@ -224,7 +167,7 @@ func (s *Store) AckTasks(ctx context.Context, owner string, done []string, retry
 	})
 }
 
-func retryETAs(retry []Retry) ([]int64, error) {
+func retryETAs(retry []taskrows.Retry) ([]int64, error) {
 	etas := make([]int64, len(retry))
 	for i, r := range retry {
 		var err error
@@ -236,7 +179,7 @@ func retryETAs(retry []Retry) ([]int64, error) {
 }
 
 // ack deletes done and hands back retry at etas, for owner.
-func ack(w *writer, owner string, done []string, retry []Retry, etas []int64) error {
+func ack(w *writer, owner string, done []string, retry []taskrows.Retry, etas []int64) error {
 	for _, name := range done {
 		if _, err := w.exec("DELETE FROM tasks WHERE name = ?", name); err != nil {
 			return err

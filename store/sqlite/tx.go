@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/sundial-cron/sundial/task/taskrows"
 
 	"github.com/sundial-cron/sundial/store"
 	"github.com/sundial-cron/sundial/task"
@@ -249,7 +250,7 @@ type tx struct {
 	// adopted are the tasks written claimed for adoption, handed to it
 	// once the transaction committed.
 	adopted  []task.Task
-	adoption *Adoption
+	adoption *taskrows.Adoption
 
 	// What the transaction read of the job: its project. The project, and
 	// the occurrences of the invocations read (readInvs), are what a row written back with these

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"github.com/sundial-cron/sundial/task/taskrows"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,7 +13,6 @@ import (
 	"time"
 
 	"github.com/sundial-cron/sundial/internal/fakeclock"
-	"github.com/sundial-cron/sundial/store/sqlite"
 	"github.com/sundial-cron/sundial/task"
 )
 
@@ -65,7 +65,7 @@ func TestReapFreesTheClaimsOfAKilledProcessAtOnce(t *testing.T) {
 	owner := startOwner(t, dir, "other")
 	claim := func(who string) int {
 		t.Helper()
-		c, _, _, err := s.ClaimTasks(t.Context(), sqlite.Claim{Owner: who, Now: now, Max: 1, Lease: time.Hour, OrphanAfter: time.Hour})
+		c, _, _, err := s.ClaimTasks(t.Context(), taskrows.Claim{Owner: who, Now: now, Max: 1, Lease: time.Hour, OrphanAfter: time.Hour})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -107,7 +107,7 @@ func TestRunTakesOverAKilledProcessesTaskAtOnce(t *testing.T) {
 	dir := t.TempDir()
 	enqueue(t, s, tick(1, time.Now()))
 	owner := startOwner(t, dir, "killed")
-	if c, _, _, err := s.ClaimTasks(t.Context(), sqlite.Claim{Owner: "killed", Now: time.Now(), Max: 1, Lease: time.Hour, OrphanAfter: time.Hour}); err != nil || len(c) != 1 {
+	if c, _, _, err := s.ClaimTasks(t.Context(), taskrows.Claim{Owner: "killed", Now: time.Now(), Max: 1, Lease: time.Hour, OrphanAfter: time.Hour}); err != nil || len(c) != 1 {
 		t.Fatalf("the killed owner's claim = %v, %v", c, err)
 	}
 	owner.Process.Kill()

@@ -22,13 +22,13 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"github.com/sundial-cron/sundial/task/taskrows"
 	"log/slog"
 	"os"
 	"sync"
 	"time"
 
 	"github.com/sundial-cron/sundial/store"
-	"github.com/sundial-cron/sundial/store/sqlite"
 	"github.com/sundial-cron/sundial/task"
 )
 
@@ -138,7 +138,7 @@ func AheadOf(d time.Duration) time.Duration {
 // Run (a service) or RunDue (a test or the lab's simulator stepping a
 // fake clock), not both.
 type Dispatcher struct {
-	store   Rows
+	store   taskrows.Rows
 	handler task.Handler
 	opts    Options
 	log     *slog.Logger
@@ -150,12 +150,12 @@ type Dispatcher struct {
 	posted    time.Time // while awake: the earliest ETA posted meanwhile
 	hasPosted bool
 	wake      chan struct{} // a token wakes a sleeping Run
-	// The tasks the store wrote claimed by this dispatcher (Rows.Adopt):
+	// The tasks the store wrote claimed by this dispatcher (taskrows.Rows.Adopt):
 	// pending until Post names them, then ready to start. A pending one
 	// that is never posted (its Update failed after committing, or a
 	// simulator lost it) is handed back to be claimed as any other.
-	adoption *sqlite.Adoption // Run's, on the clock
-	stepped  *sqlite.Adoption // RunDue's, at its step's now
+	adoption *taskrows.Adoption // Run's, on the clock
+	stepped  *taskrows.Adoption // RunDue's, at its step's now
 	step     time.Time
 	pending  map[string]int // name: the heartbeat generation it came in
 	gen      int
@@ -181,7 +181,7 @@ var _ task.Queue = (*Dispatcher)(nil)
 
 // New returns a dispatcher of store's task rows that delivers them to
 // handler. It panics without opts.Now.
-func New(store Rows, handler task.Handler, opts Options) *Dispatcher {
+func New(store taskrows.Rows, handler task.Handler, opts Options) *Dispatcher {
 	if opts.Now == nil {
 		panic("local.New: Options.Now is required")
 	}
@@ -225,8 +225,8 @@ func New(store Rows, handler task.Handler, opts Options) *Dispatcher {
 		pending: map[string]int{},
 		watch:   map[string]watched{},
 	}
-	d.adoption = &sqlite.Adoption{Owner: opts.Owner, Lease: opts.Lease, Now: opts.Now, Adopted: d.adopted}
-	d.stepped = &sqlite.Adoption{Owner: opts.Owner, Lease: opts.Lease, Now: d.stepTime, Adopted: d.adopted}
+	d.adoption = &taskrows.Adoption{Owner: opts.Owner, Lease: opts.Lease, Now: opts.Now, Adopted: d.adopted}
+	d.stepped = &taskrows.Adoption{Owner: opts.Owner, Lease: opts.Lease, Now: d.stepTime, Adopted: d.adopted}
 	return d
 }
 
@@ -246,13 +246,13 @@ func (d *Dispatcher) adopted(tasks []task.Task) {
 }
 
 // takeReady returns up to max adopted tasks that were posted, to start.
-func (d *Dispatcher) takeReady(max int) []sqlite.Claimed {
+func (d *Dispatcher) takeReady(max int) []taskrows.Claimed {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	n := min(max, len(d.ready))
-	out := make([]sqlite.Claimed, n)
+	out := make([]taskrows.Claimed, n)
 	for i, t := range d.ready[:n] {
-		out[i] = sqlite.Claimed{Task: t}
+		out[i] = taskrows.Claimed{Task: t}
 	}
 	d.ready = append(d.ready[:0], d.ready[n:]...)
 	return out
@@ -580,15 +580,15 @@ func (d *Dispatcher) RunDue(ctx context.Context, now time.Time) (handled int, ne
 
 // outcome is what a handler made of a claimed task.
 type outcome struct {
-	claimed sqlite.Claimed
+	claimed taskrows.Claimed
 	err     error
 	// handBack: the task was claimed ahead, nothing was prepared of it,
 	// and Run stopped before its ETA.
 	handBack bool
 }
 
-func (d *Dispatcher) claimOf(now time.Time, max int) sqlite.Claim {
-	return sqlite.Claim{Owner: d.opts.Owner, Now: now, Max: max, Lease: d.opts.Lease, OrphanAfter: d.opts.OrphanAfter, Alive: d.alive}
+func (d *Dispatcher) claimOf(now time.Time, max int) taskrows.Claim {
+	return taskrows.Claim{Owner: d.opts.Owner, Now: now, Max: max, Lease: d.opts.Lease, OrphanAfter: d.opts.OrphanAfter, Alive: d.alive}
 }
 
 // start runs the handler of each claimed task on its own goroutine, and
@@ -596,7 +596,7 @@ func (d *Dispatcher) claimOf(now time.Time, max int) sqlite.Claim {
 // already running or kept here (its lease ran out and this owner claimed
 // it again) is not started twice: the running handler's outcome settles
 // the renewed claim.
-func (d *Dispatcher) start(ctx context.Context, claimed []sqlite.Claimed, inflight map[string]bool, out chan<- outcome) int {
+func (d *Dispatcher) start(ctx context.Context, claimed []taskrows.Claimed, inflight map[string]bool, out chan<- outcome) int {
 	n := 0
 	for _, c := range claimed {
 		name := c.Name()
@@ -612,8 +612,8 @@ func (d *Dispatcher) start(ctx context.Context, claimed []sqlite.Claimed, inflig
 
 // hold starts a holder for each claimed task not due at now, claimed
 // ahead, and returns the others.
-func (d *Dispatcher) hold(ctx context.Context, stop <-chan struct{}, now time.Time, claimed []sqlite.Claimed, inflight map[string]bool, out chan<- outcome) []sqlite.Claimed {
-	var due []sqlite.Claimed
+func (d *Dispatcher) hold(ctx context.Context, stop <-chan struct{}, now time.Time, claimed []taskrows.Claimed, inflight map[string]bool, out chan<- outcome) []taskrows.Claimed {
+	var due []taskrows.Claimed
 	for _, c := range claimed {
 		switch {
 		case !c.ETA.After(now):
@@ -631,12 +631,12 @@ func (d *Dispatcher) hold(ctx context.Context, stop <-chan struct{}, now time.Ti
 // Prepare left, at the ETA. If Run stops (stop) before then, a task
 // nothing was prepared of is handed back; one prepared waits for its ETA
 // as a running handler would, unless ctx ends first.
-func (d *Dispatcher) holder(ctx context.Context, stop <-chan struct{}, c sqlite.Claimed, out chan<- outcome) {
+func (d *Dispatcher) holder(ctx context.Context, stop <-chan struct{}, c taskrows.Claimed, out chan<- outcome) {
 	if d.hooks.holding != nil {
 		d.hooks.holding(c.Task)
 	}
 	go func() {
-		// The claim holds from the ETA for a Lease (sqlite.Claim.Ahead).
+		// The claim holds from the ETA for a Lease (taskrows.Claim.Ahead).
 		hctx, cancel := context.WithDeadline(ctx, c.ETA.Add(d.opts.Lease))
 		defer cancel()
 		rest, prepared := d.handler, false
@@ -683,7 +683,7 @@ func (d *Dispatcher) prepare(ctx context.Context, t task.Task) (rest task.Handle
 }
 
 // run runs the handler of c on its own goroutine.
-func (d *Dispatcher) run(ctx context.Context, c sqlite.Claimed, out chan<- outcome) {
+func (d *Dispatcher) run(ctx context.Context, c taskrows.Claimed, out chan<- outcome) {
 	go func() {
 		hctx, cancel := context.WithTimeout(ctx, d.opts.Lease)
 		defer cancel()
@@ -719,7 +719,7 @@ func (d *Dispatcher) ack(ctx context.Context, now time.Time, outs []outcome, inf
 // settle sorts outs into the tasks to delete, those to hand back with
 // backoff, and those to hand back as they are, and forgets them as in
 // flight.
-func (d *Dispatcher) settle(now time.Time, outs []outcome, inflight map[string]bool) (done []string, retry []sqlite.Retry, back []string) {
+func (d *Dispatcher) settle(now time.Time, outs []outcome, inflight map[string]bool) (done []string, retry []taskrows.Retry, back []string) {
 	for _, o := range outs {
 		name := o.claimed.Name()
 		delete(inflight, name)
@@ -742,7 +742,7 @@ func (d *Dispatcher) settle(now time.Time, outs []outcome, inflight map[string]b
 			level, msg = slog.LevelInfo, "task/local: task stopped with the server"
 		}
 		d.log.Log(context.Background(), level, msg, "task", o.claimed.Task.String(), "failures", o.claimed.Failures+1, "retry_at", eta, "err", o.err)
-		retry = append(retry, sqlite.Retry{Name: name, ETA: eta})
+		retry = append(retry, taskrows.Retry{Name: name, ETA: eta})
 	}
 	return done, retry, back
 }

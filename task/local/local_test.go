@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/sundial-cron/sundial/task/taskrows"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -92,7 +93,7 @@ func TestRunDueTakesOverAnOrphanedClaim(t *testing.T) {
 	enqueue(t, s, tick(1, t0))
 	// A process claims the task with a long lease and dies: it never
 	// heartbeats again.
-	claimed, _, _, err := s.ClaimTasks(t.Context(), sqlite.Claim{Owner: "crashed", Now: t0, Max: 1, Lease: time.Hour, OrphanAfter: 30 * time.Second})
+	claimed, _, _, err := s.ClaimTasks(t.Context(), taskrows.Claim{Owner: "crashed", Now: t0, Max: 1, Lease: time.Hour, OrphanAfter: 30 * time.Second})
 	if err != nil || len(claimed) != 1 {
 		t.Fatalf("crashed owner's claim = %v, %v", claimed, err)
 	}
@@ -153,7 +154,7 @@ func sleptUntil(t *testing.T, asleep <-chan time.Time, at time.Time) {
 // at with every owner alive, and reports whether the task was held.
 func heldBy(t *testing.T, s *sqlite.Store, at time.Time) bool {
 	t.Helper()
-	got, _, _, err := s.ClaimTasks(t.Context(), sqlite.Claim{Owner: "B", Now: at, Max: 10, Lease: time.Minute, OrphanAfter: 24 * time.Hour})
+	got, _, _, err := s.ClaimTasks(t.Context(), taskrows.Claim{Owner: "B", Now: at, Max: 10, Lease: time.Minute, OrphanAfter: 24 * time.Hour})
 	must(t, err)
 	return len(got) == 0
 }
@@ -427,7 +428,7 @@ func TestRunTakesOverACrashedOwnersTask(t *testing.T) {
 	t.Parallel()
 	s := tempStore(t)
 	enqueue(t, s, tick(1, time.Now()))
-	claimed, _, _, err := s.ClaimTasks(t.Context(), sqlite.Claim{Owner: "crashed", Now: time.Now(), Max: 1, Lease: time.Hour, OrphanAfter: time.Hour})
+	claimed, _, _, err := s.ClaimTasks(t.Context(), taskrows.Claim{Owner: "crashed", Now: time.Now(), Max: 1, Lease: time.Hour, OrphanAfter: time.Hour})
 	if err != nil || len(claimed) != 1 {
 		t.Fatalf("crashed owner's claim = %v, %v", claimed, err)
 	}
@@ -673,7 +674,7 @@ func TestRunRunsAdoptedTasks(t *testing.T) {
 			due := tick(1, time.Now())
 			enqueued := enqueue(t, s, due)
 			// Adopted: another dispatcher on the file finds it held.
-			if got, _, _, err := s.ClaimTasks(ctx, sqlite.Claim{Owner: "B", Now: time.Now(), Max: 10, Lease: time.Minute, OrphanAfter: time.Hour}); err != nil || len(got) != 0 {
+			if got, _, _, err := s.ClaimTasks(ctx, taskrows.Claim{Owner: "B", Now: time.Now(), Max: 10, Lease: time.Minute, OrphanAfter: time.Hour}); err != nil || len(got) != 0 {
 				t.Errorf("another owner claimed %v, %v; want nothing: the task is adopted", got, err)
 			}
 			if post {

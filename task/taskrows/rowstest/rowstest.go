@@ -1,26 +1,25 @@
-// Package rowstest is the conformance suite of local.Rows, the task rows
+// Package rowstest is the conformance suite of taskrows.Rows, the task rows
 // task/local's dispatcher works on: claims, leases, owners' heartbeats and
-// adoption, as local.Rows documents them. An implementation runs Run from
-// its tests; *sqlite.Store does, from task/local's.
+// adoption, as taskrows.Rows documents them. An implementation runs Run from
+// its tests, as *sqlite.Store and *postgres.Store do.
 package rowstest
 
 import (
 	"context"
 	"fmt"
+	"github.com/sundial-cron/sundial/task/taskrows"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/sundial-cron/sundial/store"
-	"github.com/sundial-cron/sundial/store/sqlite"
 	"github.com/sundial-cron/sundial/task"
-	"github.com/sundial-cron/sundial/task/local"
 )
 
 // Store is what the suite needs: the rows, the store transactions that
 // enqueue them, and a listing of what is queued.
 type Store interface {
-	local.Rows
+	taskrows.Rows
 	Update(ctx context.Context, jobID string, fn func(store.Tx) error) ([]task.Task, error)
 	// Tasks lists up to limit queued tasks, earliest ETA first, held ones
 	// included, with the ETAs they have now.
@@ -79,7 +78,7 @@ func enqueue(t *testing.T, s Store, tasks ...task.Task) {
 
 // claim makes c (with the suite's Lease and OrphanAfter unless it has its
 // own) and returns what it claimed as "name#failures".
-func claim(t *testing.T, s Store, c sqlite.Claim) []string {
+func claim(t *testing.T, s Store, c taskrows.Claim) []string {
 	t.Helper()
 	if c.Lease == 0 {
 		c.Lease, c.OrphanAfter = lease, orphan
@@ -123,45 +122,45 @@ func testClaimDue(t *testing.T, s Store) {
 	}
 	enqueue(t, s, tick(3, t0.Add(time.Minute)), tick(1, t0), tick(2, t0.Add(time.Second)), tick(4, t0.Add(time.Hour)))
 	nextDue(t, s, t0)
-	eq(t, "nothing is due before its ETA", claim(t, s, sqlite.Claim{Owner: "A", Now: t0.Add(-time.Nanosecond), Max: 10}))
-	eq(t, "Max bounds a claim, earliest first", claim(t, s, sqlite.Claim{Owner: "A", Now: t0.Add(time.Minute), Max: 2}), "p/j/tick/1#0", "p/j/tick/2#0")
-	eq(t, "the rest that is due", claim(t, s, sqlite.Claim{Owner: "A", Now: t0.Add(time.Minute), Max: 10}), "p/j/tick/3#0")
+	eq(t, "nothing is due before its ETA", claim(t, s, taskrows.Claim{Owner: "A", Now: t0.Add(-time.Nanosecond), Max: 10}))
+	eq(t, "Max bounds a claim, earliest first", claim(t, s, taskrows.Claim{Owner: "A", Now: t0.Add(time.Minute), Max: 2}), "p/j/tick/1#0", "p/j/tick/2#0")
+	eq(t, "the rest that is due", claim(t, s, taskrows.Claim{Owner: "A", Now: t0.Add(time.Minute), Max: 10}), "p/j/tick/3#0")
 	nextDue(t, s, t0.Add(time.Minute+orphan)) // A's claims, should A fall silent now
 }
 
 func testLeaseHolds(t *testing.T, s Store) {
 	enqueue(t, s, tick(1, t0))
-	eq(t, "A claims", claim(t, s, sqlite.Claim{Owner: "A", Now: t0, Max: 10}), "p/j/tick/1#0")
+	eq(t, "A claims", claim(t, s, taskrows.Claim{Owner: "A", Now: t0, Max: 10}), "p/j/tick/1#0")
 	for at := t0; at.Before(t0.Add(lease)); at = at.Add(orphan / 2) {
 		if err := s.Heartbeat(t.Context(), "A", at, orphan); err != nil {
 			t.Fatal(err)
 		}
-		if got := claim(t, s, sqlite.Claim{Owner: "B", Now: at, Max: 10}); len(got) != 0 {
+		if got := claim(t, s, taskrows.Claim{Owner: "B", Now: at, Max: 10}); len(got) != 0 {
 			t.Fatalf("at t0+%v B claimed %q from A, alive and within its lease", at.Sub(t0), got)
 		}
 	}
 	if err := s.Heartbeat(t.Context(), "A", t0.Add(lease), orphan); err != nil {
 		t.Fatal(err)
 	}
-	eq(t, "an ended lease frees a live owner's claim", claim(t, s, sqlite.Claim{Owner: "B", Now: t0.Add(lease), Max: 10}), "p/j/tick/1#0")
+	eq(t, "an ended lease frees a live owner's claim", claim(t, s, taskrows.Claim{Owner: "B", Now: t0.Add(lease), Max: 10}), "p/j/tick/1#0")
 }
 
 func testOrphans(t *testing.T, s Store) {
 	enqueue(t, s, tick(1, t0), tick(2, t0))
-	eq(t, "A claims", claim(t, s, sqlite.Claim{Owner: "A", Now: t0, Max: 1}), "p/j/tick/1#0")
-	eq(t, "C claims", claim(t, s, sqlite.Claim{Owner: "C", Now: t0, Max: 1}), "p/j/tick/2#0")
+	eq(t, "A claims", claim(t, s, taskrows.Claim{Owner: "A", Now: t0, Max: 1}), "p/j/tick/1#0")
+	eq(t, "C claims", claim(t, s, taskrows.Claim{Owner: "C", Now: t0, Max: 1}), "p/j/tick/2#0")
 	nextDue(t, s, t0.Add(orphan))
-	eq(t, "A and C silent for less than OrphanAfter", claim(t, s, sqlite.Claim{Owner: "B", Now: t0.Add(orphan - time.Nanosecond), Max: 10}))
+	eq(t, "A and C silent for less than OrphanAfter", claim(t, s, taskrows.Claim{Owner: "B", Now: t0.Add(orphan - time.Nanosecond), Max: 10}))
 	if err := s.ForgetOwner(t.Context(), "C"); err != nil {
 		t.Fatal(err)
 	}
-	eq(t, "a forgotten owner's claim is free at once", claim(t, s, sqlite.Claim{Owner: "B", Now: t0.Add(orphan - time.Nanosecond), Max: 10}), "p/j/tick/2#0")
-	eq(t, "a silent owner's claim is free after OrphanAfter", claim(t, s, sqlite.Claim{Owner: "B", Now: t0.Add(orphan), Max: 10}), "p/j/tick/1#0")
+	eq(t, "a forgotten owner's claim is free at once", claim(t, s, taskrows.Claim{Owner: "B", Now: t0.Add(orphan - time.Nanosecond), Max: 10}), "p/j/tick/2#0")
+	eq(t, "a silent owner's claim is free after OrphanAfter", claim(t, s, taskrows.Claim{Owner: "B", Now: t0.Add(orphan), Max: 10}), "p/j/tick/1#0")
 	// A late heartbeat with an older time does not make B look older.
 	if err := s.Heartbeat(t.Context(), "B", t0, orphan); err != nil {
 		t.Fatal(err)
 	}
-	eq(t, "B, alive at t0+OrphanAfter, keeps its claims", claim(t, s, sqlite.Claim{Owner: "D", Now: t0.Add(2*orphan - time.Nanosecond), Max: 10}))
+	eq(t, "B, alive at t0+OrphanAfter, keeps its claims", claim(t, s, taskrows.Claim{Owner: "D", Now: t0.Add(2*orphan - time.Nanosecond), Max: 10}))
 }
 
 // testAlive: the wall clock stepped an hour forward. A, known alive,
@@ -170,34 +169,34 @@ func testOrphans(t *testing.T, s Store) {
 // task out. Forgotten (known dead), A loses its claim too.
 func testAlive(t *testing.T, s Store) {
 	enqueue(t, s, tick(1, t0), tick(2, t0))
-	eq(t, "A claims", claim(t, s, sqlite.Claim{Owner: "A", Now: t0, Max: 1}), "p/j/tick/1#0")
-	eq(t, "C claims", claim(t, s, sqlite.Claim{Owner: "C", Now: t0, Max: 1}), "p/j/tick/2#0")
+	eq(t, "A claims", claim(t, s, taskrows.Claim{Owner: "A", Now: t0, Max: 1}), "p/j/tick/1#0")
+	eq(t, "C claims", claim(t, s, taskrows.Claim{Owner: "C", Now: t0, Max: 1}), "p/j/tick/2#0")
 	stepped := t0.Add(time.Hour)
 	alive := []string{"A"}
 	if got, ok, err := s.NextDue(t.Context(), orphan, alive...); err != nil || !ok || !got.Equal(t0.Add(orphan)) {
 		t.Errorf("NextDue with A alive = %v, %v, %v; want C's claim's, free since t0+OrphanAfter", got, ok, err)
 	}
-	eq(t, "B, sparing A, takes C's claim only", claim(t, s, sqlite.Claim{Owner: "B", Now: stepped, Max: 10, Alive: alive}), "p/j/tick/2#0")
+	eq(t, "B, sparing A, takes C's claim only", claim(t, s, taskrows.Claim{Owner: "B", Now: stepped, Max: 10, Alive: alive}), "p/j/tick/2#0")
 	if got, ok, err := s.NextDue(t.Context(), orphan, alive...); err != nil || !ok || !got.Equal(stepped.Add(orphan)) {
 		t.Errorf("NextDue with A's claim and B's = %v, %v, %v; want B's, free should B fall silent now", got, ok, err)
 	}
 	if err := s.ForgetOwner(t.Context(), "A"); err != nil {
 		t.Fatal(err)
 	}
-	eq(t, "forgotten, A is known dead: its claim is free", claim(t, s, sqlite.Claim{Owner: "B", Now: stepped, Max: 10, Alive: []string{"B"}}), "p/j/tick/1#0")
+	eq(t, "forgotten, A is known dead: its claim is free", claim(t, s, taskrows.Claim{Owner: "B", Now: stepped, Max: 10, Alive: []string{"B"}}), "p/j/tick/1#0")
 }
 
 func testAck(t *testing.T, s Store) {
 	a, b := tick(1, t0), tick(2, t0)
 	enqueue(t, s, a, b)
-	eq(t, "A claims", claim(t, s, sqlite.Claim{Owner: "A", Now: t0, Max: 10}), "p/j/tick/1#0", "p/j/tick/2#0")
-	eq(t, "B takes over A's orphans", claim(t, s, sqlite.Claim{Owner: "B", Now: t0.Add(orphan), Max: 10}), "p/j/tick/1#0", "p/j/tick/2#0")
+	eq(t, "A claims", claim(t, s, taskrows.Claim{Owner: "A", Now: t0, Max: 10}), "p/j/tick/1#0", "p/j/tick/2#0")
+	eq(t, "B takes over A's orphans", claim(t, s, taskrows.Claim{Owner: "B", Now: t0.Add(orphan), Max: 10}), "p/j/tick/1#0", "p/j/tick/2#0")
 	// A, back, can no longer hand back what B holds.
-	if err := s.AckTasks(t.Context(), "A", nil, []sqlite.Retry{{Name: a.Name(), ETA: t0.Add(time.Hour)}}); err != nil {
+	if err := s.AckTasks(t.Context(), "A", nil, []taskrows.Retry{{Name: a.Name(), ETA: t0.Add(time.Hour)}}); err != nil {
 		t.Fatal(err)
 	}
 	retryAt := t0.Add(5 * time.Minute)
-	if err := s.AckTasks(t.Context(), "B", []string{a.Name()}, []sqlite.Retry{{Name: b.Name(), ETA: retryAt}}); err != nil {
+	if err := s.AckTasks(t.Context(), "B", []string{a.Name()}, []taskrows.Retry{{Name: b.Name(), ETA: retryAt}}); err != nil {
 		t.Fatal(err)
 	}
 	tasks, err := s.Tasks(t.Context(), 10)
@@ -205,16 +204,16 @@ func testAck(t *testing.T, s Store) {
 		t.Fatalf("queued after the acks: %v, %v; want only %s, at its retry", tasks, err, b.Name())
 	}
 	nextDue(t, s, retryAt)
-	eq(t, "a retry waits for its ETA", claim(t, s, sqlite.Claim{Owner: "B", Now: retryAt.Add(-time.Nanosecond), Max: 10}))
-	eq(t, "a retry counts its failure", claim(t, s, sqlite.Claim{Owner: "B", Now: retryAt, Max: 10}), "p/j/tick/2#1")
+	eq(t, "a retry waits for its ETA", claim(t, s, taskrows.Claim{Owner: "B", Now: retryAt.Add(-time.Nanosecond), Max: 10}))
+	eq(t, "a retry counts its failure", claim(t, s, taskrows.Claim{Owner: "B", Now: retryAt, Max: 10}), "p/j/tick/2#1")
 }
 
 func testClaimAcknowledges(t *testing.T, s Store) {
 	a, b, c := tick(1, t0), tick(2, t0), tick(3, t0)
 	enqueue(t, s, a, b, c)
-	eq(t, "A claims", claim(t, s, sqlite.Claim{Owner: "A", Now: t0, Max: 10}), "p/j/tick/1#0", "p/j/tick/2#0", "p/j/tick/3#0")
-	got := claim(t, s, sqlite.Claim{Owner: "A", Now: t0, Max: 10,
-		Done: []string{a.Name()}, Retry: []sqlite.Retry{{Name: b.Name(), ETA: t0.Add(time.Minute)}}, Release: []string{c.Name()}})
+	eq(t, "A claims", claim(t, s, taskrows.Claim{Owner: "A", Now: t0, Max: 10}), "p/j/tick/1#0", "p/j/tick/2#0", "p/j/tick/3#0")
+	got := claim(t, s, taskrows.Claim{Owner: "A", Now: t0, Max: 10,
+		Done: []string{a.Name()}, Retry: []taskrows.Retry{{Name: b.Name(), ETA: t0.Add(time.Minute)}}, Release: []string{c.Name()}})
 	eq(t, "the claim that settles them takes the released one again, failures unchanged", got, "p/j/tick/3#0")
 	tasks, err := s.Tasks(t.Context(), 10)
 	if err != nil || len(tasks) != 2 || tasks[0].Name() != c.Name() || tasks[1].Name() != b.Name() || !tasks[1].ETA.Equal(t0.Add(time.Minute)) {
@@ -224,7 +223,7 @@ func testClaimAcknowledges(t *testing.T, s Store) {
 
 func testAdoption(t *testing.T, s Store) {
 	var adopted []string
-	s.Adopt(&sqlite.Adoption{Owner: "A", Lease: lease, Now: func() time.Time { return t0 },
+	s.Adopt(&taskrows.Adoption{Owner: "A", Lease: lease, Now: func() time.Time { return t0 },
 		Adopted: func(tasks []task.Task) {
 			for _, tk := range tasks {
 				adopted = append(adopted, tk.Name())
@@ -235,39 +234,39 @@ func testAdoption(t *testing.T, s Store) {
 	if !slices.Equal(adopted, []string{due.Name()}) {
 		t.Errorf("adopted %q, want only the due %s", adopted, due.Name())
 	}
-	eq(t, "the adopted task is A's", claim(t, s, sqlite.Claim{Owner: "B", Now: t0.Add(time.Second), Max: 10}), "p/j/tick/2#0")
+	eq(t, "the adopted task is A's", claim(t, s, taskrows.Claim{Owner: "B", Now: t0.Add(time.Second), Max: 10}), "p/j/tick/2#0")
 
 	adopted = nil
 	enqueue(t, s, tick(2, t0))
 	if len(adopted) != 0 {
 		t.Errorf("a repeat of a queued task was adopted: %q", adopted)
 	}
-	eq(t, "A hands it back", claim(t, s, sqlite.Claim{Owner: "A", Now: t0, Release: []string{due.Name()}}))
-	eq(t, "free at once, failures unchanged", claim(t, s, sqlite.Claim{Owner: "B", Now: t0, Max: 10}), "p/j/tick/1#0")
+	eq(t, "A hands it back", claim(t, s, taskrows.Claim{Owner: "A", Now: t0, Release: []string{due.Name()}}))
+	eq(t, "free at once, failures unchanged", claim(t, s, taskrows.Claim{Owner: "B", Now: t0, Max: 10}), "p/j/tick/1#0")
 
 	s.Adopt(nil)
 	enqueue(t, s, tick(3, t0))
 	if len(adopted) != 0 {
 		t.Errorf("adopted %q after Adopt(nil)", adopted)
 	}
-	eq(t, "not adopted, free", claim(t, s, sqlite.Claim{Owner: "C", Now: t0, Max: 10}), "p/j/tick/3#0")
+	eq(t, "not adopted, free", claim(t, s, taskrows.Claim{Owner: "C", Now: t0, Max: 10}), "p/j/tick/3#0")
 }
 
 func testClaimAhead(t *testing.T, s Store) {
 	enqueue(t, s, tick(1, t0), tick(2, t0.Add(time.Second)), tick(3, t0.Add(time.Hour)))
 	// Owners that never fall silent here: only leases free claims.
 	alive := 24 * time.Hour
-	eq(t, "A claims what is due and what falls due within a second", claim(t, s, sqlite.Claim{Owner: "A", Now: t0, Ahead: time.Second, Max: 10, Lease: lease, OrphanAfter: alive}),
+	eq(t, "A claims what is due and what falls due within a second", claim(t, s, taskrows.Claim{Owner: "A", Now: t0, Ahead: time.Second, Max: 10, Lease: lease, OrphanAfter: alive}),
 		"p/j/tick/1#0", "p/j/tick/2#0")
 	eq(t, "B takes the task A held since t0 when its lease ends, not the one A holds from its ETA",
-		claim(t, s, sqlite.Claim{Owner: "B", Now: t0.Add(lease + time.Second - time.Nanosecond), Max: 10, Lease: lease, OrphanAfter: alive}), "p/j/tick/1#0")
+		claim(t, s, taskrows.Claim{Owner: "B", Now: t0.Add(lease + time.Second - time.Nanosecond), Max: 10, Lease: lease, OrphanAfter: alive}), "p/j/tick/1#0")
 	eq(t, "the lease of a task claimed ahead ends Lease after its ETA",
-		claim(t, s, sqlite.Claim{Owner: "B", Now: t0.Add(lease + time.Second), Max: 10, Lease: lease, OrphanAfter: alive}), "p/j/tick/2#0")
+		claim(t, s, taskrows.Claim{Owner: "B", Now: t0.Add(lease + time.Second), Max: 10, Lease: lease, OrphanAfter: alive}), "p/j/tick/2#0")
 }
 
 func testRefusesZeroDurations(t *testing.T, s Store) {
 	enqueue(t, s, tick(1, t0))
-	for _, c := range []sqlite.Claim{
+	for _, c := range []taskrows.Claim{
 		{Owner: "A", Now: t0, Max: 1, OrphanAfter: orphan},
 		{Owner: "A", Now: t0, Max: 1, Lease: lease},
 		{Owner: "A", Now: t0, Max: 1, Lease: lease, OrphanAfter: orphan, Ahead: -time.Nanosecond},
@@ -279,5 +278,5 @@ func testRefusesZeroDurations(t *testing.T, s Store) {
 	if err := s.Heartbeat(t.Context(), "A", t0, 0); err == nil {
 		t.Error("Heartbeat with a zero orphanAfter succeeded")
 	}
-	eq(t, "the refused claims took nothing", claim(t, s, sqlite.Claim{Owner: "B", Now: t0, Max: 10}), "p/j/tick/1#0")
+	eq(t, "the refused claims took nothing", claim(t, s, taskrows.Claim{Owner: "B", Now: t0, Max: 10}), "p/j/tick/1#0")
 }

@@ -1,11 +1,11 @@
-package local_test
+package sqlite_test
 
 import (
 	"path/filepath"
 	"testing"
 
 	"github.com/sundial-cron/sundial/store/sqlite"
-	"github.com/sundial-cron/sundial/task/local/rowstest"
+	"github.com/sundial-cron/sundial/task/taskrows/rowstest"
 )
 
 func TestRowsConformance(t *testing.T) {

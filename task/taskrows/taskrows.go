@@ -1,10 +1,15 @@
-package local
+// Package taskrows is what task/local's dispatcher needs of the store its task
+// rows live in, and the words it uses: a claim, a claimed task, a retry,
+// an adoption. A store whose transactions can write rows beside its jobs
+// implements Rows (store/sqlite, store/postgres), and the one dispatcher
+// runs over either.
+package taskrows
 
 import (
 	"context"
 	"time"
 
-	"github.com/sundial-cron/sundial/store/sqlite"
+	"github.com/sundial-cron/sundial/task"
 )
 
 // Rows is what a Dispatcher needs of the store its task rows live in: the
@@ -18,7 +23,7 @@ import (
 // whatever they say, until the owner is forgotten. Every method takes its
 // times as arguments: an implementation reads no clock.
 //
-// task/local/rowstest is its conformance suite; *sqlite.Store implements
+// task/local/rowstest is its conformance suite; *Store implements
 // it.
 type Rows interface {
 	// ClaimTasks claims for c.Owner, in one transaction, up to c.Max free
@@ -34,12 +39,12 @@ type Rows interface {
 	// next task can be claimed, as NextDue would right after it with
 	// c.Alive (ok false: no task left); a full claim's next and ok say
 	// nothing. Lease and OrphanAfter must be positive, Ahead not negative.
-	ClaimTasks(ctx context.Context, c sqlite.Claim) (claimed []sqlite.Claimed, next time.Time, ok bool, err error)
+	ClaimTasks(ctx context.Context, c Claim) (claimed []Claimed, next time.Time, ok bool, err error)
 	// AckTasks deletes the tasks done and hands back the tasks of retry,
 	// free again at their new ETA with one more failure counted, in one
 	// transaction. A retry of a task owner no longer holds changes
 	// nothing: another owner took it over.
-	AckTasks(ctx context.Context, owner string, done []string, retry []sqlite.Retry) error
+	AckTasks(ctx context.Context, owner string, done []string, retry []Retry) error
 	// Heartbeat records that owner is alive at now (a later heartbeat is
 	// never overwritten by an older one) and forgets the owners silent for
 	// orphanAfter, which must be positive.
@@ -58,7 +63,63 @@ type Rows interface {
 	// a task that was already queued is not adopted again. nil stops
 	// adopting. The adopter acknowledges adopted tasks as claimed ones and
 	// hands back (Claim.Release) those it will not run.
-	Adopt(a *sqlite.Adoption)
+	Adopt(a *Adoption)
 }
 
-var _ Rows = (*sqlite.Store)(nil)
+// Claim asks ClaimTasks for due tasks.
+type Claim struct {
+	Owner string    // the claiming dispatcher, unique per process
+	Now   time.Time // due means ETA at or before Now
+	Max   int       // at most this many (the free workers)
+	// Ahead also claims the tasks due within Ahead after Now, for the
+	// dispatcher to start at their ETA: the claim's commit is then behind
+	// them when they fall due. Each is held until its ETA plus Lease.
+	// Others' claims are still judged at Now.
+	Ahead time.Duration
+	// Lease is how long the claim holds while Owner is alive.
+	Lease time.Duration
+	// OrphanAfter: a claim whose owner's last heartbeat is this old is
+	// free, whatever its lease says.
+	OrphanAfter time.Duration
+	// Alive names the owners known to be alive by other means than the
+	// wall clock (task/local's lock files): their claims hold, whatever
+	// their leases and heartbeats say. Both are wall times, and a step of
+	// the clock (NTP, a VM resumed) makes a live owner's claims look
+	// expired or orphaned, and its tasks under way free to run again.
+	Alive []string
+	// Done and Retry acknowledge Owner's earlier claims, as AckTasks
+	// would, in the claim's transaction: a dispatcher stepping round by
+	// round then commits once a round instead of twice.
+	Done  []string
+	Retry []Retry
+	// Release hands back Owner's claims of these tasks as they are, as
+	// never delivered: free at once, their failures unchanged.
+	Release []string
+}
+
+// Adoption lets a dispatcher take the tasks Updates enqueue already due:
+// each is written claimed by Owner, in the Update's own transaction, and
+// handed to Adopted once that committed, so it runs without a claim of its
+// own (a commit, and a turn of the dispatcher's loop, between a tick and
+// the launch it enqueues). The dispatcher still acknowledges it as a
+// claimed task, and hands it back (Claim.Release) if it will not run it.
+type Adoption struct {
+	Owner string
+	Lease time.Duration
+	Now   func() time.Time
+	// Adopted runs on the committer right after the commit; it must not
+	// block or call the Store.
+	Adopted func([]task.Task)
+}
+
+// Claimed is a task a dispatcher now holds.
+type Claimed struct {
+	task.Task
+	Failures int // failed deliveries so far, for backoff
+}
+
+// Retry hands a claimed task back, to be delivered again at ETA.
+type Retry struct {
+	Name string
+	ETA  time.Time
+}
