@@ -334,7 +334,7 @@ func TestClosed(t *testing.T) {
 }
 
 // The task rows' contract (claims, leases, owners, adoption) is checked by
-// task/taskrows/rowstest, run from task/local's tests. What follows is this
+// task/taskrows/rowstest, run from rows_test.go. What follows is this
 // store's own: what it writes and does not. The faults that lose tasks
 // are sqlitetest's.
 

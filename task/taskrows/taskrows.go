@@ -23,8 +23,8 @@ import (
 // whatever they say, until the owner is forgotten. Every method takes its
 // times as arguments: an implementation reads no clock.
 //
-// task/local/rowstest is its conformance suite; *Store implements
-// it.
+// rowstest is its conformance suite; *sqlite.Store and *postgres.Store
+// implement it.
 type Rows interface {
 	// ClaimTasks claims for c.Owner, in one transaction, up to c.Max free
 	// tasks whose ETA is at or before c.Now+c.Ahead, earliest first, each
