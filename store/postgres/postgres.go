@@ -1,0 +1,117 @@
+// Package postgres is the store.Store of the PostgreSQL shape: jobs,
+// invocations, projects and the task rows of task/local's dispatchers in
+// one PostgreSQL database, which any number of Sundial instances share.
+//
+// A job's entity group is serialized by a transaction-scoped advisory lock
+// on its id, taken first in every Update, so that transactions of one
+// group (whichever instance runs them) follow one another while those of
+// different groups run side by side at READ COMMITTED, and a job that does
+// not exist yet is locked as well as one that does. An Update's writes are
+// kept until its function returns nil, then sent in one batch with the
+// commit. The tasks it enqueues are rows of the same transaction.
+//
+// Everything here is per transaction (no session state: no session
+// advisory lock, no prepared statement kept by name, no LISTEN on the
+// pool's connections), so the store works behind PgBouncer in transaction
+// mode; only the wake-ups of Listen need a session of their own.
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/sundial-cron/sundial/store"
+	"github.com/sundial-cron/sundial/task/taskrows"
+)
+
+// Options tune Open. The zero value is the production setting.
+type Options struct {
+	// MaxConns bounds the connections of the instance's pool. Default 20.
+	MaxConns int32
+}
+
+// DefaultMaxConns is Options.MaxConns' default: the dispatcher's claims,
+// the handlers' Updates and the API's reads share it. Each connection is
+// a PostgreSQL backend process; a server's max_connections (100 by
+// default) bounds the sum over the instances.
+const DefaultMaxConns = 20
+
+// Store is the PostgreSQL backend of store.Store and of taskrows.Rows. It
+// is safe for concurrent use.
+type Store struct {
+	pool     *pgxpool.Pool
+	adoption adoptionSlot
+}
+
+var (
+	_ store.Store     = (*Store)(nil)
+	_ store.Submitter = (*Store)(nil)
+	_ taskrows.Rows   = (*Store)(nil)
+)
+
+// Open connects to the database at url, brings its schema to this
+// release's version (Migrate), and returns the store. It refuses, with an
+// error wrapping ErrNewerSchema, a database a newer release migrated.
+func Open(ctx context.Context, url string, opts Options) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: the database URL: %w", redact(err))
+	}
+	cfg.MaxConns = DefaultMaxConns
+	if opts.MaxConns > 0 {
+		cfg.MaxConns = opts.MaxConns
+	}
+	// Statements by description, not by a name kept on the connection:
+	// behind PgBouncer in transaction mode the next transaction may find
+	// another server connection, without the name.
+	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", redact(err))
+	}
+	if err := Migrate(ctx, pool, nil); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return &Store{pool: pool}, nil
+}
+
+// Close closes the pool.
+func (s *Store) Close() error {
+	s.pool.Close()
+	return nil
+}
+
+// Pool is the store's connection pool, for what shares its database: the
+// passes' turns, the sign-in's revocations.
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// redact drops a connection string's password from an error that quotes
+// it: the error is logged.
+func redact(err error) error {
+	var pe *pgconn.ParseConfigError
+	if errors.As(err, &pe) {
+		return errors.New("it does not parse (the URL is left out of this message: it may hold a password)")
+	}
+	return err
+}
+
+// isRetryable reports whether err is PostgreSQL giving up a transaction
+// that may succeed if run again: a serialization failure, a deadlock, or
+// a unique violation by a concurrent insert of the same key.
+func isRetryable(err error) bool {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return false
+	}
+	switch pe.Code {
+	case "40001", "40P01", "23505":
+		return true
+	}
+	return false
+}

@@ -1,0 +1,250 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sundial-cron/sundial/task"
+	"github.com/sundial-cron/sundial/task/taskrows"
+)
+
+// This file is the task queue's side of the store, for task/local's
+// dispatchers, one per instance: taskrows.Rows. Claims lock the rows they
+// take with FOR UPDATE SKIP LOCKED, so that instances claiming at once
+// take different tasks and never wait for one another. Times are
+// arguments: nothing here reads a clock, and the instances' clocks must
+// agree, as they must anyway for their launches to be on time.
+
+// adoptionSlot holds the Store's adoption.
+type adoptionSlot struct{ p atomic.Pointer[taskrows.Adoption] }
+
+func (a *adoptionSlot) load() *taskrows.Adoption { return a.p.Load() }
+
+// Adopt sets the Store's adoption to a, replacing any; nil stops adopting.
+func (s *Store) Adopt(a *taskrows.Adoption) { s.adoption.p.Store(a) }
+
+const taskColumns = "name, job_id, kind, nonce, eta, invocation, attempt, failures"
+
+func scanTask(row scanner) (taskrows.Claimed, error) {
+	var c taskrows.Claimed
+	var name, kind string
+	var eta int64
+	if err := row.Scan(&name, &c.JobID, &kind, &c.Nonce, &eta, &c.Invocation, &c.Attempt, &c.Failures); err != nil {
+		return taskrows.Claimed{}, err
+	}
+	c.Kind = task.Kind(kind)
+	c.ETA = fromETA(eta)
+	return c, nil
+}
+
+// beatQuery records an owner's heartbeat ($1, $2): a late heartbeat with
+// an older time must not make a live owner look older than it is.
+const beatQuery = `INSERT INTO sundial.owners (owner, heartbeat) VALUES ($1, $2)
+	ON CONFLICT (owner) DO UPDATE SET heartbeat = greatest(owners.heartbeat, excluded.heartbeat)`
+
+// claimQuery claims for $5 up to $2 tasks due by $1, earliest first: the
+// free ones from the tasks_free index, and those of owners neither alive
+// ($3) nor holding a lease at $4 with a heartbeat after $6 from the
+// tasks_claimed index, each locked, skipping what another claim locked.
+// A task is held from $4 or its ETA, whichever is later, for $7.
+const claimQuery = `WITH free AS (
+		SELECT name, eta FROM sundial.tasks WHERE owner IS NULL AND eta <= $1 ORDER BY eta LIMIT $2 FOR UPDATE SKIP LOCKED
+	), orphaned AS (
+		SELECT name, eta FROM sundial.tasks t WHERE owner IS NOT NULL AND eta <= $1 AND owner <> ALL($3::text[])
+			AND (lease_until <= $4 OR NOT EXISTS (SELECT 1 FROM sundial.owners o WHERE o.owner = t.owner AND o.heartbeat > $6))
+		ORDER BY eta LIMIT $2 FOR UPDATE SKIP LOCKED
+	), picked AS (
+		SELECT name FROM (SELECT * FROM free UNION ALL SELECT * FROM orphaned) c ORDER BY eta LIMIT $2
+	)
+	UPDATE sundial.tasks t SET owner = $5, lease_until = greatest(t.eta, $4) + $7
+	FROM picked WHERE t.name = picked.name
+	RETURNING ` + "t.name, t.job_id, t.kind, t.nonce, t.eta, t.invocation, t.attempt, t.failures"
+
+// nextDueQuery is when a task can next be claimed ($1: OrphanAfter, $2:
+// the owners known alive): the earliest free one, or a held one's ETA, or
+// later the end of its lease or of its owner's heartbeat, assuming the
+// owner stops now.
+const nextDueQuery = `SELECT min(at) FROM (
+		(SELECT eta AS at FROM sundial.tasks WHERE owner IS NULL ORDER BY eta LIMIT 1)
+		UNION ALL
+		SELECT greatest(t.eta, CASE WHEN o.owner IS NULL THEN t.eta ELSE least(t.lease_until, o.heartbeat + $1) END)
+		FROM sundial.tasks t LEFT JOIN sundial.owners o ON o.owner = t.owner
+		WHERE t.owner IS NOT NULL AND t.owner <> ALL($2::text[])) x`
+
+// ClaimTasks settles c.Owner's acknowledgements, then claims, in one
+// transaction (taskrows.Rows).
+func (s *Store) ClaimTasks(ctx context.Context, c taskrows.Claim) (claimed []taskrows.Claimed, next time.Time, ok bool, err error) {
+	if c.Max <= 0 && len(c.Done) == 0 && len(c.Retry) == 0 && len(c.Release) == 0 {
+		return nil, time.Time{}, false, nil
+	}
+	if c.Lease <= 0 || c.OrphanAfter <= 0 {
+		// Either would free a claim the moment it is made.
+		return nil, time.Time{}, false, errors.New("postgres: ClaimTasks needs a positive Lease and OrphanAfter")
+	}
+	if c.Ahead < 0 {
+		return nil, time.Time{}, false, errors.New("postgres: ClaimTasks needs an Ahead of zero or more")
+	}
+	now, err := nanos(c.Now)
+	if err != nil {
+		return nil, time.Time{}, false, err
+	}
+	dueBy, err := nanos(c.Now.Add(c.Ahead))
+	if err != nil {
+		return nil, time.Time{}, false, err
+	}
+	names, etas, err := retries(c.Retry)
+	if err != nil {
+		return nil, time.Time{}, false, err
+	}
+	alive := c.Alive
+	if alive == nil {
+		alive = []string{} // NULL would make <> ALL say nothing
+	}
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		claimed, next, ok = nil, time.Time{}, false
+		if err := ack(ctx, tx, c.Owner, c.Done, names, etas); err != nil {
+			return err
+		}
+		if len(c.Release) > 0 {
+			if _, err := tx.Exec(ctx, "UPDATE sundial.tasks SET owner = NULL, lease_until = NULL WHERE name = ANY($1) AND owner = $2", c.Release, c.Owner); err != nil {
+				return err
+			}
+		}
+		if c.Max <= 0 {
+			return nil
+		}
+		rows, err := tx.Query(ctx, claimQuery, dueBy, c.Max, alive, now, c.Owner, now-int64(c.OrphanAfter), int64(c.Lease))
+		if err != nil {
+			return err
+		}
+		if claimed, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (taskrows.Claimed, error) { return scanTask(r) }); err != nil {
+			return err
+		}
+		if len(claimed) > 0 {
+			if err := heartbeat(ctx, tx, c.Owner, now, now-int64(c.OrphanAfter)); err != nil {
+				return err
+			}
+		}
+		if len(claimed) == c.Max {
+			return nil
+		}
+		next, ok, err = scanNextDue(tx.QueryRow(ctx, nextDueQuery, int64(c.OrphanAfter), alive))
+		return err
+	})
+	if err != nil {
+		return nil, time.Time{}, false, fmt.Errorf("postgres: claim: %w", err)
+	}
+	// UPDATE … RETURNING gives its rows in no set order.
+	slices.SortStableFunc(claimed, func(a, b taskrows.Claimed) int { return a.ETA.Compare(b.ETA) })
+	return claimed, next, ok, nil
+}
+
+func retries(retry []taskrows.Retry) ([]string, []int64, error) {
+	names, etas := make([]string, len(retry)), make([]int64, len(retry))
+	for i, r := range retry {
+		var err error
+		if etas[i], err = etaNanos(r.ETA); err != nil {
+			return nil, nil, err
+		}
+		names[i] = r.Name
+	}
+	return names, etas, nil
+}
+
+// ack deletes done and hands back the retried tasks owner still holds at
+// their new ETAs, with one more failure.
+func ack(ctx context.Context, tx pgx.Tx, owner string, done, retry []string, etas []int64) error {
+	if len(done) > 0 {
+		if _, err := tx.Exec(ctx, "DELETE FROM sundial.tasks WHERE name = ANY($1)", done); err != nil {
+			return err
+		}
+	}
+	if len(retry) > 0 {
+		_, err := tx.Exec(ctx, `UPDATE sundial.tasks t SET eta = r.eta, failures = t.failures + 1, owner = NULL, lease_until = NULL
+			FROM unnest($1::text[], $2::bigint[]) AS r(name, eta) WHERE t.name = r.name AND t.owner = $3`, retry, etas, owner)
+		return err
+	}
+	return nil
+}
+
+// AckTasks deletes the tasks done and hands back retry, in one transaction.
+func (s *Store) AckTasks(ctx context.Context, owner string, done []string, retry []taskrows.Retry) error {
+	if len(done) == 0 && len(retry) == 0 {
+		return nil
+	}
+	names, etas, err := retries(retry)
+	if err != nil {
+		return err
+	}
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return ack(ctx, tx, owner, done, names, etas) })
+}
+
+// Heartbeat records that owner is alive at now, and forgets the owners
+// silent for orphanAfter.
+func (s *Store) Heartbeat(ctx context.Context, owner string, now time.Time, orphanAfter time.Duration) error {
+	if orphanAfter <= 0 {
+		// The owner would forget itself at once.
+		return errors.New("postgres: Heartbeat needs a positive orphanAfter")
+	}
+	n, err := nanos(now)
+	if err != nil {
+		return err
+	}
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return heartbeat(ctx, tx, owner, n, n-int64(orphanAfter)) })
+}
+
+func heartbeat(ctx context.Context, tx pgx.Tx, owner string, now, forgetBefore int64) error {
+	if _, err := tx.Exec(ctx, beatQuery, owner, now); err != nil {
+		return err
+	}
+	_, err := tx.Exec(ctx, "DELETE FROM sundial.owners WHERE heartbeat <= $1", forgetBefore)
+	return err
+}
+
+// NextDue is when ClaimTasks could next claim something (taskrows.Rows).
+func (s *Store) NextDue(ctx context.Context, orphanAfter time.Duration, alive ...string) (time.Time, bool, error) {
+	if alive == nil {
+		alive = []string{}
+	}
+	return scanNextDue(s.pool.QueryRow(ctx, nextDueQuery, int64(orphanAfter), alive))
+}
+
+func scanNextDue(row pgx.Row) (time.Time, bool, error) {
+	var at *int64
+	if err := row.Scan(&at); err != nil || at == nil {
+		return time.Time{}, false, err
+	}
+	return fromETA(*at), true, nil
+}
+
+// ForgetOwner deletes owner's heartbeat: its claims are free at once.
+func (s *Store) ForgetOwner(ctx context.Context, owner string) error {
+	_, err := s.pool.Exec(ctx, "DELETE FROM sundial.owners WHERE owner = $1", owner)
+	return err
+}
+
+// CountTasks returns how many tasks are queued, held ones included.
+func (s *Store) CountTasks(ctx context.Context) (int, error) {
+	var n int
+	err := s.pool.QueryRow(ctx, "SELECT count(*) FROM sundial.tasks").Scan(&n)
+	return n, err
+}
+
+// Tasks lists up to limit queued tasks, earliest ETA first, held ones
+// included.
+func (s *Store) Tasks(ctx context.Context, limit int) ([]task.Task, error) {
+	rows, err := s.pool.Query(ctx, "SELECT "+taskColumns+" FROM sundial.tasks ORDER BY eta, name LIMIT $1", limit)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (task.Task, error) {
+		c, err := scanTask(r)
+		return c.Task, err
+	})
+}
