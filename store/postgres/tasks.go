@@ -22,7 +22,9 @@ import (
 // agree, as they must anyway for their launches to be on time.
 
 // adoptionSlot holds the Store's adoption.
-type adoptionSlot struct{ p atomic.Pointer[taskrows.Adoption] }
+type adoptionSlot struct {
+	p atomic.Pointer[taskrows.Adoption]
+}
 
 func (a *adoptionSlot) load() *taskrows.Adoption { return a.p.Load() }
 
