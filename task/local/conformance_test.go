@@ -7,9 +7,11 @@ import (
 	"time"
 
 	"github.com/sundial-cron/sundial/internal/fakeclock"
+	"github.com/sundial-cron/sundial/internal/pgtest"
 	"github.com/sundial-cron/sundial/store"
-	"github.com/sundial-cron/sundial/store/sqlite"
+	"github.com/sundial-cron/sundial/store/postgres"
 	"github.com/sundial-cron/sundial/task"
+	"github.com/sundial-cron/sundial/task/taskrows"
 	"github.com/sundial-cron/sundial/task/tasktest"
 )
 
@@ -22,8 +24,46 @@ const (
 
 func TestConformance(t *testing.T) {
 	t.Parallel()
+	runSuite(t, func(t *testing.T) func(t *testing.T) rowsStore {
+		path := filepath.Join(t.TempDir(), "sundial.db")
+		return func(t *testing.T) rowsStore { return openStore(t, path) }
+	})
+}
+
+// TestConformanceOnPostgres runs the suite on the PostgreSQL shape's
+// rows: one database, which a restarted dispatcher opens again.
+func TestConformanceOnPostgres(t *testing.T) {
+	t.Parallel()
+	runSuite(t, func(t *testing.T) func(t *testing.T) rowsStore {
+		url := pgtest.Shared(t).Database(t)
+		return func(t *testing.T) rowsStore {
+			s, err := postgres.Open(t.Context(), url, postgres.Options{MaxConns: 4})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		}
+	})
+}
+
+// rowsStore is a store with task rows, as the suite's queue opens it.
+type rowsStore interface {
+	taskrows.Rows
+	Update(ctx context.Context, jobID string, fn func(store.Tx) error) ([]task.Task, error)
+	Close() error
+}
+
+// runSuite runs tasktest on dispatchers over the rows of storage, which
+// returns how to open (and open again, as a new process would) new,
+// empty storage.
+func runSuite(t *testing.T, storage func(t *testing.T) func(t *testing.T) rowsStore) {
 	tasktest.Run(t, tasktest.Backend{
-		Open: openSuiteQueue,
+		Open: func(t *testing.T, clock *fakeclock.Clock, handler task.Handler) tasktest.Queue {
+			q := &suiteQueue{open: storage(t), clock: clock, handler: handler}
+			q.start(t)
+			return q
+		},
 		Backoff: func(n int) time.Duration {
 			return min(suiteBackoffMin<<(n-1), suiteBackoffMax)
 		},
@@ -37,25 +77,19 @@ func TestConformance(t *testing.T) {
 }
 
 // suiteQueue is a dispatcher stepped by RunDue on the suite's clock, over
-// a SQLite file.
+// the rows of a store.
 type suiteQueue struct {
-	path    string
+	open    func(t *testing.T) rowsStore
 	clock   *fakeclock.Clock
 	handler task.Handler
-	store   *sqlite.Store
+	store   rowsStore
 	d       *Dispatcher
 }
 
-func openSuiteQueue(t *testing.T, clock *fakeclock.Clock, handler task.Handler) tasktest.Queue {
-	q := &suiteQueue{path: filepath.Join(t.TempDir(), "sundial.db"), clock: clock, handler: handler}
-	q.open(t)
-	return q
-}
-
-// open opens the file and starts a dispatcher on it, under a new owner as
-// a new process would.
-func (q *suiteQueue) open(t *testing.T) {
-	q.store = openStore(t, q.path)
+// start opens the storage and starts a dispatcher on it, under a new
+// owner as a new process would.
+func (q *suiteQueue) start(t *testing.T) {
+	q.store = q.open(t)
 	q.d = New(q.store, q.handler, Options{
 		Now: q.clock.Now, BackoffMin: suiteBackoffMin, BackoffMax: suiteBackoffMax,
 		OrphanAfter: suiteOrphan, Logger: quiet,
@@ -86,11 +120,11 @@ func (q *suiteQueue) DeliverDue(t *testing.T) int {
 }
 
 // Restart drops the dispatcher without letting it hand back anything and
-// closes the file; a new dispatcher opens it again.
+// closes the storage; a new dispatcher opens it again.
 func (q *suiteQueue) Restart(t *testing.T) {
 	q.store.Adopt(nil)
 	if err := q.store.Close(); err != nil {
 		t.Fatalf("closing the store: %v", err)
 	}
-	q.open(t)
+	q.start(t)
 }
