@@ -328,6 +328,21 @@ func (d *Dispatcher) Post(_ context.Context, tasks []task.Task) error {
 			earliest = eta
 		}
 	}
+	d.wakeBy(earliest)
+	return nil
+}
+
+// Wake tells Run that a task due at eta was enqueued where its Posts do
+// not reach (another process on the same rows), so that it looks at the
+// rows by then rather than at its next Poll.
+func (d *Dispatcher) Wake(eta time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.wakeBy(eta.Add(-d.opts.Ahead))
+}
+
+// wakeBy makes Run look at the rows by earliest. d.mu is held.
+func (d *Dispatcher) wakeBy(earliest time.Time) {
 	switch {
 	case d.sleeping:
 		if earliest.Before(d.until) {
@@ -341,7 +356,6 @@ func (d *Dispatcher) Post(_ context.Context, tasks []task.Task) error {
 		// looked before this commit, so it folds this in before it sleeps.
 		d.posted, d.hasPosted = earliest, true
 	}
-	return nil
 }
 
 // sleep records that Run sleeps until until (or the earliest task posted
