@@ -10,7 +10,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -121,24 +120,30 @@ func (s *Server) Database(t testing.TB) string {
 	return u.String()
 }
 
-// binaries finds postgres and initdb: on PATH, or where Debian's package
-// puts them (/usr/lib/postgresql/N/bin), which is not on PATH.
+// binaries finds postgres and initdb.
 func binaries() (postgres, initdb string, err error) {
-	if p, err := exec.LookPath("postgres"); err == nil {
-		if i, err := exec.LookPath("initdb"); err == nil {
-			return p, i, nil
-		}
+	if postgres, err = Binary("postgres"); err != nil {
+		return "", "", err
+	}
+	initdb, err = Binary("initdb")
+	return postgres, initdb, err
+}
+
+// Binary finds one of PostgreSQL's programs (pg_dump, psql, ...): on PATH,
+// or where Debian's package puts them (/usr/lib/postgresql/N/bin, the
+// newest N), which is not on PATH.
+func Binary(name string) (string, error) {
+	if p, err := exec.LookPath(name); err == nil {
+		return p, nil
 	}
 	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
 	for i := len(dirs) - 1; i >= 0; i-- {
-		p, i2 := filepath.Join(dirs[i], "postgres"), filepath.Join(dirs[i], "initdb")
+		p := filepath.Join(dirs[i], name)
 		if _, err := os.Stat(p); err == nil {
-			if _, err := os.Stat(i2); err == nil {
-				return p, i2, nil
-			}
+			return p, nil
 		}
 	}
-	return "", "", errors.New("postgres and initdb are neither on PATH nor in /usr/lib/postgresql/*/bin")
+	return "", fmt.Errorf("%s is neither on PATH nor in /usr/lib/postgresql/*/bin", name)
 }
 
 // start runs initdb into a new temporary directory and starts the server.
