@@ -71,7 +71,7 @@ func openEmbedded(ctx context.Context, s *Settings, env environment) (*backends,
 		ticks: ticks{
 			watchdog:  watchdogTicks.C,
 			retention: retentionTicks.C,
-			refresh:   refreshTicks(ctx, s.Configs.Refresh, env.now),
+			refresh:   refreshTicks(ctx, s.Configs.Refresh, env.now, nil),
 		},
 		services:      []service{disp},
 		localMode:     true,

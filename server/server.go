@@ -400,8 +400,10 @@ func (w systemdWatchdog) Run(ctx context.Context) error {
 }
 
 // refreshTicks ticks every period, give or take a tenth, and at every
-// SIGHUP, until ctx is done.
-func refreshTicks(ctx context.Context, period time.Duration, now func() time.Time) <-chan time.Time {
+// SIGHUP, until ctx is done. With turn, a periodic tick comes only where
+// turn says it is this instance's (one refresh a period across a fleet);
+// a SIGHUP is the operator asking this instance, and always ticks.
+func refreshTicks(ctx context.Context, period time.Duration, now func() time.Time, turn func(at time.Time) bool) <-chan time.Time {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	ticks := make(chan time.Time)
@@ -420,6 +422,9 @@ func refreshTicks(ctx context.Context, period time.Duration, now func() time.Tim
 				return
 			case at = <-t.C:
 				t.Reset(jittered())
+				if turn != nil && !turn(at) {
+					continue
+				}
 			case <-hup:
 				at = now()
 			}

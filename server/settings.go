@@ -19,6 +19,7 @@ import (
 	"github.com/sundial-cron/sundial/config"
 	"github.com/sundial-cron/sundial/engine"
 	"github.com/sundial-cron/sundial/statemachine"
+	"github.com/sundial-cron/sundial/store/postgres"
 	"github.com/sundial-cron/sundial/store/sqlite"
 	"github.com/sundial-cron/sundial/targets/pubsub"
 	"github.com/sundial-cron/sundial/targets/swarming"
@@ -85,6 +86,8 @@ type Settings struct {
 
 	// Cloud are the cloud shape's settings.
 	Cloud Cloud
+	// Postgres are the PostgreSQL shape's settings.
+	Postgres Postgres
 
 	// What the files named above hold, read by Check and Run.
 	access        access.Settings
@@ -106,8 +109,8 @@ type Egress struct {
 	SwarmingServers []string
 }
 
-// Commands are the settings of the command target, which only the
-// embedded shape runs.
+// Commands are the settings of the command target, which the embedded
+// and PostgreSQL shapes run (on whichever instance claims the task).
 type Commands struct {
 	// Projects are the projects whose command targets run.
 	Projects []string
@@ -168,6 +171,10 @@ func Defaults(getenv func(string) string) Settings {
 		PollMax:            statemachine.DefaultConfig.MaxPoll,
 		Retention:          engine.DefaultRetention,
 		SignIn:             signin.Settings{SessionTTL: signin.DefaultSessionTTL},
+		Postgres: Postgres{
+			URL:      getenv("SUNDIAL_DATABASE_URL"),
+			MaxConns: postgres.DefaultMaxConns,
+		},
 		Cloud: Cloud{
 			Project:   getenv("GOOGLE_CLOUD_PROJECT"),
 			Platform:  platformOf(getenv),

@@ -32,6 +32,7 @@ type shape struct {
 var shapes = map[string]shape{
 	"embedded": {check: checkEmbedded, open: openEmbedded},
 	"cloud":    {check: checkCloud, open: openCloud},
+	"postgres": {check: checkPostgres, open: openPostgres},
 }
 
 // ShapeNames are the names of the shapes, sorted.

@@ -69,6 +69,7 @@ type hit struct {
 	attempt   string
 	key       string // Sundial-Invocation-Id
 	path      string
+	from      string // the caller's address
 	at        time.Time
 }
 
@@ -94,6 +95,7 @@ func newReceiver(t *testing.T, delay time.Duration) *receiver {
 			attempt:   req.Header.Get("Sundial-Attempt"),
 			key:       req.Header.Get("Sundial-Invocation-Id"),
 			path:      req.URL.Path,
+			from:      req.RemoteAddr,
 			at:        time.Now(),
 		}
 		r.mu.Lock()

@@ -2,12 +2,13 @@
 // The lab (the simulator and the benchmarks) is cmd/sundial-lab, which this
 // binary never links.
 //
-//	sundial serve                   run Sundial: the embedded default, or --backend=cloud
+//	sundial serve                   run Sundial: the embedded default, --backend=postgres or cloud
 //	sundial validate DIR_OR_FILE... check project configs, listing every error
 //	sundial schedule next EXPR      print the next fire times of a schedule
 //	sundial schedule explain EXPR   explain a schedule in words
 //	sundial setup-gcp               create or update the Cloud Run queue and scheduler jobs
 //	sundial backup FILE             copy the embedded shape's database while it runs
+//	sundial migrate [--dry-run]     bring the PostgreSQL shape's schema to this release's
 //	sundial jobs PROJECT            list a project's jobs, through a server's API
 //	sundial trigger|pause|resume|abort PROJECT/JOB
 //	sundial pause|resume PROJECT --all|--prefix P
@@ -41,6 +42,7 @@ const usage = `usage:
   sundial schedule next EXPR [--tz ZONE] [--from RFC3339] [-n N] [--job-id ID] [--dst-gap skip|shift] [--dst-repeat first|last|both]
   sundial schedule explain EXPR [same flags]
   sundial backup [--db PATH] FILE
+  sundial migrate [--database-url URL] [--dry-run]
   sundial setup-gcp [--gcp-project P] [--location L] [--queue Q] [--public-url URL] [--invoker SA] [--dry-run]
 ` + cli.Usage + `  sundial version [--json]     (or sundial --version)
 `
@@ -65,6 +67,8 @@ func run(args []string, stdout, stderr io.Writer, now func() time.Time) int {
 		return runServe(args[1:], stdout, stderr, now)
 	case "setup-gcp":
 		return runSetupGCP(args[1:], stdout, stderr)
+	case "migrate":
+		return runMigrate(args[1:], stdout, stderr)
 	case "backup":
 		return runBackup(args[1:], stdout, stderr, now)
 	case "jobs", "trigger", "pause", "resume", "abort", "backfill", "whoami", "config":

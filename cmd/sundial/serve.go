@@ -22,7 +22,7 @@ import (
 // into s, whose values are the flags' defaults. It returns what must run
 // once fs is parsed to finish s.
 func serveFlags(fs *flag.FlagSet, s *server.Settings) (finish func() error) {
-	fs.StringVar(&s.Shape, "backend", s.Shape, "the shape: "+strings.Join(server.ShapeNames(), " or ")+" (embedded: SQLite, in-process queue; cloud: Cloud Datastore, Cloud Tasks, cron endpoints)")
+	fs.StringVar(&s.Shape, "backend", s.Shape, "the shape: "+strings.Join(server.ShapeNames(), ", ")+" (embedded: SQLite, in-process queue; postgres: any number of instances on one PostgreSQL; cloud: Cloud Datastore, Cloud Tasks, cron endpoints)")
 	fs.StringVar(&s.Listen, "listen", s.Listen, "where the console, the API and /metrics listen (cloud: :$PORT when PORT is set)")
 	fs.IntVar(&s.MaxConnections, "max-connections", s.MaxConnections, "HTTP connections open at once, so callers cannot take the file descriptors jobs need; when all are open, the one that waited longest for a request makes room")
 	fs.StringVar(&s.LogFormat, "log-format", s.LogFormat, "text or json")
@@ -31,6 +31,8 @@ func serveFlags(fs *flag.FlagSet, s *server.Settings) (finish func() error) {
 
 	fs.StringVar(&s.DB, "db", s.DB, "the SQLite database file; created if missing")
 	syncMode := fs.String("sync", "full", "SQLite synchronous setting: full (survives power loss) or normal")
+	fs.StringVar(&s.Postgres.URL, "database-url", s.Postgres.URL, "postgres: the database, postgres://user@host/db (default $SUNDIAL_DATABASE_URL, which keeps a password out of ps; or give the password in ~/.pgpass or $PGPASSWORD)")
+	fs.IntVar(&s.Postgres.MaxConns, "database-max-conns", s.Postgres.MaxConns, "postgres: connections this instance opens at most; the sum over the instances must stay under the server's max_connections")
 	fs.IntVar(&s.Workers, "workers", s.Workers, "tasks handled at once (default: the dispatcher's)")
 	fs.DurationVar(&s.Ahead, "ahead", s.Ahead, "how long before their time tasks are claimed, and a job's launch committed; its target is called at its time (0: at its time)")
 

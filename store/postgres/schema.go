@@ -127,3 +127,21 @@ func schemaVersion(ctx context.Context, tx pgx.Tx) (int, error) {
 	err := tx.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM sundial.schema_migrations").Scan(&v)
 	return v, err
 }
+
+// MigrateDatabase connects to the database at url and migrates it, or
+// with dryRun only lists what Migrate would run, for `sundial migrate`:
+// it returns the migrations applied, or that would be.
+func MigrateDatabase(ctx context.Context, url string, dryRun bool) ([]Migration, error) {
+	pool, err := pgxpool.New(ctx, url)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", redact(err))
+	}
+	defer pool.Close()
+	var pending []Migration
+	if err := Migrate(ctx, pool, &pending); err != nil || dryRun || len(pending) == 0 {
+		return pending, err
+	}
+	// Another instance may migrate in between: what this call applied is
+	// what was still pending under its lock.
+	return pending, Migrate(ctx, pool, nil)
+}

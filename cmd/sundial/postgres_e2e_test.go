@@ -1,0 +1,129 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sundial-cron/sundial/internal/pgtest"
+	"github.com/sundial-cron/sundial/store/postgres"
+)
+
+// TestPostgresShapeInstancesShareOneDatabaseAndSurviveKill9: two
+// instances on one PostgreSQL database run ten every-second jobs between
+// them, both launching, no occurrence twice. One is killed with -9 while
+// the receiver holds a launch of it unanswered; the other goes on alone.
+// A job with nothing in flight on the dead instance fires again once the
+// dead one's claims are orphaned (30 s without a heartbeat); one whose
+// invocation was in flight there fires again once that invocation is
+// ended at its deadline (its 5 s timeout and the 30 s task grace), which
+// the next minute's watchdog pass finds: so every job fires again within
+// 100 s. The launch held at the kill is never made again, and ends FAILED.
+// Every occurrence of the run is accounted for: launched, or recorded as
+// skipped with a reason.
+func TestPostgresShapeInstancesShareOneDatabaseAndSurviveKill9(t *testing.T) {
+	t.Parallel()
+	const jobs = 10
+	url := pgtest.Shared(t).Database(t)
+	recv := newReceiver(t, 400*time.Millisecond)
+	dir := t.TempDir()
+	configs := filepath.Join(dir, "configs")
+	mkdir(t, configs)
+	writeConfig(t, configs, "e2e", everySecond(jobs, recv.URL))
+	args := []string{"--backend", "postgres", "--database-url", url, "--config-dir", configs, "--log-level", "debug"}
+
+	a := serve(t, args...)
+	b := serve(t, args...)
+	recv.waitFor(t, time.Minute, "five launches of every job", func(hits []hit) bool {
+		return minPerJob(hits, jobs, time.Time{}) >= 5
+	})
+	for name, s := range map[string]*runningServer{"first": a, "second": b} {
+		if n := strings.Count(s.log.String(), `"msg":"launched"`); n == 0 {
+			t.Errorf("the %s instance launched nothing; want the two to share the work:\n%s", name, s.log.String())
+		}
+	}
+
+	inFlight := recv.holdNext(t, time.Minute)
+	victim, survivor := a, b
+	if callerOf(t, inFlight) == b.cmd.Process.Pid {
+		victim, survivor = b, a
+	}
+	victim.kill(t)
+	killed := time.Now()
+	hits := recv.waitFor(t, 3*time.Minute, "every job to fire again after the kill", func(hits []hit) bool {
+		return minPerJob(hits, jobs, killed) >= 1
+	})
+	for job, at := range firstAfter(hits, killed) {
+		if late := at.Sub(killed); late > 100*time.Second {
+			t.Errorf("%s fired again %v after the kill; want within 100s", job, late.Round(time.Millisecond))
+		}
+	}
+	survivor.stop(t)
+
+	hits, _ = recv.snapshot()
+	seen := map[string]hit{}
+	for _, h := range hits {
+		occ := h.job + " " + h.scheduled
+		if prev, ok := seen[occ]; ok {
+			t.Errorf("occurrence %s launched twice: at %v and %v", occ, prev.at, h.at)
+		}
+		seen[occ] = h
+	}
+	st, err := postgres.Open(t.Context(), url, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := withTimeout(t, time.Minute)
+	for i := range jobs {
+		jobID := fmt.Sprintf("e2e/j%d", i)
+		checkAccounted(t, jobID, allInvocations(t, ctx, st, jobID), seen)
+	}
+	inv, err := st.Invocation(ctx, inFlight.job, invocationOf(t, ctx, st, inFlight))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inv.Status != "FAILED" {
+		t.Errorf("the launch in flight at the kill (%s %s) ended %s %q; want FAILED", inFlight.job, inFlight.scheduled, inv.Status, inv.Message)
+	}
+}
+
+// callerOf is the process whose TCP socket made the request of h: the
+// socket of h's local port, found in /proc/net/tcp, held open by a
+// process whose descriptors link to it.
+func callerOf(t *testing.T, h hit) int {
+	t.Helper()
+	_, port, err := net.SplitHostPort(h.from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := strconv.Atoi(port)
+	table, err := os.ReadFile("/proc/net/tcp")
+	if err != nil {
+		t.Skipf("no /proc/net/tcp: %v", err)
+	}
+	var inode string
+	for _, line := range strings.Split(string(table), "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) > 9 && strings.HasSuffix(f[1], fmt.Sprintf(":%04X", p)) {
+			inode = f[9]
+		}
+	}
+	if inode == "" {
+		t.Fatalf("no socket of local port %d in /proc/net/tcp", p)
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*/fd/*")
+	for _, fd := range procs {
+		if link, err := os.Readlink(fd); err == nil && link == "socket:["+inode+"]" {
+			pid, _ := strconv.Atoi(strings.Split(fd, "/")[2])
+			return pid
+		}
+	}
+	t.Fatalf("no process holds the socket of local port %d", p)
+	return 0
+}
