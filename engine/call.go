@@ -50,9 +50,7 @@ func (e *Engine) carryOut(ctx context.Context, jobID string, c committed) error 
 				// more.
 				return e.recordAtStop(ctx, jobID, fn)
 			}
-			// What the call returned: the next launches wait for their
-			// own commits, not for this one.
-			more, err := e.update(store.Deferrable(ctx), jobID, fn)
+			more, err := e.recordCall(ctx, jobID, fn)
 			if err != nil {
 				return err
 			}
@@ -67,6 +65,36 @@ func (e *Engine) carryOut(ctx context.Context, jobID string, c committed) error 
 		c = next
 	}
 	return nil
+}
+
+// recordCallBackoff are the waits between the tries of recordCall.
+var recordCallBackoff = []time.Duration{
+	100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond, 800 * time.Millisecond,
+	1600 * time.Millisecond, 3200 * time.Millisecond, 5 * time.Second, 5 * time.Second, 5 * time.Second,
+	5 * time.Second, 5 * time.Second, 5 * time.Second,
+}
+
+// recordCall records what a target call returned, trying again for about
+// 40 s if the store fails: the process knows the outcome, and a store
+// back within that time (a database restarting, a connection cut, a
+// failover) should get it, rather than have the attempt end as timed out,
+// a success taken for a failure. A job's permanent error is not the
+// store's, and is not tried again. Trying again is safe: a try that
+// committed though its caller heard an error makes the next one's
+// outcome stale, and it changes nothing. The writes the next launches wait
+// for go first (store.Deferrable).
+func (e *Engine) recordCall(ctx context.Context, jobID string, fn func(*jobTx) error) (committed, error) {
+	for i := 0; ; i++ {
+		c, err := e.update(store.Deferrable(ctx), jobID, fn)
+		if err == nil || asPermanent(err) != nil || i == len(recordCallBackoff) || ctx.Err() != nil {
+			return c, err
+		}
+		select {
+		case <-ctx.Done():
+			return c, err
+		case <-time.After(recordCallBackoff[i]):
+		}
+	}
 }
 
 // stopRecordGrace bounds the write that records a call the server's stop

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -309,4 +310,60 @@ func TestInvariant7_OneProjectCannotHurtAnother(t *testing.T) {
 			t.Fatalf("only %d of 4 fast jobs launched while the slow project hangs: %v", len(seen), seen)
 		}
 	}
+}
+
+// TestACallsOutcomeOutlastsAStoreThatFailsForAWhile: the store fails the
+// first two writes after a target call (a database restarting, its
+// connections cut); the process still knows what the call returned, and
+// records it when the store is back: the attempt ends SUCCEEDED, launched
+// once, rather than staying in doubt until it times out.
+func TestACallsOutcomeOutlastsAStoreThatFailsForAWhile(t *testing.T) {
+	h := newHarness(t, engine.Options{})
+	h.define("p/a", "* * * * *", statemachine.Policy{}, "rec")
+	var fails atomic.Int32
+	flaky := &failingAfterCall{Store: h.st, fails: &fails}
+	h.tgt.check = func(targets.Request) { fails.Store(2) }
+	eng := engine.New(flaky, &enginetest.LateQueue{Queue: h.disp}, map[string]targets.Target{"rec": h.tgt}, engine.Options{Now: h.clock})
+	h.set(t0.Add(time.Minute))
+	for range 3 {
+		tasks, err := h.st.Tasks(h.ctx, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tk := range tasks {
+			if !tk.ETA.After(h.clock()) {
+				if err := eng.HandleTask(h.ctx, tk); err != nil {
+					t.Fatalf("HandleTask(%s): %v", tk, err)
+				}
+				if err := sqlitetest.DeleteTask(h.ctx, h.path, tk.Name()); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	if n, most := h.tgt.total(); n != 1 || most != 1 {
+		t.Errorf("%d launches, at most %d of one attempt; want one", n, most)
+	}
+	if left := fails.Load(); left != 0 {
+		t.Errorf("%d of the store's failures were never met", left)
+	}
+	invs := h.invocations("p/a")
+	if len(invs) != 1 || invs[0].Status != "SUCCEEDED" {
+		t.Errorf("invocations %v; want one SUCCEEDED", invs)
+	}
+}
+
+// failingAfterCall fails the Updates while fails is positive, counting it
+// down.
+type failingAfterCall struct {
+	store.Store
+	fails *atomic.Int32
+}
+
+func (f *failingAfterCall) Update(ctx context.Context, jobID string, fn func(store.Tx) error) ([]task.Task, error) {
+	if f.fails.Add(-1) >= 0 {
+		return nil, errors.New("the connection was terminated")
+	}
+	f.fails.Store(0)
+	return f.Store.Update(ctx, jobID, fn)
 }
