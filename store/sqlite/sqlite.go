@@ -14,7 +14,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"github.com/sundial-cron/sundial/task/taskrows"
 	"net/url"
 	"strings"
 	"sync"
@@ -25,6 +24,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/sundial-cron/sundial/store"
+	"github.com/sundial-cron/sundial/task/taskrows"
 )
 
 // Sync is SQLite's synchronous setting for the write connection.

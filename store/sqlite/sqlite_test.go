@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/sundial-cron/sundial/task/taskrows"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -15,6 +14,7 @@ import (
 	"github.com/sundial-cron/sundial/store"
 	"github.com/sundial-cron/sundial/store/storetest"
 	"github.com/sundial-cron/sundial/task"
+	"github.com/sundial-cron/sundial/task/taskrows"
 )
 
 func tempPath(t testing.TB) string { return filepath.Join(t.TempDir(), "sundial.db") }

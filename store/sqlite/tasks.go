@@ -5,10 +5,10 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"github.com/sundial-cron/sundial/task/taskrows"
 	"time"
 
 	"github.com/sundial-cron/sundial/task"
+	"github.com/sundial-cron/sundial/task/taskrows"
 )
 
 // This file is the task queue's side of the store, for task/local. Every

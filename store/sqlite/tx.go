@@ -7,10 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/sundial-cron/sundial/task/taskrows"
 
 	"github.com/sundial-cron/sundial/store"
 	"github.com/sundial-cron/sundial/task"
+	"github.com/sundial-cron/sundial/task/taskrows"
 )
 
 // Update runs fn in a transaction on jobID's group and commits it if fn

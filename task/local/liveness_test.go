@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"github.com/sundial-cron/sundial/task/taskrows"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/sundial-cron/sundial/internal/fakeclock"
 	"github.com/sundial-cron/sundial/task"
+	"github.com/sundial-cron/sundial/task/taskrows"
 )
 
 // holdLockEnv makes the test binary a process that locks an owner file as a

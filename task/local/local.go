@@ -22,7 +22,6 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"github.com/sundial-cron/sundial/task/taskrows"
 	"log/slog"
 	"os"
 	"sync"
@@ -30,6 +29,7 @@ import (
 
 	"github.com/sundial-cron/sundial/store"
 	"github.com/sundial-cron/sundial/task"
+	"github.com/sundial-cron/sundial/task/taskrows"
 )
 
 // Options tune a Dispatcher. Zero durations and counts take the defaults.
@@ -168,7 +168,20 @@ type Dispatcher struct {
 	watch map[string]watched
 	alive []string
 
+	// Run's acknowledgements the store failed to take: kept, and given
+	// again with the next claim, so that a task whose outcome is known
+	// is not held until its lease ends because one write failed (a
+	// database restarting, a connection cut, a busy file).
+	unacked unacked
+
 	hooks testHooks
+}
+
+// unacked are acknowledgements still to be written.
+type unacked struct {
+	done    []string
+	retry   []taskrows.Retry
+	release []string
 }
 
 // testHooks are signals for tests. Nil in production.
@@ -300,8 +313,9 @@ func (d *Dispatcher) release(ctx context.Context, now time.Time, names []string)
 	claim := d.claimOf(now, 0)
 	claim.Release = names
 	if _, _, _, err := d.store.ClaimTasks(ctx, claim); err != nil {
-		// Their lease ends, and they come again.
+		// Handed back with the next claim, or at the end of their lease.
 		d.log.Error("task/local: handing back adopted tasks", "err", err)
+		d.unacked.release = append(d.unacked.release, names...)
 	}
 }
 
@@ -433,7 +447,12 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		wakeAt := now.Add(d.opts.Poll)
 		if ctx.Err() != nil {
 			if len(inflight) == 0 {
-				d.release(bg, now, d.unstarted())
+				d.release(bg, now, append(d.unacked.release, d.unstarted()...))
+				if u := d.unacked; len(u.done) > 0 || len(u.retry) > 0 {
+					if err := d.store.AckTasks(bg, d.opts.Owner, u.done, u.retry); err != nil {
+						d.log.Error("task/local: ack", "err", err)
+					}
+				}
 				return nil
 			}
 		} else {
@@ -486,6 +505,7 @@ func (d *Dispatcher) fill(ctx, hctx context.Context, now time.Time, free int, wa
 	retry := now.Add(d.opts.BackoffMin)
 	claim := d.claimOf(now, free)
 	claim.Ahead = d.opts.Ahead
+	claim.Done, claim.Retry, claim.Release = d.unacked.done, d.unacked.retry, d.unacked.release
 	claimed, next, ok, err := d.store.ClaimTasks(ctx, claim)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -493,6 +513,7 @@ func (d *Dispatcher) fill(ctx, hctx context.Context, now time.Time, free int, wa
 		}
 		return earlier(wakeAt, retry)
 	}
+	d.unacked = unacked{}
 	d.start(hctx, d.hold(hctx, ctx.Done(), now, claimed, inflight, out), inflight, out)
 	if len(inflight) == d.opts.Workers {
 		// A finishing worker wakes Run; what is due can wait for it.
@@ -721,10 +742,14 @@ func (d *Dispatcher) handle(ctx context.Context, h task.Handler, t task.Task) (e
 // another.
 func (d *Dispatcher) ack(ctx context.Context, now time.Time, outs []outcome, inflight map[string]bool) {
 	done, retry, back := d.settle(now, outs, inflight)
+	done, retry = append(d.unacked.done, done...), append(d.unacked.retry, retry...)
+	d.unacked.done, d.unacked.retry = nil, nil
 	if len(done) > 0 || len(retry) > 0 {
 		if err := d.store.AckTasks(store.Deferrable(ctx), d.opts.Owner, done, retry); err != nil {
-			// The claims stay; their lease ends and the tasks come again.
+			// Written with the next claim, or, if the process ends
+			// first, the claims' leases end and the tasks come again.
 			d.log.Error("task/local: ack", "err", err)
+			d.unacked.done, d.unacked.retry = done, retry
 		}
 	}
 	d.release(ctx, now, back)

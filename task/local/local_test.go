@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/sundial-cron/sundial/task/taskrows"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 	"github.com/sundial-cron/sundial/store/sqlite"
 	"github.com/sundial-cron/sundial/store/sqlite/sqlitetest"
 	"github.com/sundial-cron/sundial/task"
+	"github.com/sundial-cron/sundial/task/taskrows"
 )
 
 var t0 = time.Date(2026, 3, 8, 9, 0, 0, 0, time.UTC)
@@ -763,4 +763,56 @@ func (l *levels) count(level slog.Level) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.n[level]
+}
+
+// TestRunWritesARefusedAckWithItsNextClaim: the store refuses the ack of a
+// task that succeeded (a connection cut); the dispatcher keeps it and
+// writes it with its next claim, so the task is gone long before its
+// 10-minute lease would have freed it, and it runs once. Before, the ack
+// was dropped and the task came again when its lease ended.
+func TestRunWritesARefusedAckWithItsNextClaim(t *testing.T) {
+	t.Parallel()
+	s := tempStore(t)
+	rows := &refusingAck{Store: s}
+	rows.refuse.Store(1)
+	var runs atomic.Int32
+	d := New(rows, func(context.Context, task.Task) error { runs.Add(1); return nil },
+		Options{Now: time.Now, Poll: 20 * time.Millisecond, Logger: quiet})
+	ctx, cancel := context.WithCancel(t.Context())
+	stopped := running(t, ctx, d)
+	must(t, d.Post(ctx, enqueue(t, s, tick(1, time.Now()))))
+	deadline := time.After(10 * time.Second)
+	for {
+		n, err := s.CountTasks(t.Context())
+		must(t, err)
+		if n == 0 {
+			break
+		}
+		select {
+		case <-deadline:
+			t.Fatalf("the task is still queued 10 s after its refused ack (%d runs)", runs.Load())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	cancel()
+	<-stopped
+	if rows.refuse.Load() > 0 {
+		t.Error("the store was never asked to ack")
+	}
+	if n := runs.Load(); n != 1 {
+		t.Errorf("the task ran %d times, want once", n)
+	}
+}
+
+// refusingAck refuses AckTasks while refuse is positive.
+type refusingAck struct {
+	*sqlite.Store
+	refuse atomic.Int32
+}
+
+func (r *refusingAck) AckTasks(ctx context.Context, owner string, done []string, retry []taskrows.Retry) error {
+	if r.refuse.Add(-1) >= 0 {
+		return errors.New("the connection was terminated")
+	}
+	return r.Store.AckTasks(ctx, owner, done, retry)
 }

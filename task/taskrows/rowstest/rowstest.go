@@ -7,13 +7,13 @@ package rowstest
 import (
 	"context"
 	"fmt"
-	"github.com/sundial-cron/sundial/task/taskrows"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/sundial-cron/sundial/store"
 	"github.com/sundial-cron/sundial/task"
+	"github.com/sundial-cron/sundial/task/taskrows"
 )
 
 // Store is what the suite needs: the rows, the store transactions that
