@@ -15,10 +15,13 @@ import (
 
 // layout is what the frame around every page shows.
 type layout struct {
-	Title   string
-	Viewer  access.Identity
-	SignIn  string // the sign-in link for a signed-out viewer; "" otherwise
-	Refresh bool   // the page's lists refresh themselves
+	Title  string
+	Viewer access.Identity
+	// SignIn are the sign-ins offered to a signed-out viewer, each back
+	// to this page; SignOut is where a signed-in one ends its session.
+	SignIn  []crumb
+	SignOut string
+	Refresh bool // the page's lists refresh themselves
 	Crumbs  []crumb
 	Page    any
 }
@@ -75,9 +78,7 @@ func (c *console) renderTitled(w http.ResponseWriter, r *http.Request, v viewer,
 	if l.Title == "" {
 		l.Title = name
 	}
-	if v.ID == access.Anonymous && c.SignIn != "" {
-		l.SignIn = c.SignIn + "?next=" + url.QueryEscape(r.URL.RequestURI())
-	}
+	l.SignIn, l.SignOut = c.doors(r, v)
 	if _, ok := page.(interface{ refreshes() }); ok {
 		l.Refresh = true
 	}
@@ -90,6 +91,25 @@ func (c *console) renderTitled(w http.ResponseWriter, r *http.Request, v viewer,
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
 	w.Write(buf.Bytes())
+}
+
+// doors are the sign-ins a signed-out viewer is offered, back to the page
+// it asked for, and the sign-out a viewer signed in with a session gets.
+func (c *console) doors(r *http.Request, v viewer) (in []crumb, out string) {
+	switch v.ID {
+	case access.Anonymous:
+		next := "?next=" + url.QueryEscape(r.URL.RequestURI())
+		if c.Entry.OIDC != "" {
+			in = append(in, crumb{Name: "Sign in", URL: c.Entry.OIDC + next})
+		}
+		if c.Entry.Token != "" {
+			in = append(in, crumb{Name: "Sign in with a token", URL: c.Entry.Token + next})
+		}
+	case access.Local:
+	default:
+		out = c.Entry.SignOut
+	}
+	return in, out
 }
 
 // roundDuration writes a duration as people read it: "3 min", "2 h 5 min",
