@@ -32,21 +32,27 @@ type crumb struct {
 	URL  string
 }
 
+// utcSecond is a time as a page writes it: to the second, in UTC, saying
+// so.
+func utcSecond(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") }
+
 func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
 
 var funcs = template.FuncMap{
-	"utc":        func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
-	"iso":        func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
-	"duration":   roundDuration,
-	"pathEsc":    url.PathEscape,
-	"inc":        func(n int) int { return n + 1 },
-	"lower":      strings.ToLower,
-	"outcomeOf":  outcome,
-	"barWidth":   func(start, end float64) float64 { return end - start },
-	"list":       func(s ...string) []string { return s },
-	"splitClass": func(s string) []string { return strings.SplitN(s, ":", 2) },
-	"short":      shortSHA,
-	"sub":        func(a, b int) int { return a - b },
+	"utc":         utcSecond,
+	"iso":         func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	"duration":    roundDuration,
+	"pathEsc":     url.PathEscape,
+	"inc":         func(n int) int { return n + 1 },
+	"lower":       strings.ToLower,
+	"outcomeOf":   outcome,
+	"barWidth":    func(start, end float64) float64 { return end - start },
+	"list":        func(s ...string) []string { return s },
+	"splitClass":  func(s string) []string { return strings.SplitN(s, ":", 2) },
+	"short":       shortSHA,
+	"sub":         func(a, b int) int { return a - b },
+	"skipReasons": func() []skipReason { return skipReasons },
+	"explainSkip": explainSkip,
 }
 
 // parsePages parses each page's template with the frame around it.

@@ -2,6 +2,7 @@ package console
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/sundial-cron/sundial/store"
@@ -14,7 +15,7 @@ import (
 type cell struct {
 	X     int
 	Class string // the outcome's colour: ok, fail, run, abort, skip
-	Mark  string // a letter for skips, so the reason does not hang on colour alone
+	Mark  string // a letter (letter), so the outcome does not hang on colour alone
 	Title string
 	URL   string
 }
@@ -42,7 +43,7 @@ func drawStrip(jobID string, invs []*store.InvocationRecord, n int) strip {
 	for i := range invs {
 		inv := invs[len(invs)-1-i]
 		s.Cells = append(s.Cells, cell{
-			X: (pad + i) * (cellW + cellGap), Class: outcome(inv.Status), Mark: skipMark(inv),
+			X: (pad + i) * (cellW + cellGap), Class: outcome(inv.Status), Mark: letter(inv),
 			Title: describe(inv), URL: invocationURL(jobID, inv.ID),
 		})
 	}
@@ -64,26 +65,13 @@ func outcome(status string) string {
 	return "run"
 }
 
-// skipMarks are the letters of the skip reasons in a strip.
-var skipMarks = map[string]string{"overrun": "O", "missed": "M", "paused": "P", "dst_gap": "G", "superseded": "S", "disabled": "D"}
-
-func skipMark(inv *store.InvocationRecord) string {
-	if inv.Status != "SKIPPED" {
-		return ""
-	}
-	if m, ok := skipMarks[inv.Reason]; ok {
-		return m
-	}
-	return "?"
-}
-
 // describe is an invocation in one line, for a cell's tooltip.
 func describe(inv *store.InvocationRecord) string {
-	s := inv.Occurrence.UTC().Format("2006-01-02 15:04 UTC") + ": " + inv.Status
+	s := utcSecond(inv.Occurrence) + ": " + inv.Status
 	if inv.Status == "SKIPPED" {
-		s += " (" + inv.Reason + ")"
+		s += " (" + inv.Reason + ": " + explainSkip(inv) + ")"
 		if inv.Count > 1 {
-			s += fmt.Sprintf(", %d occurrences to %s", inv.Count, inv.Last.UTC().Format("2006-01-02 15:04 UTC"))
+			s += fmt.Sprintf(", %d occurrences to %s", inv.Count, utcSecond(inv.Last))
 		}
 	}
 	if inv.Manual {
@@ -104,11 +92,14 @@ func describe(inv *store.InvocationRecord) string {
 // timeline places a window's occurrences at their scheduled times.
 type timeline struct {
 	Width, Height int
-	Span          string // "24h" or "7d"
-	Marks         []mark
-	Ticks         []tick
-	Runs          int // occurrences drawn
-	Truncated     bool
+	// The plot's right end, its lanes' heights, its axis and its
+	// ticks' labels, for the template to place.
+	Right, LaneRun, LaneSkip, Axis, TickY int
+	Span                                  string // "24h" or "7d"
+	Marks                                 []mark
+	Ticks                                 []tick
+	Runs                                  int // occurrences drawn
+	Truncated                             bool
 }
 
 // mark is one occurrence on a timeline: a dot at its scheduled time, a
@@ -125,18 +116,23 @@ type tick struct {
 	Label string
 }
 
-// Timeline geometry: the plot's left and right margins and its lanes.
+// Timeline geometry, in the SVG's own units: the page scales it to its
+// width (at most tlWidth, at least what a phone scrolls), so a day's
+// occurrences spread over the page's width.
 const (
-	tlWidth  = 900
-	tlMargin = 10
-	laneRun  = 30
-	laneSkip = 62
+	tlWidth    = 1200
+	tlHeight   = 150
+	tlMargin   = 12
+	tlLaneRun  = 42
+	tlLaneSkip = 96
+	tlAxis     = 124
 )
 
 // drawTimeline draws the invocations whose occurrence falls in the span
 // before now; invs are newest first.
 func drawTimeline(jobID string, invs []*store.InvocationRecord, now time.Time, span time.Duration, name string, truncated bool) timeline {
-	tl := timeline{Width: tlWidth, Height: 96, Span: name, Truncated: truncated}
+	tl := timeline{Width: tlWidth, Height: tlHeight, Right: tlWidth - tlMargin, LaneRun: tlLaneRun, LaneSkip: tlLaneSkip,
+		Axis: tlAxis, TickY: tlAxis + 16, Span: name, Truncated: truncated}
 	from := now.Add(-span)
 	plot := float64(tlWidth - 2*tlMargin)
 	x := func(t time.Time) float64 {
@@ -148,7 +144,7 @@ func drawTimeline(jobID string, invs []*store.InvocationRecord, now time.Time, s
 		}
 		return tlMargin + plot*float64(t.Sub(from))/float64(span)
 	}
-	step, layout := 3*time.Hour, "15:04"
+	step, layout := 2*time.Hour, "15:04"
 	if span > 48*time.Hour {
 		step, layout = 24*time.Hour, "Mon 02"
 	}
@@ -159,13 +155,20 @@ func drawTimeline(jobID string, invs []*store.InvocationRecord, now time.Time, s
 		if inv.Occurrence.Before(from) || inv.Occurrence.After(now) {
 			continue
 		}
-		m := mark{X: x(inv.Occurrence), Class: outcome(inv.Status), Title: describe(inv), URL: invocationURL(jobID, inv.ID), Y: laneRun}
+		m := mark{X: x(inv.Occurrence), Class: outcome(inv.Status), Title: describe(inv), URL: invocationURL(jobID, inv.ID), Y: tlLaneRun}
 		if inv.Status == "SKIPPED" {
-			m.Skip, m.Y = true, laneSkip
+			m.Skip, m.Y = true, tlLaneSkip
 		} else if !inv.Started.IsZero() && !inv.Backfill {
 			// A backfilled occurrence launched when the backfill reached
-			// it, long after its time: a line to it would read as lateness.
-			m.Late = x(inv.Started)
+			// it, long after its time: a line to it would read as
+			// lateness. The line ends at the first attempt's launch; the
+			// bar runs from there to the end, retries and their backoff
+			// included.
+			first := firstLaunch(inv)
+			if first.IsZero() {
+				first = inv.Started
+			}
+			m.Late = x(first)
 			end := inv.Ended
 			if end.IsZero() {
 				end = now
@@ -178,11 +181,17 @@ func drawTimeline(jobID string, invs []*store.InvocationRecord, now time.Time, s
 	return tl
 }
 
-// durations is a bar chart of recent runs' durations, oldest on the left.
+// durations is a bar chart of recent runs' durations, oldest on the left,
+// with a scale to read a trend against: gridlines at a quarter, half,
+// three quarters and all of the longest, and the median drawn across.
 type durations struct {
 	Width, Height int
+	Left, Bottom  int // the plot's left edge and baseline
 	Bars          []bar
 	Max           string // the longest duration, the chart's top
+	Grid          []gridline
+	Median        gridline
+	From, To      string // the oldest and newest runs' times, under the ends
 }
 
 type bar struct {
@@ -190,11 +199,20 @@ type bar struct {
 	Class, Title, URL string
 }
 
-// Duration chart geometry.
+// gridline is a level of the duration chart, with its label.
+type gridline struct {
+	Y     float64
+	Label string
+}
+
+// Duration chart geometry, in the SVG's own units.
 const (
-	durWidth  = 900
-	durHeight = 120
-	durBars   = 60
+	durWidth  = 1200
+	durHeight = 240
+	durLeft   = 64  // room for the scale's labels
+	durTop    = 12  // room above the longest bar
+	durBottom = 216 // the baseline; the runs' times go under it
+	durBars   = 100
 )
 
 // drawDurations charts the runs among invs (newest first) that started
@@ -206,21 +224,35 @@ func drawDurations(jobID string, invs []*store.InvocationRecord) durations {
 			runs = append(runs, inv)
 		}
 	}
-	d := durations{Width: durWidth, Height: durHeight}
+	d := durations{Width: durWidth, Height: durHeight, Left: durLeft, Bottom: durBottom}
 	var longest time.Duration
+	took := make([]time.Duration, 0, len(runs))
 	for _, inv := range runs {
-		longest = max(longest, inv.Ended.Sub(inv.Started))
+		took = append(took, inv.Ended.Sub(inv.Started))
+		longest = max(longest, took[len(took)-1])
 	}
 	if longest < time.Millisecond {
 		return d // runs too short to draw: the history says "0 ms"
 	}
 	d.Max = roundDuration(longest)
-	w := float64(durWidth) / float64(durBars)
+	plotH := float64(durBottom - durTop)
+	y := func(t time.Duration) float64 { return float64(durBottom) - plotH*float64(t)/float64(longest) }
+	for _, f := range []float64{0.25, 0.5, 0.75, 1} {
+		t := time.Duration(f * float64(longest))
+		d.Grid = append(d.Grid, gridline{Y: y(t), Label: roundDuration(t)})
+	}
+	sorted := slices.Clone(took)
+	slices.Sort(sorted)
+	median := sorted[len(sorted)/2]
+	d.Median = gridline{Y: y(median), Label: "median " + roundDuration(median)}
+	w := float64(durWidth-durLeft) / float64(durBars)
 	for i := range runs {
-		inv := runs[len(runs)-1-i]
-		h := max(1, float64(durHeight-4)*float64(inv.Ended.Sub(inv.Started))/float64(longest))
-		d.Bars = append(d.Bars, bar{X: float64(i) * w, Y: float64(durHeight) - h, W: w - 2, H: h,
+		k := len(runs) - 1 - i
+		inv := runs[k]
+		h := max(1, plotH*float64(took[k])/float64(longest))
+		d.Bars = append(d.Bars, bar{X: float64(durLeft) + float64(i)*w, Y: float64(durBottom) - h, W: max(1, w-2), H: h,
 			Class: outcome(inv.Status), Title: describe(inv), URL: invocationURL(jobID, inv.ID)})
 	}
+	d.From, d.To = utcSecond(runs[len(runs)-1].Started), utcSecond(runs[0].Started)
 	return d
 }

@@ -3,15 +3,30 @@
 (function () {
   "use strict";
 
-  // Times: the page writes UTC; show the viewer's zone and keep UTC on hover.
+  // Times: the page writes UTC; show the viewer's zone, to the second
+  // and naming the zone, and keep UTC on hover. A grid's column heads
+  // (data-hm) show the time of day alone, the zone said once in the
+  // caption.
   function localTimes(root) {
     root.querySelectorAll("time[datetime]").forEach(function (el) {
       var d = new Date(el.getAttribute("datetime"));
       if (isNaN(d)) { return; }
+      var hm = el.getAttribute("data-hm");
+      if (hm) {
+        el.textContent = d.toLocaleString(undefined, hm === "day" ?
+          { weekday: "short", hour: "2-digit", minute: "2-digit", hourCycle: "h23" } :
+          { hour: "2-digit", minute: "2-digit", hourCycle: "h23" });
+        return;
+      }
       el.textContent = d.toLocaleString(undefined, {
-        month: "short", day: "numeric", hour: "2-digit", minute: "2-digit",
+        month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit",
         hourCycle: "h23", timeZoneName: "short"
       });
+    });
+    root.querySelectorAll(".zone").forEach(function (el) {
+      var zone = new Intl.DateTimeFormat(undefined, { timeZoneName: "short" }).formatToParts(new Date())
+        .filter(function (p) { return p.type === "timeZoneName"; })[0];
+      if (zone) { el.textContent = zone.value; }
     });
   }
 
