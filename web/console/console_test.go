@@ -207,7 +207,8 @@ func TestEveryPageSetsAStrictCSP(t *testing.T) {
 	s := demoSite(t)
 	inv := s.newest(t, "payments/nightly-report")
 	for _, path := range []string{"/", "/configs", "/playground", "/projects/payments", jobPath("nightly-report"),
-		invPath("nightly-report", inv.ID), invPath("nightly-report", inv.ID) + "/log", "/nowhere", "/projects/payments?state=bogus"} {
+		invPath("nightly-report", inv.ID), invPath("nightly-report", inv.ID) + "/log", "/nowhere", "/projects/payments?state=bogus",
+		"/fleet", "/projects/payments/grid"} {
 		p := s.get(t, admin, path)
 		csp := p.header.Get("Content-Security-Policy")
 		for _, want := range []string{"default-src 'none'", "script-src 'self'", "style-src 'self'", "frame-ancestors 'none'", "form-action 'self'"} {

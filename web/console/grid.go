@@ -31,8 +31,8 @@ var gridSpans = []gridSpan{
 
 // Bounds of the grid: a page of jobsPerPage rows, each from the job's
 // gridDepth newest invocations, read for the whole page in one
-// Store.Recent; a slot holding more than maxSegments occurrences shows
-// the one that matters most, with their count.
+// Store.Recent; a slot holding more than maxSegments occurrences shows a
+// segment per outcome, with its count (summarise).
 const (
 	gridDepth   = store.MaxRecent
 	maxSegments = 4
@@ -84,8 +84,8 @@ type gridCell struct {
 	Words string // what an empty or unread cell says, to a screen reader and on hover
 }
 
-// gridSeg is one link of a cell: an occurrence, or the one that matters
-// most of a slot of many, with their count.
+// gridSeg is one link of a cell: an occurrence, or in a slot of many the
+// newest of an outcome, with how many had it.
 type gridSeg struct {
 	Class, Mark, URL, Title string
 }
@@ -204,33 +204,34 @@ func gridCells(jobID string, invs []*store.InvocationRecord, from time.Time, slo
 				cells[k].Segs = append(cells[k].Segs, gridSeg{Class: outcome(inv.Status), Mark: letter(inv), URL: invocationURL(jobID, inv.ID), Title: describe(inv)})
 			}
 		default:
-			top := b[0]
-			for _, inv := range b[1:] {
-				if rank(inv) <= rank(top) {
-					top = inv
-				}
-			}
-			cells[k].Segs = []gridSeg{{Class: outcome(top.Status), Mark: fmt.Sprint(len(b)), URL: invocationURL(jobID, top.ID),
-				Title: when + ": " + tally(b) + "; this link opens the newest " + strings.ToLower(top.Status) + " one: " + describe(top)}}
+			cells[k].Segs = summarise(jobID, b, when)
 		}
 	}
 	return cells
 }
 
-// rank orders outcomes by how much they matter to whoever reads the
-// grid: a failure before an abort, a run, a skip, a success.
-func rank(inv *store.InvocationRecord) int {
-	switch outcome(inv.Status) {
-	case "fail":
-		return 0
-	case "abort":
-		return 1
-	case "run":
-		return 2
-	case "skip":
-		return 3
+// summarise draws a slot of more than maxSegments occurrences (oldest
+// first) as a segment per outcome, the one that matters most first
+// (failed, aborted, running, skipped, succeeded): each says how many, and
+// links to the newest of them.
+func summarise(jobID string, invs []*store.InvocationRecord, when string) []gridSeg {
+	newest := map[string]*store.InvocationRecord{}
+	count := map[string]int{}
+	for _, inv := range invs {
+		o := outcome(inv.Status)
+		newest[o] = inv
+		count[o]++
 	}
-	return 4
+	var segs []gridSeg
+	for _, o := range []string{"fail", "abort", "run", "skip", "ok"} {
+		inv := newest[o]
+		if inv == nil {
+			continue
+		}
+		segs = append(segs, gridSeg{Class: o, Mark: fmt.Sprintf("%s%d", letter(inv), count[o]), URL: invocationURL(jobID, inv.ID),
+			Title: fmt.Sprintf("%s: %s; this link opens the newest %s one: %s", when, tally(invs), strings.ToLower(inv.Status), describe(inv))})
+	}
+	return segs
 }
 
 // tally says how many occurrences of each status a slot holds.

@@ -148,7 +148,8 @@ func drawTimeline(jobID string, invs []*store.InvocationRecord, now time.Time, s
 	if span > 48*time.Hour {
 		step, layout = 24*time.Hour, "Mon 02"
 	}
-	for t := from.Truncate(step).Add(step); t.Before(now); t = t.Add(step) {
+	// A tick too near the right end would have its label cut.
+	for t := from.Truncate(step).Add(step); t.Before(now) && x(t) < float64(tl.Right-20); t = t.Add(step) {
 		tl.Ticks = append(tl.Ticks, tick{X: x(t), Label: t.UTC().Format(layout)})
 	}
 	for _, inv := range invs {
@@ -182,8 +183,8 @@ func drawTimeline(jobID string, invs []*store.InvocationRecord, now time.Time, s
 }
 
 // durations is a bar chart of recent runs' durations, oldest on the left,
-// with a scale to read a trend against: gridlines at a quarter, half,
-// three quarters and all of the longest, and the median drawn across.
+// with a scale to read a trend against: gridlines at round durations up
+// to the longest, and the median drawn across.
 type durations struct {
 	Width, Height int
 	Left, Bottom  int // the plot's left edge and baseline
@@ -235,24 +236,74 @@ func drawDurations(jobID string, invs []*store.InvocationRecord) durations {
 		return d // runs too short to draw: the history says "0 ms"
 	}
 	d.Max = roundDuration(longest)
+	step := scaleStep(longest)
+	top := (longest + step - 1) / step * step
 	plotH := float64(durBottom - durTop)
-	y := func(t time.Duration) float64 { return float64(durBottom) - plotH*float64(t)/float64(longest) }
-	for _, f := range []float64{0.25, 0.5, 0.75, 1} {
-		t := time.Duration(f * float64(longest))
-		d.Grid = append(d.Grid, gridline{Y: y(t), Label: roundDuration(t)})
+	y := func(t time.Duration) float64 { return float64(durBottom) - plotH*float64(t)/float64(top) }
+	for t := step; t <= top; t += step {
+		d.Grid = append(d.Grid, gridline{Y: y(t), Label: scaleLabel(t)})
 	}
 	sorted := slices.Clone(took)
 	slices.Sort(sorted)
 	median := sorted[len(sorted)/2]
-	d.Median = gridline{Y: y(median), Label: "median " + roundDuration(median)}
+	d.Median = gridline{Y: y(median), Label: "median " + toTheSecond(median)}
 	w := float64(durWidth-durLeft) / float64(durBars)
 	for i := range runs {
 		k := len(runs) - 1 - i
 		inv := runs[k]
-		h := max(1, plotH*float64(took[k])/float64(longest))
+		h := max(1, plotH*float64(took[k])/float64(top))
 		d.Bars = append(d.Bars, bar{X: float64(durLeft) + float64(i)*w, Y: float64(durBottom) - h, W: max(1, w-2), H: h,
 			Class: outcome(inv.Status), Title: describe(inv), URL: invocationURL(jobID, inv.ID)})
 	}
 	d.From, d.To = utcSecond(runs[len(runs)-1].Started), utcSecond(runs[0].Started)
 	return d
+}
+
+// scaleSteps are the round durations a duration chart's gridlines are
+// multiples of.
+var scaleSteps = []time.Duration{
+	time.Millisecond, 2 * time.Millisecond, 5 * time.Millisecond, 10 * time.Millisecond, 20 * time.Millisecond, 50 * time.Millisecond,
+	100 * time.Millisecond, 200 * time.Millisecond, 500 * time.Millisecond,
+	time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 15 * time.Second, 30 * time.Second,
+	time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute, 15 * time.Minute, 30 * time.Minute,
+	time.Hour, 2 * time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour, 24 * time.Hour,
+}
+
+// scaleStep is the smallest round step that draws longest in at most
+// five gridlines.
+func scaleStep(longest time.Duration) time.Duration {
+	for _, s := range scaleSteps {
+		if longest <= 5*s {
+			return s
+		}
+	}
+	return (longest/5 + 24*time.Hour - 1) / (24 * time.Hour) * (24 * time.Hour)
+}
+
+// scaleLabel writes a gridline's round duration exactly: "1.5 min", not
+// roundDuration's "1 min".
+func scaleLabel(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return fmt.Sprintf("%d ms", d.Milliseconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%g s", d.Seconds())
+	case d < time.Hour:
+		return fmt.Sprintf("%g min", d.Minutes())
+	}
+	return fmt.Sprintf("%g h", d.Hours())
+}
+
+// toTheSecond writes a duration to the second, where roundDuration
+// drops the seconds of one over a minute: a median line labelled "1 min"
+// at 1 min 45 s would misread.
+func toTheSecond(d time.Duration) string {
+	if d < time.Minute || d >= time.Hour {
+		return roundDuration(d)
+	}
+	d = d.Round(time.Second)
+	if s := int(d.Seconds()) % 60; s != 0 {
+		return fmt.Sprintf("%d min %d s", int(d.Minutes()), s)
+	}
+	return fmt.Sprintf("%d min", int(d.Minutes()))
 }

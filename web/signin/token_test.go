@@ -285,6 +285,29 @@ func TestTokenSessionSignOutAndExpiry(t *testing.T) {
 	}
 }
 
+// The sign-in page runs no script, loads the console's stylesheet alone,
+// posts only to this server and is framed by no one: a token typed into
+// it goes nowhere else.
+func TestTokenSignInPageIsLockedDown(t *testing.T) {
+	t.Parallel()
+	_, line := signin.NewToken(tokenAlice)
+	s := newTokenServer(t, line)
+	w := s.request("GET", signin.TokenSignInPath+"?next=%2Fprojects%2Fpayments", nil, nil, nil)
+	csp := w.Header().Get("Content-Security-Policy")
+	for _, want := range []string{"default-src 'none'", "style-src 'self'", "form-action 'self'", "frame-ancestors 'none'"} {
+		if !strings.Contains(csp, want) {
+			t.Errorf("Content-Security-Policy %q lacks %s", csp, want)
+		}
+	}
+	if strings.Contains(csp, "script-src") || w.Header().Get("X-Frame-Options") != "DENY" || w.Header().Get("Cache-Control") != "no-store" {
+		t.Errorf("the sign-in page's headers: %v", w.Header())
+	}
+	body := w.Body.String()
+	if !strings.Contains(body, `type="password"`) || !strings.Contains(body, `autocomplete="off"`) || !strings.Contains(body, `value="/projects/payments"`) {
+		t.Errorf("the sign-in form: %s", body)
+	}
+}
+
 // A form on another site cannot sign a browser in as someone else: the
 // post is refused before the token is read.
 func TestTokenSignInRefusesACrossSitePost(t *testing.T) {

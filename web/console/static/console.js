@@ -30,6 +30,12 @@
     });
   }
 
+  // A grid opens on its newest slots, at its right end, where a narrow
+  // window would otherwise hide them.
+  function newestInView(root) {
+    root.querySelectorAll(".gridwrap").forEach(function (el) { el.scrollLeft = el.scrollWidth; });
+  }
+
   // Every action asks to confirm what it will do.
   document.addEventListener("submit", function (ev) {
     var msg = ev.target.getAttribute("data-confirm");
@@ -51,6 +57,7 @@
         if (!next) { return false; }
         live.replaceWith(next);
         localTimes(next);
+        newestInView(next);
         return true;
       })
       .catch(function () { return false; });
@@ -61,6 +68,7 @@
 
   document.addEventListener("DOMContentLoaded", function () {
     localTimes(document);
+    newestInView(document);
     var secs = parseInt(document.body.getAttribute("data-refresh"), 10);
     if (secs > 0) { setInterval(refresh, secs * 1000); }
   });
