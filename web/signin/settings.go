@@ -30,8 +30,8 @@ type Settings struct {
 	// secret OIDCClientSecretFile holds (--oidc-client-secret-file).
 	OIDCIssuer, OIDCClientID, OIDCClientSecretFile string
 	// CookieKeyFile (--cookie-key-file) holds the keys that seal the
-	// session cookies (ReadKeyFile); a session lasts SessionTTL
-	// (--session-ttl).
+	// session cookies (ReadKeyFile), OIDC's and the token sign-in's; a
+	// session lasts SessionTTL (--session-ttl).
 	CookieKeyFile string
 	SessionTTL    time.Duration
 	// InsecureDevCookies (--insecure-dev-cookies) sends session cookies
