@@ -52,7 +52,6 @@ var funcs = template.FuncMap{
 	"short":       shortSHA,
 	"sub":         func(a, b int) int { return a - b },
 	"skipReasons": func() []skipReason { return skipReasons },
-	"explainSkip": explainSkip,
 }
 
 // parsePages parses each page's template with the frame around it.

@@ -15,7 +15,7 @@ import (
 type cell struct {
 	X     int
 	Class string // the outcome's colour: ok, fail, run, abort, skip
-	Mark  string // a letter (letter), so the outcome does not hang on colour alone
+	Mark  string // the outcome's letter, so it does not hang on colour alone
 	Title string
 	URL   string
 }
