@@ -164,3 +164,18 @@ func FuzzAppendLog(f *testing.F) {
 		}
 	})
 }
+
+// TestLogWrittenCountsWhatWasDropped: a log's written size is the length
+// of the whole stream appended to it, before and after its middle starts
+// being dropped.
+func TestLogWrittenCountsWhatWasDropped(t *testing.T) {
+	e := &Engine{opts: Options{LogLimit: 16}}
+	var log, stream []byte
+	for i := range 12 {
+		add := []byte(fmt.Sprintf("line %d\n", i))
+		log, stream = appendLog(log, add, 16), append(stream, add...)
+		if got := e.LogWritten(log); got != len(stream) {
+			t.Fatalf("after %d lines LogWritten = %d, want %d (log %q)", i+1, got, len(stream), log)
+		}
+	}
+}
