@@ -125,7 +125,8 @@ func (s *server) getInvocation(r *http.Request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	d := invDetail{invJSON: toInv(inv), JobID: jobID, Log: string(inv.Log), LogWritten: s.eng.LogWritten(inv.Log)}
+	d := invDetail{invJSON: toInv(inv), JobID: jobID, Log: string(inv.Log)}
+	d.LogWritten, d.LogTail = s.eng.LogExtent(inv.Log)
 	if inv.Status != "SKIPPED" {
 		// A definition that cannot be read leaves the revision out; the
 		// invocation is shown all the same.

@@ -108,13 +108,13 @@ func TestAJobShowsItsRevisionAndNextFireTimes(t *testing.T) {
 	}
 }
 
-// TestAnInvocationTellsHowMuchItsLogHadWritten: log_written is the log's
-// length while nothing was dropped from it.
+// TestAnInvocationTellsHowMuchItsLogHadWritten: log_written and log_tail
+// are the log's length while nothing was dropped from it.
 func TestAnInvocationTellsHowMuchItsLogHadWritten(t *testing.T) {
 	h := fixture(t)
 	body := h.ok("GET", "/api/v1/projects/billing/jobs/nightly/invocations/20260302T100100Z", "", http.StatusOK)
 	log, _ := body["log"].(string)
-	if !strings.Contains(log, "SUCCEEDED") || body["log_written"] != float64(len(log)) {
-		t.Errorf("log_written %v for a log of %d bytes; want its length", body["log_written"], len(log))
+	if !strings.Contains(log, "SUCCEEDED") || body["log_written"] != float64(len(log)) || body["log_tail"] != float64(len(log)) {
+		t.Errorf("log_written %v, log_tail %v for a log of %d bytes; want its length, both", body["log_written"], body["log_tail"], len(log))
 	}
 }

@@ -150,9 +150,11 @@ type invDetail struct {
 	// saying how much was dropped between them.
 	Log string `json:"log"`
 	// LogWritten is how many bytes were ever written to the log, the
-	// dropped ones too: a follower of a running invocation prints the
-	// last LogWritten minus what it printed of Log.
+	// dropped ones too, and LogTail how many of Log's last bytes are the
+	// latest written, without a gap: a follower of a running invocation
+	// prints the new ones of those.
 	LogWritten int `json:"log_written"`
+	LogTail    int `json:"log_tail"`
 }
 
 func toJob(v engine.View, last *store.InvocationRecord) jobJSON {
