@@ -362,8 +362,8 @@ type Store interface {
 	// jobs that f picks, newest occurrence first (ties in the backend's
 	// order), without their Log or legacy Definition bytes: a page of
 	// what ran across the project. Its cost follows the page, not the
-	// project's history: backends serve it from indexes on the project,
-	// and on the project and class, by occurrence. With f.JobID it reads
+	// project's history: backends serve it from indexes by project (and
+	// status class) and occurrence. With f.JobID it reads
 	// that job's records, newest first, and its cost follows at most
 	// that job's records since f.Since. A cursor pages only the filter
 	// that made it.
