@@ -37,7 +37,7 @@ func (s *server) listInvocations(r *http.Request) (int, any, error) {
 	rawSince := firstOf(q["since"])
 	// The listing's name holds the filter, so a cursor pages only the
 	// filter that made it.
-	listing := "invocations/" + f.JobID + "\x00" + project + "\x00" + status + "\x00" + rawSince
+	listing := "runs/" + project + "\x00" + f.JobID + "\x00" + status + "\x00" + rawSince
 	p, err := page(r, listing)
 	if err != nil {
 		return 0, nil, err

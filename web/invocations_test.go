@@ -170,7 +170,8 @@ func TestTheInvocationListingRefusesWhatItCannotServe(t *testing.T) {
 	succeededCursor := get(h.ok("GET", "/api/v1/projects/p/invocations?status=succeeded&limit=1", "", 200), "next_cursor")
 	anyCursor := get(h.ok("GET", "/api/v1/projects/p/invocations?limit=1", "", 200), "next_cursor")
 	jobsCursor := get(h.ok("GET", "/api/v1/projects/p/jobs?limit=1", "", 200), "next_cursor")
-	if succeededCursor == nil || anyCursor == nil || jobsCursor == nil {
+	jobCursor := get(h.ok("GET", "/api/v1/projects/p/jobs/ok?limit=1", "", 200), "next_cursor")
+	if succeededCursor == nil || anyCursor == nil || jobsCursor == nil || jobCursor == nil {
 		t.Fatal("a first page without a next cursor")
 	}
 	for _, tc := range []struct{ path, want string }{
@@ -179,6 +180,7 @@ func TestTheInvocationListingRefusesWhatItCannotServe(t *testing.T) {
 		{"/api/v1/projects/p/invocations?since=-5m", `since \"-5m\"`},
 		{"/api/v1/projects/p/invocations?state=failed", `unknown query parameter \"state\": this route takes status, since, limit, cursor`},
 		{"/api/v1/projects/p/invocations?cursor=" + url.QueryEscape(jobsCursor.(string)), "is not a cursor of this listing"},
+		{"/api/v1/projects/p/jobs/ok/invocations?cursor=" + url.QueryEscape(jobCursor.(string)), "is not a cursor of this listing"},
 		{"/api/v1/projects/p/invocations?status=running&cursor=" + url.QueryEscape(succeededCursor.(string)), "is not a cursor of this listing"},
 		{"/api/v1/projects/p/jobs/ok/invocations?cursor=" + url.QueryEscape(anyCursor.(string)), "is not a cursor of this listing"},
 		{"/api/v1/projects/q/invocations?cursor=" + url.QueryEscape(anyCursor.(string)), "is not a cursor of this listing"},
