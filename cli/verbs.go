@@ -1,7 +1,8 @@
 // Package cli is the sundial command's verbs that call a server's API
-// (jobs, trigger, pause, resume, abort, backfill, whoami, config status)
-// and make static tokens: flags in, the API's answers printed readably,
-// exit statuses a script can rely on. cmd/sundial dispatches to them.
+// (jobs, runs, logs, describe, trigger, pause, resume, abort, backfill,
+// whoami, config status) and make static tokens: flags in, the API's
+// answers printed readably or as its JSON, exit statuses a script can
+// rely on (docs/cli.md). cmd/sundial dispatches to them.
 package cli
 
 import (
@@ -11,18 +12,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"maps"
 	"net/url"
 	"os"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
-	"github.com/sundial-cron/sundial/access"
 	"github.com/sundial-cron/sundial/client"
 	"github.com/sundial-cron/sundial/jobid"
-	"github.com/sundial-cron/sundial/web/signin"
 )
 
 // apiFlags are the flags every API verb takes.
@@ -33,27 +30,50 @@ type apiFlags struct {
 
 // Usage lists the verbs of this package, for the command's usage.
 const Usage = `  sundial jobs PROJECT [--json] [API flags]
-  sundial trigger PROJECT/JOB [API flags]
-  sundial pause PROJECT/JOB --reason "..." [API flags]
-  sundial resume PROJECT/JOB [API flags]
-  sundial pause PROJECT --all|--prefix P [--state S] --reason "..." [API flags]
-  sundial resume PROJECT --all|--prefix P [--paused-for REASON] [API flags]
-  sundial abort PROJECT/JOB [API flags]
-  sundial backfill PROJECT/JOB --from T --to T [API flags]   (T in RFC 3339: 2026-11-01T00:00:00Z)
-  sundial backfill PROJECT/JOB --cancel [API flags]
+  sundial runs PROJECT[/JOB] [--status failed|running|succeeded|skipped] [--since AGE|TIME] [--limit N] [--json] [API flags]
+  sundial logs PROJECT/JOB/INVOCATION [-f] [--json] [API flags]
+  sundial describe PROJECT/JOB [--json] [API flags]
+  sundial trigger PROJECT/JOB [--json] [API flags]
+  sundial pause PROJECT/JOB --reason "..." [--json] [API flags]
+  sundial resume PROJECT/JOB [--json] [API flags]
+  sundial pause PROJECT --all|--prefix P [--state S] --reason "..." [--json] [API flags]
+  sundial resume PROJECT --all|--prefix P [--paused-for REASON] [--json] [API flags]
+  sundial abort PROJECT/JOB [--json] [API flags]
+  sundial backfill PROJECT/JOB --from T --to T [--json] [API flags]   (T in RFC 3339: 2026-11-01T00:00:00Z)
+  sundial backfill PROJECT/JOB --cancel [--json] [API flags]
   sundial whoami [--json] [API flags]
   sundial config status [--json] [API flags]
       API flags: --server URL (default http://127.0.0.1:8080) --token-file FILE (default: $SUNDIAL_TOKEN) --timeout D
+      exit status: 0 done; 1 the server refused or failed (or config status: a refused revision);
+      2 bad input, nothing called; 3 nothing changed (a trigger skipped, a pause or resume with nothing
+      to do, an abort with nothing running); 4 logs -f: the invocation ended FAILED or ABORTED
   sundial token new --identity serviceAccount:EMAIL|user:EMAIL
 `
 
-// ExitUsage is the status for bad input, so scripts can tell it from a
-// failure of the service.
-const ExitUsage = 2
+// Exit statuses of the API verbs, which scripts can rely on (Usage says
+// them, docs/cli.md too).
+const (
+	// ExitFailure: the server refused the request or failed, or could
+	// not be reached; or config status found a refused revision.
+	ExitFailure = 1
+	// ExitUsage is the status for bad input, so scripts can tell it from
+	// a failure of the service: nothing was called.
+	ExitUsage = 2
+	// ExitUnchanged: the server took the request, and it changed nothing
+	// (a trigger the overlap policy skips, a pause of a job paused for
+	// that reason, a resume of a job not paused, an abort with nothing
+	// unfinished, a bulk request that matched nothing).
+	ExitUnchanged = 3
+	// ExitRunFailed: logs -f followed an invocation that ended FAILED or
+	// ABORTED (one that was skipped is ExitUnchanged).
+	ExitRunFailed = 4
+)
 
-// Run runs "sundial jobs|trigger|pause|resume|abort|backfill|whoami|config status": it
-// calls the server's API and prints the answer readably; the API's error
-// goes to stderr with exit status 1.
+// Run runs "sundial jobs|runs|logs|describe|trigger|pause|resume|abort|
+// backfill|whoami|config status": it calls the server's API and prints the
+// answer readably, or as the API's JSON with --json; the API's error goes
+// to stderr with exit status 1. The exit statuses are ExitFailure and
+// those after it.
 func Run(verb string, args []string, stdout, stderr io.Writer) int {
 	// Everything printed may hold what a config's author or a caller
 	// wrote: no escape sequence of theirs reaches the terminal.
@@ -63,7 +83,7 @@ func Run(verb string, args []string, stdout, stderr io.Writer) int {
 	var f apiFlags
 	fs.StringVar(&f.server, "server", "http://127.0.0.1:8080", "the server's URL")
 	fs.StringVar(&f.tokenFile, "token-file", "", "a file holding the bearer token (default: $SUNDIAL_TOKEN; none: call without one)")
-	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "how long to wait for the server")
+	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "how long to wait for the server, per request")
 	reason := ""
 	if verb == "pause" {
 		fs.StringVar(&reason, "reason", "", "why the job is paused (required; shown with the job)")
@@ -93,10 +113,20 @@ func Run(verb string, args []string, stdout, stderr io.Writer) int {
 		fs.StringVar(&backfill.to, "to", "", "the end of the range (not included), RFC 3339")
 		fs.BoolVar(&backfill.cancel, "cancel", false, "stop the job's backfill instead: what it has not started is not started")
 	}
-	raw := false
-	if verb == "config" || verb == "jobs" || verb == "whoami" {
-		fs.BoolVar(&raw, "json", false, "print the API's JSON, for scripts")
+	var runs runsQuery
+	if verb == "runs" {
+		fs.StringVar(&runs.status, "status", "", "only the invocations of this status: failed (FAILED, ABORTED), running, succeeded or skipped")
+		fs.StringVar(&runs.since, "since", "", "only the occurrences from this long ago (90m, 24h, 7d) or this time (RFC 3339) on")
+		fs.IntVar(&runs.limit, "limit", 20, "print at most this many, the newest")
 	}
+	var follow followFlags
+	if verb == "logs" {
+		fs.BoolVar(&follow.on, "f", false, "follow a running invocation until it ends; the exit status says how it ended")
+		fs.BoolVar(&follow.on, "follow", false, "the same as -f")
+		fs.DurationVar(&follow.every, "interval", 2*time.Second, "with -f: how often to ask the server")
+	}
+	raw := false
+	fs.BoolVar(&raw, "json", false, "print the API's JSON, for scripts")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -112,7 +142,7 @@ func Run(verb string, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sundial %s: want %d argument(s), got %d\n%s", verb, want, len(pos), Usage)
 		return ExitUsage
 	}
-	var project, job string
+	var project, job, invocation string
 	switch verb {
 	case "config":
 		if pos[0] != "status" {
@@ -126,6 +156,38 @@ func Run(verb string, args []string, stdout, stderr io.Writer) int {
 			return ExitUsage
 		}
 	case "whoami":
+	case "runs":
+		if project = pos[0]; strings.Contains(project, "/") {
+			id, err := jobid.Parse(pos[0])
+			if err != nil {
+				fmt.Fprintf(stderr, "sundial runs: %q: want PROJECT or PROJECT/JOB\n", pos[0])
+				return ExitUsage
+			}
+			project, job = id.Project, id.Job
+		}
+		if project == "" {
+			fmt.Fprintf(stderr, "sundial runs: %q: want PROJECT or PROJECT/JOB\n", pos[0])
+			return ExitUsage
+		}
+		if err := runs.check(); err != nil {
+			fmt.Fprintf(stderr, "sundial runs: %v\n", err)
+			return ExitUsage
+		}
+	case "logs":
+		parts := strings.Split(pos[0], "/")
+		if len(parts) != 3 || slices.Contains(parts, "") {
+			fmt.Fprintf(stderr, "sundial logs: %q: want PROJECT/JOB/INVOCATION (sundial runs lists them)\n", pos[0])
+			return ExitUsage
+		}
+		project, job, invocation = parts[0], parts[1], parts[2]
+		if follow.on && raw {
+			fmt.Fprintf(stderr, "sundial logs: -f and --json do not go together: -f prints the log as it grows\n")
+			return ExitUsage
+		}
+		if follow.every <= 0 {
+			fmt.Fprintf(stderr, "sundial logs: --interval %s: want a positive duration\n", follow.every)
+			return ExitUsage
+		}
 	case "pause", "resume":
 		if !strings.Contains(pos[0], "/") {
 			project = pos[0]
@@ -171,8 +233,22 @@ func Run(verb string, args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), f.timeout)
 	defer cancel()
-	jobPath := "/api/v1/projects/" + url.PathEscape(project) + "/jobs/" + url.PathEscape(job)
+	projectPath := "/api/v1/projects/" + url.PathEscape(project)
+	jobPath := projectPath + "/jobs/" + url.PathEscape(job)
+	code := 0
 	switch {
+	case verb == "logs" && follow.on:
+		code, err = followLog(c, f.timeout, follow.every, jobPath+"/invocations/"+url.PathEscape(invocation), stdout, stderr)
+	case verb == "logs":
+		err = printLog(ctx, c, jobPath+"/invocations/"+url.PathEscape(invocation), raw, stdout)
+	case verb == "runs":
+		listing := projectPath + "/invocations"
+		if job != "" {
+			listing = jobPath + "/invocations"
+		}
+		err = printRuns(ctx, c, listing, runs, raw, stdout, stderr)
+	case verb == "describe":
+		err = describe(ctx, c, jobPath, raw, stdout)
 	case job == "" && (verb == "pause" || verb == "resume"):
 		body := map[string]any{"prefix": bulk.prefix}
 		if verb == "pause" {
@@ -180,58 +256,54 @@ func Run(verb string, args []string, stdout, stderr io.Writer) int {
 		} else {
 			body["paused_for"] = bulk.pausedFor
 		}
-		err = bulkChange(ctx, c, verb, project, body, stdout)
-	case verb == "whoami" && raw:
-		var v json.RawMessage
-		if err = c.Do(ctx, "GET", "/api/v1/whoami", nil, &v); err == nil {
-			fmt.Fprintf(stdout, "%s\n", v)
-		}
+		code, err = bulkChange(ctx, c, verb, project, body, raw, stdout)
 	case verb == "whoami":
 		var v struct{ Identity string }
-		err = c.Do(ctx, "GET", "/api/v1/whoami", nil, &v)
-		if err == nil {
+		err = call(ctx, c, "GET", "/api/v1/whoami", nil, raw, stdout, &v, func() {
 			fmt.Fprintln(stdout, v.Identity)
-		}
+		})
 	case verb == "jobs" && raw:
 		err = printJobsJSON(ctx, c, project, stdout)
 	case verb == "jobs":
 		err = printJobs(ctx, c, project, stdout)
 	case verb == "config":
 		err = printConfigStatus(ctx, c, raw, stdout)
-	case verb == "trigger":
-		var v struct {
-			Invocation string
-			Job        cliJob
-		}
-		if err = c.Do(ctx, "POST", jobPath+"/trigger", map[string]any{}, &v); err == nil {
-			fmt.Fprintf(stdout, "triggered %s: invocation %s\n", v.Job.ID, v.Invocation)
-		}
-	case verb == "pause":
-		var v struct{ Job cliJob }
-		if err = c.Do(ctx, "POST", jobPath+"/pause", map[string]any{"reason": reason}, &v); err == nil {
-			fmt.Fprintf(stdout, "%s is %s: %s\n", v.Job.ID, v.Job.State, v.Job.Reason)
-		}
 	case verb == "backfill" && backfill.cancel:
 		var v struct{ Job cliJob }
-		if err = c.Do(ctx, "POST", jobPath+"/cancel-backfill", map[string]any{}, &v); err == nil {
+		err = call(ctx, c, "POST", jobPath+"/cancel-backfill", map[string]any{}, raw, stdout, &v, func() {
 			fmt.Fprintf(stdout, "canceled the backfill of %s\n", v.Job.ID)
-		}
+		})
 	case verb == "backfill":
 		var v struct{ Job cliJob }
-		if err = c.Do(ctx, "POST", jobPath+"/backfill", map[string]any{"from": backfill.from, "to": backfill.to}, &v); err == nil {
+		err = call(ctx, c, "POST", jobPath+"/backfill", map[string]any{"from": backfill.from, "to": backfill.to}, raw, stdout, &v, func() {
 			fmt.Fprintf(stdout, "backfilling %s: its occurrences in [%s, %s) that have no record, one at a time\n", v.Job.ID, backfill.from, backfill.to)
-		}
-	case verb == "resume", verb == "abort":
-		var v struct{ Job cliJob }
-		if err = c.Do(ctx, "POST", jobPath+"/"+verb, map[string]any{}, &v); err == nil {
-			fmt.Fprintf(stdout, "%s is %s\n", v.Job.ID, v.Job.State)
-		}
+		})
+	default:
+		code, err = steer(ctx, c, verb, jobPath, reason, raw, stdout)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "sundial %s: %v\n", verb, err)
-		return 1
+		return ExitFailure
 	}
-	return 0
+	return code
+}
+
+// call makes a request and, with raw, prints the API's JSON answer as it
+// is; otherwise it decodes the answer into v and calls show.
+func call(ctx context.Context, c *client.Client, method, path string, body any, raw bool, stdout io.Writer, v any, show func()) error {
+	var answer json.RawMessage
+	if err := c.Do(ctx, method, path, body, &answer); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(answer, v); err != nil {
+		return err
+	}
+	if raw {
+		_, err := fmt.Fprintf(stdout, "%s\n", answer)
+		return err
+	}
+	show()
+	return nil
 }
 
 // parseInterspersed parses flags wherever they stand among the
@@ -262,244 +334,4 @@ func newClient(f apiFlags) (*client.Client, error) {
 		return nil, err
 	}
 	return client.New(f.server, token)
-}
-
-// bulkChange pauses or resumes a project's jobs, prints each job it changed, and
-// a line for the rest. Jobs that failed, or a request that stopped before
-// the end, are an error: repeating the command finishes it.
-func bulkChange(ctx context.Context, c *client.Client, verb, project string, body map[string]any, stdout io.Writer) error {
-	var v struct {
-		Changed, Unchanged []string
-		Failed             map[string]string
-		Incomplete         string
-	}
-	if err := c.Do(ctx, "POST", "/api/v1/projects/"+url.PathEscape(project)+"/"+verb, body, &v); err != nil {
-		return err
-	}
-	done := map[string]string{"pause": "paused", "resume": "resumed"}[verb]
-	for _, id := range v.Changed {
-		fmt.Fprintf(stdout, "%s %s\n", done, id)
-	}
-	fmt.Fprintf(stdout, "%d %s, %d unchanged, %d failed\n", len(v.Changed), done, len(v.Unchanged), len(v.Failed))
-	for _, id := range slices.Sorted(maps.Keys(v.Failed)) {
-		fmt.Fprintf(stdout, "failed %s: %s\n", id, v.Failed[id])
-	}
-	switch {
-	case v.Incomplete != "":
-		return errors.New(v.Incomplete)
-	case len(v.Failed) > 0:
-		return fmt.Errorf("%d jobs failed; run the command again to retry them", len(v.Failed))
-	}
-	return nil
-}
-
-// cliJob is what the verbs print of a job.
-type cliJob struct {
-	ID             string
-	State          string
-	Reason         string
-	Schedule       string
-	NextFireTime   *time.Time `json:"next_fire_time"`
-	LastInvocation *struct {
-		ID     string
-		Status string
-	} `json:"last_invocation"`
-}
-
-// eachJobsPage calls fn with every page of the project's jobs, as the API
-// gives them, decoded into T.
-func eachJobsPage[T any](ctx context.Context, c *client.Client, project string, fn func([]T)) error {
-	for cursor := ""; ; {
-		q := url.Values{"limit": {"1000"}}
-		if cursor != "" {
-			q.Set("cursor", cursor)
-		}
-		var page struct {
-			Jobs       []T
-			NextCursor string `json:"next_cursor"`
-		}
-		if err := c.Do(ctx, "GET", "/api/v1/projects/"+url.PathEscape(project)+"/jobs?"+q.Encode(), nil, &page); err != nil {
-			return err
-		}
-		fn(page.Jobs)
-		if cursor = page.NextCursor; cursor == "" {
-			return nil
-		}
-	}
-}
-
-// printJobs prints every job of the project, one a line.
-func printJobs(ctx context.Context, c *client.Client, project string, stdout io.Writer) error {
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "JOB\tSTATE\tSCHEDULE\tNEXT\tLAST\tREASON")
-	err := eachJobsPage(ctx, c, project, func(jobs []cliJob) {
-		for _, j := range jobs {
-			next, last := "-", "-"
-			if j.NextFireTime != nil {
-				next = j.NextFireTime.UTC().Format(time.RFC3339)
-			}
-			if j.LastInvocation != nil {
-				last = j.LastInvocation.ID + " " + j.LastInvocation.Status
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", j.ID, j.State, j.Schedule, next, last, j.Reason)
-		}
-	})
-	if err != nil {
-		return err
-	}
-	return tw.Flush()
-}
-
-// printJobsJSON prints every job of the project as the API gives them,
-// all pages in one {"jobs": [...]}.
-func printJobsJSON(ctx context.Context, c *client.Client, project string, stdout io.Writer) error {
-	var all []json.RawMessage
-	if err := eachJobsPage(ctx, c, project, func(jobs []json.RawMessage) { all = append(all, jobs...) }); err != nil {
-		return err
-	}
-	b, err := json.MarshalIndent(map[string]any{"jobs": all}, "", "  ")
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(stdout, "%s\n", b)
-	return err
-}
-
-// cliProject is a project as GET /api/v1/projects gives it, as far as
-// "sundial config status" prints it.
-type cliProject struct {
-	Project string
-	Total   int
-	Config  *struct {
-		Revision string
-		LoadedAt *time.Time `json:"loaded_at"`
-		Commit   *struct {
-			SHA, Author, Subject, Link string
-		}
-		Error       string
-		ErrorAt     *time.Time `json:"error_at"`
-		ErrorCommit string     `json:"error_commit"`
-	}
-}
-
-// printConfigStatus prints each project's running revision, one a line, and
-// under a project whose newest revision is refused, its error and the
-// refused commit; raw prints the API's JSON instead.
-func printConfigStatus(ctx context.Context, c *client.Client, raw bool, stdout io.Writer) error {
-	var answer json.RawMessage
-	if err := c.Do(ctx, "GET", "/api/v1/projects", nil, &answer); err != nil {
-		return err
-	}
-	var v struct{ Projects []cliProject }
-	if err := json.Unmarshal(answer, &v); err != nil {
-		return err
-	}
-	if raw {
-		if _, err := fmt.Fprintf(stdout, "%s\n", answer); err != nil {
-			return err
-		}
-		return refusedRevisions(v.Projects)
-	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "PROJECT\tJOBS\tREVISION\tLOADED AT\tAUTHOR\tSUBJECT")
-	var refused []cliProject
-	for _, p := range v.Projects {
-		rev, loaded, author, subject := "-", "-", "-", "-"
-		if cf := p.Config; cf != nil {
-			if cf.Revision != "" {
-				rev = short(cf.Revision)
-			}
-			if cf.LoadedAt != nil {
-				loaded = cf.LoadedAt.UTC().Format(time.RFC3339)
-			}
-			if cf.Commit != nil {
-				author, subject = cf.Commit.Author, cf.Commit.Subject
-			}
-			if cf.Error != "" {
-				refused = append(refused, p)
-			}
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", p.Project, p.Total, rev, loaded, author, subject)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	// Errors are long (file:line: field: what was expected, and the
-	// commit): each gets lines of its own rather than a column.
-	for _, p := range refused {
-		cf, at := p.Config, ""
-		if cf.ErrorAt != nil {
-			at = " at " + cf.ErrorAt.UTC().Format(time.RFC3339)
-		}
-		refusedCommit := ""
-		if cf.ErrorCommit != "" {
-			refusedCommit = " commit " + short(cf.ErrorCommit)
-		}
-		fmt.Fprintf(stdout, "\n%s: newest revision%s refused%s; %s keeps running:\n  %s\n", p.Project, refusedCommit, at, orNone(cf.Revision), cf.Error)
-	}
-	return refusedRevisions(v.Projects)
-}
-
-// refusedRevisions is the error of a config status in which a project's
-// newest revision is refused, so that scripts see it in the exit status.
-func refusedRevisions(projects []cliProject) error {
-	var refused []string
-	for _, p := range projects {
-		if p.Config != nil && p.Config.Error != "" {
-			refused = append(refused, p.Project)
-		}
-	}
-	if len(refused) == 0 {
-		return nil
-	}
-	noun := "projects"
-	if len(refused) == 1 {
-		noun = "project"
-	}
-	return fmt.Errorf("the newest revision of %d %s is refused: %s", len(refused), noun, strings.Join(refused, ", "))
-}
-
-// short is a revision as people quote it: a commit's (or hash's) first 12
-// characters.
-func short(rev string) string {
-	if len(rev) > 12 {
-		return rev[:12]
-	}
-	return rev
-}
-
-func orNone(rev string) string {
-	if rev == "" {
-		return "no revision"
-	}
-	return "revision " + short(rev)
-}
-
-// RunToken runs "sundial token new --identity ID": it prints a fresh
-// static token and the line of the server's token file that maps its
-// hash to the identity.
-func RunToken(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] != "new" {
-		fmt.Fprintf(stderr, "sundial token: want \"new --identity serviceAccount:EMAIL\"\n%s", Usage)
-		return ExitUsage
-	}
-	fs := flag.NewFlagSet("sundial token new", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	idFlag := fs.String("identity", "", "who the token is: serviceAccount:EMAIL or user:EMAIL")
-	if err := fs.Parse(args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return ExitUsage
-	}
-	id, err := access.ParseIdentity(*idFlag)
-	if err != nil || (id.Kind() != access.KindUser && id.Kind() != access.KindServiceAccount) || fs.NArg() != 0 {
-		fmt.Fprintf(stderr, "sundial token new: --identity %q: want serviceAccount:EMAIL or user:EMAIL\n", *idFlag)
-		return ExitUsage
-	}
-	token, line := signin.NewToken(id)
-	fmt.Fprintf(stdout, "token: %s\n", token)
-	fmt.Fprintf(stdout, "line for the server's --static-tokens-file (it holds only the token's hash):\n%s\n", line)
-	fmt.Fprintln(stderr, "Give the token to its holder now: it is shown once and the server keeps only its hash.")
-	return 0
 }

@@ -2,8 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
-	"reflect"
 	"slices"
 	"time"
 
@@ -48,72 +46,58 @@ const MaxAudit = 20
 // Trigger asks for a run of the job now, under its overlap policy, on
 // behalf of by. It returns the id of the occurrence it created.
 func (e *Engine) Trigger(ctx context.Context, jobID string, by access.Identity) (string, error) {
-	var id string
-	c, err := e.updateOrDisable(ctx, jobID, func(jt *jobTx) error {
-		// Recorded before the step, so that the occurrence's record names
-		// who asked, whether the step writes it or a later transaction
-		// does (an occurrence queued behind a running one). A step that
-		// fails writes neither.
-		id = statemachine.TriggerID(jt.m.Triggers + 1)
-		jt.audit(AuditEntry{By: by, Action: ActionTrigger, Invocation: id})
-		if err := jt.step(statemachine.Triggered{}); err != nil {
-			return err
-		}
-		if got := statemachine.TriggerID(jt.m.Triggers); got != id {
-			return fmt.Errorf("job %s: the trigger became occurrence %s, not %s", jobID, got, id)
-		}
-		return nil
-	})
-	if err != nil {
-		return "", err
-	}
-	return id, e.carryOut(ctx, jobID, c)
+	o, err := e.TriggerJob(ctx, jobID, by)
+	return o.Invocation, err
 }
 
 // Pause stops the job's ticks until Resume, on behalf of by; reason says
-// why, for people.
+// why, for people. A job already paused takes the new reason.
 func (e *Engine) Pause(ctx context.Context, jobID string, by access.Identity, reason string) error {
-	return e.request(ctx, jobID, statemachine.PauseRequested{Note: reason}, AuditEntry{By: by, Action: ActionPause, Reason: reason})
+	_, err := e.PauseJob(ctx, jobID, by, reason)
+	return err
 }
 
 // Resume restarts a paused job's ticks, on behalf of by.
 func (e *Engine) Resume(ctx context.Context, jobID string, by access.Identity) error {
-	return e.request(ctx, jobID, statemachine.ResumeRequested{}, AuditEntry{By: by, Action: ActionResume})
+	_, err := e.ResumeJob(ctx, jobID, by)
+	return err
 }
 
 // Abort ends an unfinished invocation as ABORTED, or all of the job's when
 // invocation is "", and asks their targets to stop them, on behalf of by.
 func (e *Engine) Abort(ctx context.Context, jobID, invocation string, by access.Identity) error {
-	return e.request(ctx, jobID, statemachine.AbortRequested{Invocation: invocation}, AuditEntry{By: by, Action: ActionAbort, Invocation: invocation})
+	_, err := e.AbortJob(ctx, jobID, invocation, by)
+	return err
 }
 
 // request applies a person's or machine's request to the job and records
 // it in the job's audit trail, in the same transaction. A request that
-// changes nothing (pausing a paused job) is not recorded.
-func (e *Engine) request(ctx context.Context, jobID string, ev statemachine.Event, entry AuditEntry) error {
-	_, err := e.requestChanged(ctx, jobID, ev, entry)
-	return err
-}
-
-// requestChanged is request, and reports whether the request changed the
-// job (and so was recorded).
-func (e *Engine) requestChanged(ctx context.Context, jobID string, ev statemachine.Event, entry AuditEntry) (bool, error) {
-	changed := false
+// changes nothing (pausing a paused job) is not recorded. The outcome
+// says whether it changed the job, and what it aborted.
+func (e *Engine) request(ctx context.Context, jobID string, ev statemachine.Event, entry AuditEntry) (Outcome, error) {
+	var o Outcome
 	c, err := e.updateOrDisable(ctx, jobID, func(jt *jobTx) error {
 		before := jt.m.Clone()
 		if err := jt.step(ev); err != nil {
 			return err
 		}
-		changed = len(jt.actions) > 0 || !reflect.DeepEqual(before, jt.m)
-		if changed {
+		o = outcomeOf(jt, before)
+		if o.Changed {
 			jt.audit(entry)
 		}
 		return nil
 	})
 	if err != nil {
-		return false, err
+		return Outcome{}, err
 	}
-	return changed, e.carryOut(ctx, jobID, c)
+	return o, e.carryOut(ctx, jobID, c)
+}
+
+// requestChanged is request, and reports whether the request changed the
+// job (and so was recorded).
+func (e *Engine) requestChanged(ctx context.Context, jobID string, ev statemachine.Event, entry AuditEntry) (bool, error) {
+	o, err := e.request(ctx, jobID, ev, entry)
+	return o.Changed, err
 }
 
 // audit appends an entry to the job's trail, keeping the newest MaxAudit.

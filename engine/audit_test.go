@@ -43,6 +43,10 @@ func TestEveryChangeIsAuditedWithWhoWhenWhatAndWhy(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Changes nothing, so records nothing.
+	if err := h.eng.Pause(h.ctx, "p/job", alice, "the database migrates"); err != nil {
+		t.Fatal(err)
+	}
+	// A new reason replaces the old one, and is recorded.
 	if err := h.eng.Pause(h.ctx, "p/job", alice, "again"); err != nil {
 		t.Fatal(err)
 	}
@@ -55,6 +59,7 @@ func TestEveryChangeIsAuditedWithWhoWhenWhatAndWhy(t *testing.T) {
 	}
 	want := []engine.AuditEntry{
 		{At: t0.Add(3 * time.Second), By: alice, Action: engine.ActionResume},
+		{At: t0.Add(2 * time.Second), By: alice, Action: engine.ActionPause, Reason: "again"},
 		{At: t0.Add(2 * time.Second), By: bob, Action: engine.ActionPause, Reason: "the database migrates"},
 		{At: t0.Add(time.Second), By: bob, Action: engine.ActionAbort, Invocation: id},
 		{At: t0, By: alice, Action: engine.ActionTrigger, Invocation: id},

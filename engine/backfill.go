@@ -49,5 +49,6 @@ func (e *Engine) Backfill(ctx context.Context, jobID string, from, to time.Time,
 // occurrences it has not started are not started and get no record; an
 // invocation it started runs to its end (Abort stops it).
 func (e *Engine) CancelBackfill(ctx context.Context, jobID string, by access.Identity) error {
-	return e.request(ctx, jobID, statemachine.BackfillCanceled{}, AuditEntry{By: by, Action: ActionCancelBackfill})
+	_, err := e.request(ctx, jobID, statemachine.BackfillCanceled{}, AuditEntry{By: by, Action: ActionCancelBackfill})
+	return err
 }

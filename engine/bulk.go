@@ -56,6 +56,10 @@ type BulkResult struct {
 	// Failed are the jobs whose transaction failed, with the error; the
 	// others are done all the same.
 	Failed map[string]string
+	// OtherReasons are, for a selection with PausedFor, the reasons the
+	// PAUSED jobs it passed over are paused for, each with how many: what
+	// the caller may have meant instead.
+	OtherReasons map[string]int
 }
 
 // maxBulkFailures stops a bulk request that fails job after job: the
@@ -105,6 +109,12 @@ func (e *Engine) bulk(ctx context.Context, project string, sel Selection, change
 			// why, rather than skipped unseen.
 			v, err := Decode(job)
 			if err == nil && !sel.picks(v) {
+				if sel.PausedFor != "" && v.State.State == statemachine.Paused {
+					if res.OtherReasons == nil {
+						res.OtherReasons = map[string]int{}
+					}
+					res.OtherReasons[v.State.Reason.Note]++
+				}
 				continue
 			}
 			var changed bool

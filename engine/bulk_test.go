@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -57,5 +58,29 @@ func TestABulkPauseStoppedHalfWayIsFinishedByRepeatingIt(t *testing.T) {
 		if v.State.State != statemachine.Paused || len(v.Audit) != 1 || v.Audit[0].Reason != "incident 7" {
 			t.Errorf("%s: %s with audit %+v; want PAUSED with one pause for incident 7", id, v.State.State, v.Audit)
 		}
+	}
+}
+
+// TestABulkResumeForAReasonNoJobHasListsTheReasonsItSaw: a resume of the
+// jobs paused for a reason none has resumes nothing and tells the
+// reasons the paused jobs it picked otherwise have, with how many; a bulk
+// pause never replaces a paused job's reason.
+func TestABulkResumeForAReasonNoJobHasListsTheReasonsItSaw(t *testing.T) {
+	h := newHarness(t, engine.Options{})
+	for i, reason := range []string{"incident 7", "incident 7", "migration", ""} {
+		id := fmt.Sprintf("p/j%d", i)
+		h.define(id, "*/5 * * * *", statemachine.Policy{}, "rec")
+		if reason != "" {
+			if err := h.eng.Pause(h.ctx, id, alice, reason); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if res, err := h.eng.PauseJobs(h.ctx, "p", engine.Selection{Prefix: "j2"}, bob, "incident 8"); err != nil || len(res.Changed) != 0 {
+		t.Errorf("a bulk pause of the job paused for migration = %+v, %v; want it unchanged", res, err)
+	}
+	res, err := h.eng.ResumeJobs(h.ctx, "p", engine.Selection{State: statemachine.Paused, PausedFor: "incident 8"}, bob)
+	if want := map[string]int{"incident 7": 2, "migration": 1}; err != nil || len(res.Changed) != 0 || !reflect.DeepEqual(res.OtherReasons, want) {
+		t.Errorf("resume of the jobs paused for incident 8 = %+v, %v; want nothing resumed and other reasons %v", res, err, want)
 	}
 }

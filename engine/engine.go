@@ -480,3 +480,7 @@ func (e *Engine) orDisable(ctx context.Context, jobID string, fn func(*jobTx) er
 func stepping(ev statemachine.Event) func(*jobTx) error {
 	return func(jt *jobTx) error { return jt.step(ev) }
 }
+
+// Now is the engine's clock: the one whose time the API's relative
+// times ("the last 24 hours") count from.
+func (e *Engine) Now() time.Time { return e.opts.Now() }

@@ -280,10 +280,16 @@ func TestPauseAndResume(t *testing.T) {
 		t.Errorf("after Pause the job is %s (%q), watchdog timer %v; want PAUSED (maintenance), no timer", j.State, m.Reason, j.WatchdogTimerTs)
 	}
 	before := h.snapshot("p/job")
+	if err := h.eng.Pause(h.ctx, "p/job", "user:tester@example.com", "maintenance"); err != nil {
+		t.Errorf("Pause of a paused job: %v", err)
+	}
+	h.unchanged(before, "Pause of a paused job with its reason", "p/job")
 	if err := h.eng.Pause(h.ctx, "p/job", "user:tester@example.com", "again"); err != nil {
 		t.Errorf("Pause of a paused job: %v", err)
 	}
-	h.unchanged(before, "Pause of a paused job", "p/job")
+	if m := h.state("p/job"); m.State != statemachine.Paused || m.Reason != (statemachine.Reason{Kind: statemachine.ReasonPaused, Note: "again"}) {
+		t.Errorf("after a pause with another reason the job is %s (%q); want PAUSED (again)", m.State, m.Reason)
+	}
 
 	h.runUntil(t0.Add(5*time.Minute + 30*time.Second))
 	for _, inv := range h.invocations("p/job") {

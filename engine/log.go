@@ -55,3 +55,14 @@ func splitLog(log []byte, limit int) (head []byte, dropped int, tail []byte) {
 	}
 	return nil, 0, bytes.Clone(log)
 }
+
+// LogExtent is how many bytes were ever written to an invocation's log,
+// kept under the engine's LogLimit: what it holds, and what it dropped
+// between its head and its tail; and how many of its last bytes are the
+// latest written, without a gap (all of it while nothing was dropped).
+// Whoever follows a growing log tells its new bytes by them, also once
+// its middle is being dropped.
+func (e *Engine) LogExtent(log []byte) (written, tail int) {
+	head, dropped, t := splitLog(log, e.opts.LogLimit)
+	return len(head) + dropped + len(t), len(t)
+}

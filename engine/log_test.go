@@ -164,3 +164,22 @@ func FuzzAppendLog(f *testing.F) {
 		}
 	})
 }
+
+// TestLogExtentCountsWhatWasDropped: a log's written size is the length
+// of the whole stream appended to it, and its tail the stream's latest
+// bytes, before and after its middle starts being dropped.
+func TestLogExtentCountsWhatWasDropped(t *testing.T) {
+	e := &Engine{opts: Options{LogLimit: 16}}
+	var log, stream []byte
+	for i := range 12 {
+		add := []byte(fmt.Sprintf("line %d\n", i))
+		log, stream = appendLog(log, add, 16), append(stream, add...)
+		written, tail := e.LogExtent(log)
+		if written != len(stream) || tail > len(log) || !bytes.HasSuffix(stream, log[len(log)-tail:]) {
+			t.Fatalf("after %d lines LogExtent = %d, %d; want %d and a tail the stream ends with (log %q)", i+1, written, tail, len(stream), log)
+		}
+		if len(stream) <= 16 && tail != len(log) {
+			t.Fatalf("after %d lines the tail is %d bytes; want the whole log, %d, as nothing was dropped", i+1, tail, len(log))
+		}
+	}
+}

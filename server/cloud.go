@@ -259,12 +259,14 @@ func cronRoutes(mux *http.ServeMux, cronGate func(path string) (web.Gate, error)
 			if err != nil {
 				return nil, err
 			}
+			listing := migrateListing(ctx, st, logger)
 			// The watchdog's fields stay at the top, as callers read them.
 			return struct {
 				watchdog.Result
-				Retention       retention.Result          `json:"retention"`
-				ExpiryMigration datastore.ExpiryMigration `json:"expiry_migration"`
-			}{repairs, deleted, migration}, nil
+				Retention        retention.Result    `json:"retention"`
+				ExpiryMigration  datastore.Migration `json:"expiry_migration"`
+				ListingMigration datastore.Migration `json:"listing_migration"`
+			}{repairs, deleted, migration, listing}, nil
 		},
 		RefreshPath: func(ctx context.Context) (any, error) {
 			if err := p.configs.Refresh(ctx); err != nil {
@@ -282,17 +284,18 @@ func cronRoutes(mux *http.ServeMux, cronGate func(path string) (web.Gate, error)
 	return nil
 }
 
-// expiryMigrationBudget bounds the invocation keys one minute cron's expiry
-// migration looks at: at most this many index entries, and as many lookups
-// and writes, in a call that stays well within a cron request's deadline.
-// 2,000 a minute migrate nearly three million records a day.
+// expiryMigrationBudget bounds the invocation keys each of one minute
+// cron's migrations (expiry, listing) looks at: at most this many index
+// entries, and as many lookups and writes, in a call that stays well
+// within a cron request's deadline. 2,000 a minute migrate nearly three
+// million records a day.
 const expiryMigrationBudget = 2000
 
 // migrateExpiry runs a step of the migration that lets retention find
 // records written before it existed (datastore.Store.MigrateExpiry) and logs
 // its progress. A failed step is logged and retried by the next cron: it
 // must not keep retention from deleting the records it can find.
-func migrateExpiry(ctx context.Context, st *datastore.Store, logger *slog.Logger) datastore.ExpiryMigration {
+func migrateExpiry(ctx context.Context, st *datastore.Store, logger *slog.Logger) datastore.Migration {
 	res, err := st.MigrateExpiry(ctx, expiryMigrationBudget)
 	switch {
 	case err != nil:
@@ -301,6 +304,24 @@ func migrateExpiry(ctx context.Context, st *datastore.Store, logger *slog.Logger
 		logger.Info("retention: expiry migration finished: every record written before retention can be deleted", "total", res.Total)
 	case res.Migrated > 0:
 		logger.Info("retention: expiry migration", "scanned", res.Scanned, "migrated", res.Migrated, "total", res.Total)
+	}
+	return res
+}
+
+// migrateListing runs a step of the migration that lets the listing of a
+// project's invocations find records written before it existed
+// (datastore.Store.MigrateListing), with the expiry migration's budget,
+// and logs its progress. A failed step is logged and retried by the next
+// cron.
+func migrateListing(ctx context.Context, st *datastore.Store, logger *slog.Logger) datastore.Migration {
+	res, err := st.MigrateListing(ctx, expiryMigrationBudget)
+	switch {
+	case err != nil:
+		logger.Warn("listing migration", "err", err, "migrated", res.Migrated, "total", res.Total)
+	case res.Finished:
+		logger.Info("listing migration finished: every record written before it is listed with its project", "total", res.Total)
+	case res.Migrated > 0:
+		logger.Info("listing migration", "scanned", res.Scanned, "migrated", res.Migrated, "total", res.Total)
 	}
 	return res
 }

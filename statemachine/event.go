@@ -42,8 +42,13 @@ type Tick struct {
 // Triggered: an admin asked for a run now.
 type Triggered struct{}
 
-// PauseRequested: an admin paused the job, saying why in Note.
-type PauseRequested struct{ Note string }
+// PauseRequested: an admin paused the job, saying why in Note. A job
+// already PAUSED keeps its own note, unless Renote: then Note replaces it,
+// as someone pausing one job with a new reason means.
+type PauseRequested struct {
+	Note   string
+	Renote bool
+}
 
 // ResumeRequested: an admin resumed the job.
 type ResumeRequested struct{}

@@ -18,14 +18,18 @@ func (m *Machine) onTriggered() error {
 // onPauseRequested stops the job's ticks, with the pauser's note as its
 // reason. The occurrence pending a free slot is recorded as skipped rather
 // than kept for a resume that may never come; invocations under way
-// finish. A second pause changes nothing, so the first note stands; a
-// DISABLED job cannot be paused, and the refusal says why.
+// finish. A second pause changes nothing, so the first note stands,
+// unless it asks to renote the job; a DISABLED job cannot be paused, and
+// the refusal says why.
 func (m *Machine) onPauseRequested(e PauseRequested) error {
 	j := &m.Job
 	switch j.State {
 	case Disabled:
 		return fmt.Errorf("%w: the job is disabled (%s)", ErrRefused, j.Reason)
 	case Paused:
+		if e.Renote {
+			j.Reason.Note = e.Note
+		}
 		return nil
 	}
 	j.State, j.Reason = Paused, Reason{Kind: ReasonPaused, Note: e.Note}

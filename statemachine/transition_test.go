@@ -460,6 +460,18 @@ func TestPauseResume(t *testing.T) {
 		event:   sm.PauseRequested{Note: "again"},
 		wantJob: paused,
 	}, {
+		name:    "a pause of a PAUSED job that renotes it replaces its note and nothing else",
+		job:     paused,
+		now:     at(10 * sec),
+		event:   sm.PauseRequested{Note: "migration, until 14:00", Renote: true},
+		wantJob: sm.JobState{State: sm.Paused, Reason: sm.Reason{Kind: sm.ReasonPaused, Note: "migration, until 14:00"}, Cursor: t0},
+	}, {
+		name:    "a pause of a SCHEDULED job that renotes it pauses it as any pause",
+		job:     scheduledAt0,
+		now:     at(10 * sec),
+		event:   sm.PauseRequested{Note: "maintenance", Renote: true},
+		wantJob: paused,
+	}, {
 		name:    "a pause of a DISABLED job is refused and changes nothing",
 		job:     sm.JobState{State: sm.Disabled, Reason: removedFromConfig, Cursor: t0},
 		now:     at(10 * sec),

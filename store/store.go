@@ -166,6 +166,47 @@ func Finished(status string) bool {
 // keeps apart from (and usually longer than) successes and skip records.
 func Failure(status string) bool { return status == "FAILED" || status == "ABORTED" }
 
+// The status classes a listing of a project's invocations filters by
+// (InvocationFilter.Class): what a person asks for ("what failed?"),
+// each a few statuses.
+const (
+	ClassRunning   = "running"   // not ended: QUEUED, LAUNCHING, RUNNING, RETRYING
+	ClassSucceeded = "succeeded" // SUCCEEDED
+	ClassFailed    = "failed"    // FAILED, ABORTED
+	ClassSkipped   = "skipped"   // SKIPPED
+)
+
+// StatusClasses are the status classes, in the order a listing offers them.
+var StatusClasses = []string{ClassFailed, ClassRunning, ClassSucceeded, ClassSkipped}
+
+// StatusClass is the class of an invocation's status: every status
+// Finished does not know is one that has not ended.
+func StatusClass(status string) string {
+	switch status {
+	case "SUCCEEDED":
+		return ClassSucceeded
+	case "FAILED", "ABORTED":
+		return ClassFailed
+	case "SKIPPED":
+		return ClassSkipped
+	}
+	return ClassRunning
+}
+
+// InvocationFilter says which of a project's invocation records
+// ProjectInvocations lists. The zero value lists every one.
+type InvocationFilter struct {
+	// JobID keeps one job's records; it must be a job of the project.
+	// "" keeps every job's.
+	JobID string
+	// Class keeps the records whose status is of this class
+	// (StatusClass); "" keeps every status.
+	Class string
+	// Since keeps the records whose occurrence is at or after it; the
+	// zero time keeps every one.
+	Since time.Time
+}
+
 // Expiry says which of one class of a job's finished invocation records
 // retention deletes: those whose occurrence is before Before, and those
 // older than the class's newest Keep. Records that share an occurrence with
@@ -317,6 +358,16 @@ type Store interface {
 	// listing per job. A job with no invocations, or none at all, is
 	// absent from the map.
 	Recent(ctx context.Context, jobIDs []string, n int) (map[string][]*InvocationRecord, error)
+	// ProjectInvocations lists the invocation records of a project's
+	// jobs that f picks, newest occurrence first (ties in the backend's
+	// order), without their Log or legacy Definition bytes: a page of
+	// what ran across the project. Its cost follows the page, not the
+	// project's history: backends serve it from indexes by project (and
+	// status class) and occurrence. With f.JobID it reads
+	// that job's records, newest first, and its cost follows at most
+	// that job's records since f.Since. A cursor pages only the filter
+	// that made it.
+	ProjectInvocations(ctx context.Context, project string, f InvocationFilter, p Page) (invs []*InvocationRecord, next string, err error)
 	// Overdue lists up to limit jobs whose WatchdogTimerTs is set and at or
 	// before now, the most overdue first. Its cost follows the number of
 	// such jobs, not the number of jobs. The answer may be stale.

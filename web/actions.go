@@ -17,21 +17,49 @@ const maxReason = 500
 type noBody struct{}
 
 // trigger asks for a run now. The run happens under the job's overlap
-// policy, so the occurrence may be recorded as skipped instead.
+// policy, so the occurrence may wait for the one under way, replace it,
+// or be recorded as skipped instead; "outcome" says which.
 func (s *server) trigger(r *http.Request) (int, any, error) {
 	jobID := jobIDOf(r)
 	if err := decodeBody(r, &noBody{}); err != nil {
 		return 0, nil, err
 	}
-	id, err := s.eng.Trigger(r.Context(), jobID, identityOf(r))
+	o, err := s.eng.TriggerJob(r.Context(), jobID, identityOf(r))
 	if err != nil {
 		return 0, nil, notFoundJob(err, jobID)
 	}
-	s.changed(r, jobID, "invocation", id)
-	return s.answerJob(r, http.StatusAccepted, jobID, map[string]any{"invocation": id})
+	s.changed(r, jobID, "invocation", o.Invocation)
+	extra := map[string]any{"invocation": o.Invocation, "outcome": "queued"}
+	switch {
+	case o.Skipped != "":
+		extra["outcome"], extra["skip_reason"] = "skipped", string(o.Skipped)
+	case o.Waiting:
+		extra["outcome"] = "waiting"
+	}
+	if len(o.Aborted) > 0 {
+		extra["replaced"] = toAborted(o.Aborted)
+	}
+	return s.answerJob(r, http.StatusAccepted, jobID, extra)
+}
+
+// abortedJSON is an invocation a request aborted, and the attempt it was
+// on.
+type abortedJSON struct {
+	ID      string `json:"id"`
+	Attempt int    `json:"attempt"`
+}
+
+func toAborted(as []engine.Aborted) []abortedJSON {
+	out := make([]abortedJSON, 0, len(as))
+	for _, a := range as {
+		out = append(out, abortedJSON{ID: a.Invocation, Attempt: a.Attempt})
+	}
+	return out
 }
 
 // pause stops the job's ticks; it needs a reason, which is shown with it.
+// A job paused already takes the new reason; "changed" is false when it
+// had that one.
 func (s *server) pause(r *http.Request) (int, any, error) {
 	jobID := jobIDOf(r)
 	var body struct {
@@ -44,25 +72,31 @@ func (s *server) pause(r *http.Request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	if err := s.eng.Pause(r.Context(), jobID, identityOf(r), reason); err != nil {
+	o, err := s.eng.PauseJob(r.Context(), jobID, identityOf(r), reason)
+	if err != nil {
 		return 0, nil, notFoundJob(err, jobID)
 	}
-	s.changed(r, jobID, "reason", reason)
-	return s.answerJob(r, http.StatusOK, jobID, nil)
+	s.changed(r, jobID, "reason", reason, "changed", o.Changed)
+	extra := map[string]any{"changed": o.Changed}
+	if o.Renoted != "" {
+		extra["previous_reason"] = o.Renoted
+	}
+	return s.answerJob(r, http.StatusOK, jobID, extra)
 }
 
 // resume restarts a paused job's ticks; resuming a job that is not paused
-// changes nothing.
+// changes nothing, and "changed" says so.
 func (s *server) resume(r *http.Request) (int, any, error) {
 	jobID := jobIDOf(r)
 	if err := decodeBody(r, &noBody{}); err != nil {
 		return 0, nil, err
 	}
-	if err := s.eng.Resume(r.Context(), jobID, identityOf(r)); err != nil {
+	o, err := s.eng.ResumeJob(r.Context(), jobID, identityOf(r))
+	if err != nil {
 		return 0, nil, notFoundJob(err, jobID)
 	}
-	s.changed(r, jobID)
-	return s.answerJob(r, http.StatusOK, jobID, nil)
+	s.changed(r, jobID, "changed", o.Changed)
+	return s.answerJob(r, http.StatusOK, jobID, map[string]any{"changed": o.Changed})
 }
 
 // backfill runs the job's past occurrences in [from, to) that have no
@@ -113,17 +147,20 @@ func (s *server) cancelBackfill(r *http.Request) (int, any, error) {
 	return s.answerJob(r, http.StatusOK, jobID, nil)
 }
 
-// abortJob ends every unfinished invocation of the job as ABORTED.
+// abortJob ends every unfinished invocation of the job as ABORTED, and
+// names each with the attempt it was on: none when nothing was
+// unfinished.
 func (s *server) abortJob(r *http.Request) (int, any, error) {
 	jobID := jobIDOf(r)
 	if err := decodeBody(r, &noBody{}); err != nil {
 		return 0, nil, err
 	}
-	if err := s.eng.Abort(r.Context(), jobID, "", identityOf(r)); err != nil {
+	o, err := s.eng.AbortJob(r.Context(), jobID, "", identityOf(r))
+	if err != nil {
 		return 0, nil, notFoundJob(err, jobID)
 	}
-	s.changed(r, jobID)
-	return s.answerJob(r, http.StatusOK, jobID, nil)
+	s.changed(r, jobID, "aborted", len(o.Aborted))
+	return s.answerJob(r, http.StatusOK, jobID, map[string]any{"aborted": toAborted(o.Aborted)})
 }
 
 // abortInvocation ends one unfinished invocation as ABORTED; one that has

@@ -17,6 +17,9 @@ type bulkAnswer struct {
 	Unchanged  []string          `json:"unchanged"`
 	Failed     map[string]string `json:"failed,omitempty"`
 	Incomplete string            `json:"incomplete,omitempty"`
+	// OtherReasons are, for a resume with paused_for, the reasons the
+	// paused jobs it left are paused for, with how many of each.
+	OtherReasons map[string]int `json:"other_reasons,omitempty"`
 }
 
 // pauseProject pauses the project's jobs a selection picks, all with one
@@ -83,7 +86,7 @@ func (s *server) bulkDone(r *http.Request, res engine.BulkResult, err error, att
 	}
 	s.log.Info("jobs changed through the API", append([]any{"identity", string(identityOf(r)), "project", r.PathValue("project"),
 		"action", r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:], "changed", len(res.Changed), "unchanged", len(res.Unchanged), "failed", len(res.Failed)}, attrs...)...)
-	a := bulkAnswer{Changed: res.Changed, Unchanged: res.Unchanged, Failed: res.Failed}
+	a := bulkAnswer{Changed: res.Changed, Unchanged: res.Unchanged, Failed: res.Failed, OtherReasons: res.OtherReasons}
 	if a.Changed == nil {
 		a.Changed = []string{}
 	}

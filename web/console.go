@@ -6,6 +6,7 @@ import (
 
 	"github.com/sundial-cron/sundial/access"
 	"github.com/sundial-cron/sundial/web/console"
+	"github.com/sundial-cron/sundial/web/signin"
 )
 
 // console is the web console over the API's own gate: the same
@@ -15,9 +16,13 @@ func (s *server) console(opts Options) http.Handler {
 	if opts.Now == nil {
 		panic("web: Options.Console needs Options.Now")
 	}
+	entry := s.authn.Entry()
+	if opts.SignIn != "" {
+		entry.OIDC, entry.SignOut = opts.SignIn, signin.SignOutPath
+	}
 	return console.New(console.Options{
 		Engine: s.eng, Store: s.st, Roles: s.roles, Gate: consoleGate{s}, Now: opts.Now,
-		SignIn: opts.SignIn, Logger: s.log,
+		Entry: entry, Logger: s.log,
 	})
 }
 

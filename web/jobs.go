@@ -101,6 +101,9 @@ func (s *server) getJob(r *http.Request) (int, any, error) {
 		Backfill:   toBackfill(v.State.Backfill),
 		Audit:      toAudit(v.Audit),
 		NextCursor: nextCursor(listing, next),
+
+		Revision:      v.Definition.Revision,
+		NextFireTimes: nextFireTimes(v),
 	}
 	d.Invocations = make([]invJSON, 0, len(invs))
 	for _, inv := range invs {
@@ -123,6 +126,7 @@ func (s *server) getInvocation(r *http.Request) (int, any, error) {
 		return 0, nil, err
 	}
 	d := invDetail{invJSON: toInv(inv), JobID: jobID, Log: string(inv.Log)}
+	d.LogWritten, d.LogTail = s.eng.LogExtent(inv.Log)
 	if inv.Status != "SKIPPED" {
 		// A definition that cannot be read leaves the revision out; the
 		// invocation is shown all the same.

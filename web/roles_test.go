@@ -70,16 +70,19 @@ func TestEveryRouteForEveryRole(t *testing.T) {
 		{"pause the jobs of a project that does not exist", "POST", "/api/v1/projects/nosuch/pause", `{"reason": "x"}`},
 		{"backfill", "POST", "/api/v1/projects/billing/jobs/nightly/backfill", `{"from": "2026-03-02T09:50:00Z", "to": "2026-03-02T10:00:00Z"}`},
 		{"cancel a backfill", "POST", "/api/v1/projects/billing/jobs/nightly/cancel-backfill", ""},
+		{"list a project's invocations", "GET", "/api/v1/projects/billing/invocations?status=failed&since=24h", ""},
+		{"list a job's invocations", "GET", "/api/v1/projects/billing/jobs/nightly/invocations", ""},
+		{"list the invocations of an ungranted project", "GET", "/api/v1/projects/ops/invocations", ""},
 	}
 	// Statuses in the order of routes.
 	var (
-		anonymous = []int{200, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401}
-		stranger  = []int{200, 404, 404, 404, 404, 404, 404, 404, 404, 404, 404, 404, 404, 404, 404, 404, 404, 404, 404}
-		reader    = []int{200, 200, 200, 200, 403, 403, 403, 403, 403, 404, 404, 404, 404, 403, 403, 404, 404, 403, 403}
-		triggerer = []int{200, 200, 200, 200, 202, 403, 403, 403, 403, 404, 404, 404, 404, 403, 403, 404, 404, 202, 200}
-		owner     = []int{200, 200, 200, 200, 202, 200, 200, 200, 200, 404, 404, 404, 404, 200, 200, 404, 404, 202, 200}
-		oneJob    = []int{200, 200, 404, 200, 404, 404, 404, 200, 200, 404, 404, 404, 404, 403, 403, 404, 404, 404, 404}
-		admin     = []int{200, 200, 200, 200, 202, 200, 200, 200, 200, 200, 200, 200, 404, 200, 200, 200, 404, 202, 200}
+		anonymous = []int{200, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401}
+		stranger  = []int{200, 404, 404, 404, 404, 404, 404, 404, 404, 404, 404, 404, 404, 404, 404, 404, 404, 404, 404, 404, 404, 404}
+		reader    = []int{200, 200, 200, 200, 403, 403, 403, 403, 403, 404, 404, 404, 404, 403, 403, 404, 404, 403, 403, 200, 200, 404}
+		triggerer = []int{200, 200, 200, 200, 202, 403, 403, 403, 403, 404, 404, 404, 404, 403, 403, 404, 404, 202, 200, 200, 200, 404}
+		owner     = []int{200, 200, 200, 200, 202, 200, 200, 200, 200, 404, 404, 404, 404, 200, 200, 404, 404, 202, 200, 200, 200, 404}
+		oneJob    = []int{200, 200, 404, 200, 404, 404, 404, 200, 200, 404, 404, 404, 404, 403, 403, 404, 404, 404, 404, 200, 404, 404}
+		admin     = []int{200, 200, 200, 200, 202, 200, 200, 200, 200, 200, 200, 200, 404, 200, 200, 200, 404, 202, 200, 200, 200, 200}
 	)
 	roles := []struct {
 		name       string

@@ -31,6 +31,7 @@ const (
 // is addressed by its two parts, each one path segment.
 func (s *server) routes() []route {
 	paging := []string{"limit", "cursor"}
+	listing := append([]string{"status", "since"}, paging...)
 	return []route{
 		{method: "GET", path: prefix + "/whoami", handle: s.whoami},
 		// What runs, which /metrics' sundial_build_info says too: no
@@ -40,6 +41,8 @@ func (s *server) routes() []route {
 		{method: "GET", path: prefix + "/projects/{project}/jobs", perm: access.Read, query: paging, handle: s.listJobs},
 		{method: "GET", path: jobPath, perm: access.Read, query: paging, handle: s.getJob},
 		{method: "GET", path: invocation, perm: access.Read, handle: s.getInvocation},
+		{method: "GET", path: prefix + "/projects/{project}/invocations", perm: access.Read, query: listing, handle: s.listInvocations},
+		{method: "GET", path: jobPath + "/invocations", perm: access.Read, query: listing, handle: s.listInvocations},
 		{method: "POST", path: prefix + "/projects/{project}/pause", mutates: true, perm: access.Steer, handle: s.pauseProject},
 		{method: "POST", path: prefix + "/projects/{project}/resume", mutates: true, perm: access.Steer, handle: s.resumeProject},
 		{method: "POST", path: jobPath + "/trigger", mutates: true, perm: access.Trigger, handle: s.trigger},

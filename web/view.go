@@ -52,6 +52,14 @@ type jobDetail struct {
 	// Audit is the job's recent changes through the API, newest first.
 	Audit []auditJSON `json:"audit"`
 
+	// Revision is the config revision (a commit in a repo) that defined
+	// the job as it is.
+	Revision string `json:"revision,omitempty"`
+	// NextFireTimes are the job's next scheduled occurrences, the first
+	// its next_fire_time, at most maxNextFireTimes; none while it plans
+	// no tick (PAUSED, DISABLED, a triggered schedule).
+	NextFireTimes []time.Time `json:"next_fire_times"`
+
 	Invocations []invJSON `json:"invocations"`
 	NextCursor  string    `json:"next_cursor,omitempty"`
 }
@@ -141,6 +149,12 @@ type invDetail struct {
 	// Log is the bounded debug log: its head and tail, with a marker
 	// saying how much was dropped between them.
 	Log string `json:"log"`
+	// LogWritten is how many bytes were ever written to the log, the
+	// dropped ones too, and LogTail how many of Log's last bytes are the
+	// latest written, without a gap: a follower of a running invocation
+	// prints the new ones of those.
+	LogWritten int `json:"log_written"`
+	LogTail    int `json:"log_tail"`
 }
 
 func toJob(v engine.View, last *store.InvocationRecord) jobJSON {
@@ -213,4 +227,31 @@ func timePtr(t time.Time) *time.Time {
 	}
 	t = t.UTC()
 	return &t
+}
+
+// maxNextFireTimes is how many of a job's next occurrences its detail
+// lists, as Temporal's schedule page does.
+const maxNextFireTimes = 5
+
+// nextFireTimes are the job's next scheduled occurrences: the one its
+// planned tick is for, then the schedule's next ones after it. A
+// schedule that no longer parses leaves the planned one alone.
+func nextFireTimes(v engine.View) []time.Time {
+	out := []time.Time{}
+	at, ok := v.NextFire()
+	if !ok {
+		return out
+	}
+	out = append(out, at.UTC())
+	sched, err := v.Definition.Parse(v.Job.ID)
+	if err != nil {
+		return out
+	}
+	for len(out) < maxNextFireTimes {
+		if at, ok = sched.Next(at); !ok {
+			break
+		}
+		out = append(out, at.UTC())
+	}
+	return out
 }

@@ -61,8 +61,11 @@ type Options struct {
 	// web/console), behind the API's authenticators and roles; it needs
 	// Now. Off, every path outside the API is a JSON 404.
 	Console bool
-	// SignIn is the path that signs a person in, linked from the
-	// console's pages for a signed-out viewer; "" when there is none.
+	// SignIn is the path that signs a person in with OpenID Connect,
+	// linked from the console's pages for a signed-out viewer; "" when
+	// there is none. The console learns the other ways in (a token
+	// sign-in, IAP, the single-user mode) from Authenticators
+	// (signin.Chain.Entry).
 	SignIn string
 }
 

@@ -22,6 +22,27 @@ func sundial(args ...string) (int, string, string) {
 	return code, out.String(), errOut.String()
 }
 
+// serveAPI starts `sundial serve` on a database in dir with args, an
+// admin token, and a proxy in front of it, and returns the server and
+// the API flags that reach it through the proxy with the token. The
+// proxy adds X-Forwarded-For, so the server does not take the verbs for
+// a local admin: only the token can admit them.
+func serveAPI(t *testing.T, dir string, args ...string) (*runningServer, []string) {
+	t.Helper()
+	tokenFile := filepath.Join(dir, "token")
+	if err := os.WriteFile(tokenFile, []byte("api-verbs-admin-token-0123456789\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := serve(t, append([]string{"--db", filepath.Join(dir, "sundial.db"), "--admin-token-file", tokenFile}, args...)...)
+	target, err := url.Parse("http://" + srv.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httptest.NewServer(httputil.NewSingleHostReverseProxy(target))
+	t.Cleanup(proxy.Close)
+	return srv, []string{"--server", proxy.URL, "--token-file", tokenFile}
+}
+
 // The API verbs steer a real `sundial serve` through a proxy (so the
 // server sees a remote caller, who must present the admin token), print
 // what they did, and print the API's error with exit status 1 when the
@@ -40,21 +61,8 @@ func TestAPIVerbsAgainstARealServer(t *testing.T) {
 `)
 	// An hourly job has occurrences in the last two hours to backfill.
 	writeConfig(t, configs, "hist", "jobs:\n  - id: hourly\n    schedule: \"0 * * * *\"\n    noop: {}\n")
-	token := "api-verbs-admin-token-0123456789"
-	tokenFile := filepath.Join(dir, "token")
-	if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	srv := serve(t, "--db", filepath.Join(dir, "sundial.db"), "--config-dir", configs, "--admin-token-file", tokenFile)
-	target, err := url.Parse("http://" + srv.addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The proxy adds X-Forwarded-For, so the server does not take the
-	// verbs for a local admin: only the token can admit them.
-	proxy := httptest.NewServer(httputil.NewSingleHostReverseProxy(target))
-	t.Cleanup(proxy.Close)
-	api := []string{"--server", proxy.URL, "--token-file", tokenFile}
+	srv, api := serveAPI(t, dir, "--config-dir", configs)
+	proxyURL := api[1]
 
 	var out string
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
@@ -72,22 +80,31 @@ func TestAPIVerbsAgainstARealServer(t *testing.T) {
 		t.Errorf("sundial jobs demo:\n%s", out)
 	}
 
+	// A verb that changes nothing says so, and exits 3.
 	steps := []struct {
 		args []string
+		code int
 		want string
 	}{
-		{[]string{"trigger", "demo/on-demand"}, "triggered demo/on-demand: invocation manual-1\n"},
-		{[]string{"pause", "demo/tick", "--reason", "database migration"}, "demo/tick is PAUSED: database migration\n"},
-		{[]string{"resume", "demo/tick"}, "demo/tick is SCHEDULED\n"},
-		{[]string{"pause", "--reason", "again", "demo/tick"}, "demo/tick is PAUSED: again\n"},
-		{[]string{"abort", "demo/tick"}, "demo/tick is PAUSED\n"},
-		{[]string{"pause", "demo", "--all", "--reason", "incident 9"}, "paused demo/on-demand\n1 paused, 1 unchanged, 0 failed\n"},
-		{[]string{"resume", "demo", "--prefix", "on-", "--paused-for", "incident 9"}, "resumed demo/on-demand\n1 resumed, 0 unchanged, 0 failed\n"},
+		{[]string{"trigger", "demo/on-demand"}, 0, "triggered demo/on-demand: invocation manual-1\n"},
+		{[]string{"pause", "demo/tick", "--reason", "database migration"}, 0, "demo/tick is PAUSED: database migration\n"},
+		{[]string{"pause", "demo/tick", "--reason", "database migration"}, 3, "demo/tick was already PAUSED: database migration\n"},
+		{[]string{"resume", "demo/tick"}, 0, "demo/tick is SCHEDULED\n"},
+		{[]string{"resume", "demo/tick"}, 3, "demo/tick was not paused: it is SCHEDULED\n"},
+		{[]string{"pause", "--reason", "again", "demo/tick"}, 0, "demo/tick is PAUSED: again\n"},
+		{[]string{"pause", "demo/tick", "--reason", "again, until noon"}, 0, "demo/tick is PAUSED: again, until noon (was: again)\n"},
+		{[]string{"pause", "demo/tick", "--reason", "again"}, 0, "demo/tick is PAUSED: again (was: again, until noon)\n"},
+		{[]string{"abort", "demo/tick"}, 3, "nothing to abort: demo/tick has no unfinished invocation\n"},
+		{[]string{"pause", "demo", "--all", "--reason", "incident 9"}, 0, "paused demo/on-demand\n1 paused, 1 unchanged, 0 failed\n"},
+		{[]string{"resume", "demo", "--all", "--paused-for", "incident 8"}, 3,
+			"0 resumed, 0 unchanged, 0 failed\nno job of demo is paused for \"incident 8\"; the paused jobs' reasons:\n  \"again\" (1 job)\n  \"incident 9\" (1 job)\n"},
+		{[]string{"resume", "demo", "--prefix", "on-", "--paused-for", "incident 9"}, 0, "resumed demo/on-demand\n1 resumed, 0 unchanged, 0 failed\n"},
+		{[]string{"pause", "demo", "--prefix", "tick", "--reason", "incident 9"}, 3, "0 paused, 1 unchanged, 0 failed\n"},
 	}
 	for _, s := range steps {
 		code, o, e := sundial(append(s.args, api...)...)
-		if code != 0 || o != s.want {
-			t.Errorf("sundial %s = %d %q %q; want 0 %q", strings.Join(s.args, " "), code, o, e, s.want)
+		if code != s.code || o != s.want {
+			t.Errorf("sundial %s = %d %q %q; want %d %q", strings.Join(s.args, " "), code, o, e, s.code, s.want)
 		}
 	}
 	if _, o, _ := sundial(append([]string{"jobs", "demo"}, api...)...); !regexp.MustCompile(`(?m)^demo/tick\s+PAUSED\s.*again$`).MatchString(o) {
@@ -145,8 +162,8 @@ func TestAPIVerbsAgainstARealServer(t *testing.T) {
 		args      []string
 		want      string
 	}{
-		{"no token", "", []string{"trigger", "demo/on-demand", "--server", proxy.URL}, "401 Unauthorized: sign in"},
-		{"wrong token from the environment", "wrong-token-0123456789abcdef", []string{"trigger", "demo/on-demand", "--server", proxy.URL}, "401 Unauthorized: credentials refused"},
+		{"no token", "", []string{"trigger", "demo/on-demand", "--server", proxyURL}, "401 Unauthorized: sign in"},
+		{"wrong token from the environment", "wrong-token-0123456789abcdef", []string{"trigger", "demo/on-demand", "--server", proxyURL}, "401 Unauthorized: credentials refused"},
 		{"unknown job", "", append([]string{"trigger", "demo/nope"}, api...), "404 Not Found: job demo/nope not found"},
 		{"a reason too long", "", append([]string{"pause", "demo/on-demand", "--reason", strings.Repeat("x", 501)}, api...), "400 Bad Request: reason: 501 characters; at most 500"},
 	} {
@@ -186,6 +203,18 @@ func TestAPIVerbsRefuseBadInputWithoutCalling(t *testing.T) {
 		{[]string{"trigger", "demo/tick", "--token", "x"}, "flag provided but not defined: -token"},
 		{[]string{"trigger", "demo/tick", "--server", "http://192.0.2.1:9", "--token-file", tokenFile}, "a token goes only over https"},
 		{[]string{"trigger", "demo/tick", "--token-file", filepath.Join(dir, "missing")}, "--token-file"},
+		{[]string{"runs"}, "want 1 argument"},
+		{[]string{"runs", "demo/a/b"}, "want PROJECT or PROJECT/JOB"},
+		{[]string{"runs", "/tick"}, "want PROJECT or PROJECT/JOB"},
+		{[]string{"runs", "demo", "--status", "broken"}, `--status "broken": want one of failed, running, succeeded, skipped`},
+		{[]string{"runs", "demo", "--since", "yesterday"}, `--since "yesterday": want an age (90m, 24h, 7d) or a time in RFC 3339`},
+		{[]string{"runs", "demo", "--since", "-1h"}, `--since "-1h"`},
+		{[]string{"runs", "demo", "--limit", "0"}, "--limit 0: want at least 1"},
+		{[]string{"logs", "demo/tick"}, "want PROJECT/JOB/INVOCATION"},
+		{[]string{"logs", "demo//manual-1"}, "want PROJECT/JOB/INVOCATION"},
+		{[]string{"logs", "demo/tick/manual-1", "-f", "--json"}, "-f and --json do not go together"},
+		{[]string{"logs", "demo/tick/manual-1", "-f", "--interval", "0s"}, "--interval 0s: want a positive duration"},
+		{[]string{"describe", "demo"}, "want PROJECT/JOB"},
 	} {
 		code, _, e := sundial(tt.args...)
 		if code != exitUsage || !strings.Contains(e, tt.want) {

@@ -10,6 +10,9 @@
 //	sundial backup FILE             copy the embedded shape's database while it runs
 //	sundial migrate [--dry-run]     bring the PostgreSQL shape's schema to this release's
 //	sundial jobs PROJECT            list a project's jobs, through a server's API
+//	sundial runs PROJECT[/JOB]      list its invocations across jobs, newest first
+//	sundial logs PROJECT/JOB/INV    print an invocation's log; -f follows it to its end
+//	sundial describe PROJECT/JOB    a job's definition, state, next and last runs
 //	sundial trigger|pause|resume|abort PROJECT/JOB
 //	sundial pause|resume PROJECT --all|--prefix P
 //	sundial backfill PROJECT/JOB --from T --to T | --cancel
@@ -19,7 +22,8 @@
 //	sundial token new               make a static token for a machine
 //	sundial version                 which build this is: version, commit, Go
 //
-// Bad input exits with status 2 and the error on stderr.
+// Bad input exits with status 2 and the error on stderr; the API verbs'
+// other exit statuses are in cli.Usage and docs/cli.md.
 package main
 
 import (
@@ -71,7 +75,7 @@ func run(args []string, stdout, stderr io.Writer, now func() time.Time) int {
 		return runMigrate(args[1:], stdout, stderr)
 	case "backup":
 		return runBackup(args[1:], stdout, stderr, now)
-	case "jobs", "trigger", "pause", "resume", "abort", "backfill", "whoami", "config":
+	case "jobs", "runs", "logs", "describe", "trigger", "pause", "resume", "abort", "backfill", "whoami", "config":
 		return cli.Run(args[0], args[1:], stdout, stderr)
 	case "token":
 		return cli.RunToken(args[1:], stdout, stderr)

@@ -40,10 +40,10 @@ type Store struct {
 	client      *datastore.Client
 	opts        Options
 	definitions storedDefinitions
-	// afterExpiryRead, set only by tests, runs in MigrateExpiry's
-	// transactions between their reads and their writes, where a
-	// concurrent change would land.
-	afterExpiryRead func()
+	// afterMigrationRead, set only by tests, runs in a migration's
+	// transactions (MigrateExpiry, MigrateListing) between their reads
+	// and their writes, where a concurrent change would land.
+	afterMigrationRead func()
 }
 
 var (

@@ -6,6 +6,7 @@ import (
 
 	"cloud.google.com/go/datastore"
 
+	"github.com/sundial-cron/sundial/jobid"
 	"github.com/sundial-cron/sundial/store"
 )
 
@@ -105,9 +106,10 @@ func (e *jobEntity) LoadKey(k *datastore.Key) error {
 }
 
 // invocationEntity is an Invocation as Datastore stores it. Occurrence is
-// indexed for the listing, which sorts on it, and Expiry, on finished
-// records only, for retention's queries: an unfinished invocation is in no
-// index retention reads, so it cannot be found to be deleted.
+// indexed for the listings, which sort on it; Project and Class for the
+// listing of a project's invocations; and Expiry, on finished records
+// only, for retention's queries: an unfinished invocation is in no index
+// retention reads, so it cannot be found to be deleted.
 type invocationEntity struct{ store.InvocationRecord }
 
 func (e *invocationEntity) Save() ([]datastore.Property, error) {
@@ -152,7 +154,17 @@ func (e *invocationEntity) Save() ([]datastore.Property, error) {
 	if class := expiryClass(v.Status); class != "" {
 		props = append(props, datastore.Property{Name: "Expiry", Value: class})
 	}
-	return props, nil
+	return append(props, listingProperties(v.JobID, v.Status)...), nil
+}
+
+// listingProperties are what the listing of a project's invocations
+// (Store.ProjectInvocations) finds a record by: its job's project and its
+// status's class, both derived, and both indexed.
+func listingProperties(jobID, status string) []datastore.Property {
+	return []datastore.Property{
+		{Name: "Project", Value: jobid.Split(jobID).Project},
+		{Name: "Class", Value: store.StatusClass(status)},
+	}
 }
 
 func (e *invocationEntity) Load(props []datastore.Property) error {
@@ -195,8 +207,10 @@ func (e *invocationEntity) Load(props []datastore.Property) error {
 			v.TriggeredBy, ok = p.Value.(string)
 		case "Backfill":
 			v.Backfill, ok = p.Value.(bool)
-		case "Expiry":
+		case "Expiry", "Class":
 			ok = true // derived from Status
+		case "Project":
+			ok = true // derived from the key
 		default:
 			ok = true
 		}

@@ -26,7 +26,9 @@ var createGoldens = flag.Bool("create-goldens", false, "write the entity golden 
 // properties. invocation-named.json is one that names its definition, and
 // definition.json the Definition entity that holds it. A finished record
 // has gained Expiry, the class retention finds it by: the -expiry goldens
-// are what Save gives since, and the ones before still load.
+// are what Save gave since, and the ones before still load. Every record
+// has since gained Project and Class, which the listing of a project's
+// invocations finds it by: the -listing goldens are what Save gives now.
 
 var goldenAt = time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
 
@@ -128,42 +130,42 @@ func TestEntityGoldens(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
 		file string
-		// was is a golden of an earlier Save, which must still load.
-		was  string
+		// was are goldens of earlier Saves, which must still load.
+		was  []string
 		save func() ([]datastore.Property, error)
 		load func([]datastore.Property) (any, error)
 		want any
 	}{
-		{"job.json", "", (&jobEntity{goldenJob}).Save, func(ps []datastore.Property) (any, error) {
+		{"job.json", nil, (&jobEntity{goldenJob}).Save, func(ps []datastore.Property) (any, error) {
 			e := jobEntity{store.JobRecord{ID: goldenJob.ID}}
 			return e.JobRecord, e.Load(ps)
 		}, goldenJob},
-		{"invocation-expiry.json", "invocation.json", (&invocationEntity{goldenInvocation}).Save, func(ps []datastore.Property) (any, error) {
+		{"invocation-listing.json", []string{"invocation-expiry.json", "invocation.json"}, (&invocationEntity{goldenInvocation}).Save, func(ps []datastore.Property) (any, error) {
 			e := invocationEntity{store.InvocationRecord{JobID: goldenInvocation.JobID, ID: goldenInvocation.ID}}
 			err := e.Load(ps)
 			return e.InvocationRecord, err
 		}, goldenInvocation},
-		{"invocation-named-expiry.json", "invocation-named.json", (&invocationEntity{goldenNamedInvocation}).Save, func(ps []datastore.Property) (any, error) {
+		{"invocation-named-listing.json", []string{"invocation-named-expiry.json", "invocation-named.json"}, (&invocationEntity{goldenNamedInvocation}).Save, func(ps []datastore.Property) (any, error) {
 			e := invocationEntity{store.InvocationRecord{JobID: goldenNamedInvocation.JobID, ID: goldenNamedInvocation.ID}}
 			err := e.Load(ps)
 			return e.InvocationRecord, err
 		}, goldenNamedInvocation},
-		{"invocation-manual.json", "", (&invocationEntity{goldenManualInvocation}).Save, func(ps []datastore.Property) (any, error) {
+		{"invocation-manual-listing.json", []string{"invocation-manual.json"}, (&invocationEntity{goldenManualInvocation}).Save, func(ps []datastore.Property) (any, error) {
 			e := invocationEntity{store.InvocationRecord{JobID: goldenManualInvocation.JobID, ID: goldenManualInvocation.ID}}
 			err := e.Load(ps)
 			return e.InvocationRecord, err
 		}, goldenManualInvocation},
-		{"invocation-backfill.json", "", (&invocationEntity{goldenBackfillInvocation}).Save, func(ps []datastore.Property) (any, error) {
+		{"invocation-backfill-listing.json", []string{"invocation-backfill.json"}, (&invocationEntity{goldenBackfillInvocation}).Save, func(ps []datastore.Property) (any, error) {
 			e := invocationEntity{store.InvocationRecord{JobID: goldenBackfillInvocation.JobID, ID: goldenBackfillInvocation.ID}}
 			err := e.Load(ps)
 			return e.InvocationRecord, err
 		}, goldenBackfillInvocation},
-		{"project.json", "", (&projectEntity{goldenProject}).Save, func(ps []datastore.Property) (any, error) {
+		{"project.json", nil, (&projectEntity{goldenProject}).Save, func(ps []datastore.Property) (any, error) {
 			e := projectEntity{store.ProjectRecord{ID: goldenProject.ID}}
 			err := e.Load(ps)
 			return e.ProjectRecord, err
 		}, goldenProject},
-		{"definition.json", "", (&definitionEntity{goldenJob.Definition}).Save, func(ps []datastore.Property) (any, error) {
+		{"definition.json", nil, (&definitionEntity{goldenJob.Definition}).Save, func(ps []datastore.Property) (any, error) {
 			var e definitionEntity
 			err := e.Load(ps)
 			return e, err
@@ -196,10 +198,11 @@ func TestEntityGoldens(t *testing.T) {
 				t.Errorf("Save's properties changed:\n got %s\nwant %s\nEvery stored entity has the old ones: "+
 					"keep loading them (Load), and add goldens for the new form.", enc, b)
 			}
-			for _, path := range []string{path, filepath.Join("testdata", "entity", tt.was)} {
-				if path == filepath.Join("testdata", "entity") {
-					continue
-				}
+			paths := []string{path}
+			for _, was := range tt.was {
+				paths = append(paths, filepath.Join("testdata", "entity", was))
+			}
+			for _, path := range paths {
 				b, err := os.ReadFile(path)
 				if err != nil {
 					t.Fatal(err)

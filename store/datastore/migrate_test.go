@@ -1,6 +1,7 @@
 package datastore
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,14 +24,15 @@ import (
 var migrateNow = time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
 
 // putOldShape stores inv as a release before retention did: the properties
-// Save gives, without Expiry.
+// Save gives, without Expiry, and without Project and Class, which came
+// later.
 func putOldShape(t *testing.T, s *Store, inv store.InvocationRecord) {
 	t.Helper()
 	props, err := (&invocationEntity{inv}).Save()
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := datastore.PropertyList(slices.DeleteFunc(props, func(p datastore.Property) bool { return p.Name == "Expiry" }))
+	old := datastore.PropertyList(slices.DeleteFunc(props, func(p datastore.Property) bool { return p.Name == "Expiry" || p.Name == "Project" || p.Name == "Class" }))
 	if _, err := s.client.Put(t.Context(), s.invocationKey(inv.JobID, inv.ID), &old); err != nil {
 		t.Fatal(err)
 	}
@@ -62,13 +64,14 @@ func byName(props datastore.PropertyList) datastore.PropertyList {
 	return out
 }
 
-// migrateAll calls MigrateExpiry with budget until it is done, at most
-// calls times, and returns what the calls did together.
-func migrateAll(t *testing.T, s *Store, budget, calls int) ExpiryMigration {
+// migrateAll calls a migration (MigrateExpiry, MigrateListing) with budget
+// until it is done, at most calls times, and returns what the calls did
+// together.
+func migrateAll(t *testing.T, migrate func(context.Context, int) (Migration, error), budget, calls int) Migration {
 	t.Helper()
-	var sum ExpiryMigration
+	var sum Migration
 	for range calls {
-		res, err := s.MigrateExpiry(t.Context(), budget)
+		res, err := migrate(t.Context(), budget)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,7 +115,7 @@ func TestRetentionDeletesOldShapeRecordsAfterMigration(t *testing.T) {
 	if res, err := r.Pass(t.Context()); err != nil || res.Deleted != 0 {
 		t.Fatalf("retention before the migration: %+v, %v; want nothing found (the records lack Expiry)", res, err)
 	}
-	mig := migrateAll(t, s, 4, 10)
+	mig := migrateAll(t, s.MigrateExpiry, 4, 10)
 	if mig.Scanned != 10 || mig.Migrated != 9 || mig.Total != 9 {
 		t.Errorf("migration = %+v, want 10 scanned and the 9 finished migrated", mig)
 	}
@@ -152,7 +155,7 @@ func TestExpiryMigrationLeavesUnfinishedRecordsAlone(t *testing.T) {
 	for _, id := range []string{"r00", "r01", "r02", "r03", "r05"} {
 		before[id] = stored(t, s, jobID, id)
 	}
-	if mig := migrateAll(t, s, 100, 2); mig.Migrated != 1 {
+	if mig := migrateAll(t, s.MigrateExpiry, 100, 2); mig.Migrated != 1 {
 		t.Errorf("migration = %+v, want the one old finished record migrated", mig)
 	}
 	for id, was := range before {
@@ -187,7 +190,7 @@ func TestExpiryMigrationGivesWhatSaveGives(t *testing.T) {
 	if _, err := s.client.Put(t.Context(), s.invocationKey(goldenInvocation.JobID, goldenInvocation.ID), &old); err != nil {
 		t.Fatal(err)
 	}
-	migrateAll(t, s, 100, 2)
+	migrateAll(t, s.MigrateExpiry, 100, 2)
 	got := stored(t, s, goldenInvocation.JobID, goldenInvocation.ID)
 	// Datastore gives times back in the local zone.
 	for i, p := range got {
@@ -229,7 +232,7 @@ func TestExpiryMigrationResumes(t *testing.T) {
 	// Another instance: nothing in memory is shared.
 	other := New(newClient(t, nil), s.opts)
 	t.Cleanup(func() { other.Close() })
-	rest := migrateAll(t, other, 25, 10)
+	rest := migrateAll(t, other.MigrateExpiry, 25, 10)
 	if first.Scanned+rest.Scanned != 90 || rest.Total != 60 {
 		t.Errorf("the calls looked at %d keys and migrated %d records, want each of the 90 keys once and the 60 finished records",
 			first.Scanned+rest.Scanned, rest.Total)
@@ -247,7 +250,7 @@ func TestExpiryMigrationResumes(t *testing.T) {
 	// An instance that died after a step's writes and before recording
 	// it: the step is done again, and finds nothing to write.
 	var m migrationEntity
-	mkey := datastore.NameKey(kindMigration, expiryMigrationName, nil)
+	mkey := datastore.NameKey(kindMigration, expiryMigration.name, nil)
 	mkey.Namespace = s.opts.Namespace
 	if err := s.client.Get(t.Context(), mkey, &m); err != nil {
 		t.Fatal(err)
@@ -257,7 +260,7 @@ func TestExpiryMigrationResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := counter.Cost()
-	again := migrateAll(t, s, 100, 2)
+	again := migrateAll(t, s.MigrateExpiry, 100, 2)
 	cost := counter.Cost().Sub(before)
 	if again.Migrated != 0 || again.Scanned != 90 {
 		t.Errorf("redone migration = %+v, want 90 keys looked at and nothing migrated", again)
@@ -277,7 +280,7 @@ func TestExpiryMigrationDoneCostsOneRead(t *testing.T) {
 	counter := &Counter{}
 	s := openStore(t, Options{}, counter)
 	oldHistory(t, s, "proj/a", slices.Repeat([]string{"SUCCEEDED"}, 20))
-	migrateAll(t, s, 100, 2)
+	migrateAll(t, s.MigrateExpiry, 100, 2)
 	before := counter.Cost()
 	res, err := s.MigrateExpiry(t.Context(), 100)
 	if err != nil {
@@ -317,7 +320,7 @@ func TestExpiryMigrationCost(t *testing.T) {
 		}
 	}
 	before := counter.Cost()
-	mig := migrateAll(t, s, 250, 10)
+	mig := migrateAll(t, s.MigrateExpiry, 250, 10)
 	cost := counter.Cost().Sub(before)
 	if mig.Migrated != jobs*old || mig.Scanned != jobs*(old+fresh) {
 		t.Fatalf("migration = %+v, want %d migrated of %d", mig, jobs*old, jobs*(old+fresh))
@@ -347,7 +350,7 @@ func TestExpiryMigrationYieldsToConcurrentChanges(t *testing.T) {
 	const jobID = "proj/racing"
 	oldHistory(t, s, jobID, []string{"SUCCEEDED", "FAILED", "SUCCEEDED"})
 	changed := false
-	s.afterExpiryRead = func() {
+	s.afterMigrationRead = func() {
 		if changed {
 			return
 		}
@@ -368,7 +371,7 @@ func TestExpiryMigrationYieldsToConcurrentChanges(t *testing.T) {
 			t.Errorf("the concurrent change: %v", err)
 		}
 	}
-	mig := migrateAll(t, s, 100, 2)
+	mig := migrateAll(t, s.MigrateExpiry, 100, 2)
 	if !changed {
 		t.Fatal("the migration never reached its write")
 	}

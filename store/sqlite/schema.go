@@ -109,6 +109,18 @@ CREATE INDEX invocations_failed ON invocations(job_id, occurrence, id, status) W
 -- Whether a backfill ran the occurrence (store.InvocationRecord.Backfill);
 -- 0 for rows written before this version.
 ALTER TABLE invocations ADD COLUMN backfill INTEGER NOT NULL DEFAULT 0;
+`, `
+-- A project's invocations of a status class across its jobs, newest first
+-- (Store.ProjectInvocations, which merges the classes for all of them):
+-- the job's project and the status's class (store.StatusClass) are
+-- virtual columns, computed from job_id and status, so no row is
+-- rewritten and no write sets them; the index over them takes in the rows
+-- already there. A job's own listing keeps invocations_newest.
+ALTER TABLE invocations ADD COLUMN project TEXT GENERATED ALWAYS AS (substr(job_id, 1, instr(job_id, '/') - 1)) VIRTUAL;
+ALTER TABLE invocations ADD COLUMN class TEXT GENERATED ALWAYS AS (CASE status
+	WHEN 'SUCCEEDED' THEN 'succeeded' WHEN 'FAILED' THEN 'failed' WHEN 'ABORTED' THEN 'failed'
+	WHEN 'SKIPPED' THEN 'skipped' ELSE 'running' END) VIRTUAL;
+CREATE INDEX invocations_project_class ON invocations(project, class, occurrence DESC, job_id DESC, id DESC);
 `}
 
 // ErrNewerSchema is wrapped by the error Open returns for a file whose

@@ -4,8 +4,8 @@
 // Its files follow the concerns of the contract: records (every field
 // round-trips), definitions, transactions, memo, tasks (enqueued in a
 // transaction), conflicts (concurrent and submitted Updates), paging and
-// listings, retention (expiry and deletes) and projects (the record a
-// config revision writes).
+// listings, a project's invocations across its jobs, retention (expiry and
+// deletes) and projects (the record a config revision writes).
 //
 // The suite holds to what Cloud Datastore can promise, so the embedded and
 // the cloud backend are held to one contract. Where backends may differ it
@@ -41,6 +41,10 @@
 //     Tx.Job in place of its EncodedState (store/sqlite's cache does) or
 //     never (store/datastore); the suite accepts either, never another
 //     state's.
+//   - ProjectInvocations' ties: records of one occurrence are listed in
+//     the backend's order (store/sqlite: by job id and id, descending;
+//     store/datastore: by key). The suite checks that a listing holds
+//     each record once, newest first, not the order of ties.
 //   - Expired's order: store/sqlite lists the oldest records first,
 //     store/datastore the newest first (the order its index serves). The
 //     suite checks which records are listed, and that a limit lists that
@@ -114,6 +118,10 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		// listings.go
 		{"Overdue lists set, passed watchdog timers, most overdue first", testOverdue},
 		{"Recent reads each job's newest invocations, without logs", testRecent},
+		// projectinvocations.go
+		{"ProjectInvocations lists a project's records across its jobs, newest first, by class, job and time", testProjectInvocations},
+		{"a record moves between ProjectInvocations' classes with its status", testProjectInvocationsFollowStatus},
+		{"ProjectInvocations refuses a cursor it did not make", testProjectInvocationsCursor},
 		// retention.go
 		{"Expired lists finished records past the age or count of their class, never unfinished ones", testExpired},
 		{"DeleteInvocation deletes a finished record and leaves an unfinished one", testDeleteInvocation},

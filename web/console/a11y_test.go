@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"golang.org/x/net/html"
+
+	"github.com/sundial-cron/sundial/web/signin"
 )
 
 // The stylesheet's text colours reach WCAG AA's 4.5:1 on the page's
@@ -64,9 +66,14 @@ func TestEveryControlIsLabelled(t *testing.T) {
 	t.Parallel()
 	s := demoSite(t)
 	inv := s.newest(t, "payments/settle")
+	signInPage := tokenSignInPage(t, s)
 	for _, path := range []string{"/", "/configs", "/playground?expr=H+*+*+*+*&job=a%2Fb", "/projects/payments", jobPath("settle"), jobPath("reconcile"),
-		invPath("settle", inv.ID)} {
+		invPath("settle", inv.ID), "/fleet", "/projects/payments/grid", "/projects/payments/grid?span=6h", "/playground?expr=61+*+*+*+*&tz=Mars",
+		signin.TokenSignInPath} {
 		p := s.get(t, owner, path)
+		if path == signin.TokenSignInPath {
+			p = signInPage
+		}
 		if len(p.find("html", "lang", "en")) != 1 {
 			t.Errorf("%s: no lang on html", path)
 		}

@@ -71,6 +71,8 @@ func BenchmarkConsole(b *testing.B) {
 	b.Run("jobs page, 10000 jobs, failing filter", func(b *testing.B) { benchPage(b, s, "/projects/big?failing=1") })
 	b.Run("jobs page, 10000 jobs, page 150", func(b *testing.B) { benchPage(b, s, "/projects/big?page=150") })
 	b.Run("projects page, 10000 jobs", func(b *testing.B) { benchPage(b, s, "/") })
+	b.Run("fleet page, 10000 jobs", func(b *testing.B) { benchPage(b, s, "/fleet") })
+	b.Run("grid page, 10000 jobs", func(b *testing.B) { benchPage(b, s, "/projects/big/grid") })
 	b.Run("job page, 1000 invocations", func(b *testing.B) { benchPage(b, s, "/projects/big/jobs/job-00000") })
 	b.Run("job page, 1000 invocations, 7 days", func(b *testing.B) { benchPage(b, s, "/projects/big/jobs/job-00000?span=7d") })
 }

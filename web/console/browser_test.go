@@ -2,6 +2,7 @@ package console_test
 
 import (
 	"context"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -30,7 +31,14 @@ type browser struct {
 
 func newBrowser(t *testing.T, s *site, who string) *browser {
 	t.Helper()
-	srv := httptest.NewServer(s.handler)
+	return browse(t, s.handler, who)
+}
+
+// browse is a headless chromium tab over h, signed in as who by the
+// tests' header; "" for none, as a browser that signs in by itself.
+func browse(t *testing.T, h http.Handler, who string) *browser {
+	t.Helper()
+	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	ctx := browsertest.Tab(t, 3*time.Minute,
 		chromedp.Flag("hide-scrollbars", true),
@@ -48,7 +56,10 @@ func newBrowser(t *testing.T, s *site, who string) *browser {
 	if d := os.Getenv("SUNDIAL_CONSOLE_SCREENSHOTS"); d != "" {
 		b.shots = append(b.shots, d)
 	}
-	b.run(network.Enable(), network.SetExtraHTTPHeaders(network.Headers{"X-Test-Identity": who}))
+	b.run(network.Enable())
+	if who != "" {
+		b.run(network.SetExtraHTTPHeaders(network.Headers{"X-Test-Identity": who}))
+	}
 	return b
 }
 

@@ -27,6 +27,7 @@ import (
 	"github.com/sundial-cron/sundial/access"
 	"github.com/sundial-cron/sundial/engine"
 	"github.com/sundial-cron/sundial/store"
+	"github.com/sundial-cron/sundial/web/signin"
 )
 
 // Gate is how the console learns who makes a request and what a project
@@ -48,9 +49,10 @@ type Options struct {
 	Gate   Gate
 	// Now is the clock "in 3 min" and the timelines are drawn by.
 	Now func() time.Time
-	// SignIn is the path that signs a person in (it takes ?next=); ""
-	// when the server has no sign-in of people.
-	SignIn string
+	// Entry is how a person gets in: the sign-ins a signed-out viewer is
+	// offered, the sign-out a signed-in one, and what a refused page
+	// says.
+	Entry signin.Entry
 	// Logger receives failures the viewer sees only as an error page.
 	Logger *slog.Logger
 }
@@ -85,9 +87,11 @@ func New(opts Options) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /static/", http.StripPrefix("/static/", staticFiles(http.FileServerFS(static))))
 	mux.Handle("GET /{$}", c.page(c.projects))
+	mux.Handle("GET /fleet", c.page(c.fleet))
 	mux.Handle("GET /configs", c.page(c.configs))
 	mux.Handle("GET /playground", c.page(c.playground))
 	mux.Handle("GET /projects/{project}", c.page(c.jobs))
+	mux.Handle("GET /projects/{project}/grid", c.page(c.grid))
 	mux.Handle("POST /projects/{project}/pause", c.page(c.bulk(true)))
 	mux.Handle("POST /projects/{project}/resume", c.page(c.bulk(false)))
 	mux.Handle("GET "+jobPath, c.page(c.job))
@@ -185,7 +189,8 @@ func badRequest(format string, args ...any) error {
 }
 
 // fail renders the error page. A viewer who is signed out and was refused
-// is offered the sign-in: what they asked for may exist for someone else.
+// is told how to get in on this server: what they asked for may exist for
+// someone else.
 func (c *console) fail(w http.ResponseWriter, r *http.Request, v viewer, err error) {
 	var pe *pageError
 	if !errors.As(err, &pe) {
@@ -193,19 +198,41 @@ func (c *console) fail(w http.ResponseWriter, r *http.Request, v viewer, err err
 		pe = &pageError{status: http.StatusInternalServerError, msg: "the server failed to build this page; its log says why"}
 	}
 	if (pe.status == http.StatusNotFound || pe.status == http.StatusForbidden) && v.ID == access.Anonymous {
-		msg := "sign in to see this page: signed out, you may not see it, or it does not exist"
-		if c.SignIn == "" {
-			msg = "signed out, you may not see this page, or it does not exist; this server signs no one in through the browser (open the console on the server's own machine, or ask its operator)"
-		}
-		pe = &pageError{status: http.StatusUnauthorized, msg: msg}
+		pe = &pageError{status: http.StatusUnauthorized, msg: signedOut(c.Entry)}
 	}
-	c.render(w, r, v, pe.status, "error", errorPage{Status: pe.status, StatusText: http.StatusText(pe.status), Message: pe.msg})
+	page := errorPage{Status: pe.status, StatusText: http.StatusText(pe.status), Message: pe.msg}
+	if pe.status == http.StatusUnauthorized {
+		page.SignIn, _ = c.doors(r, viewer{ID: access.Anonymous})
+	}
+	c.render(w, r, v, pe.status, "error", page)
+}
+
+// signedOut says to a signed-out viewer refused a page how to get in on
+// this server, and only what is true of it.
+func signedOut(e signin.Entry) string {
+	const maybe = "signed out, you may not see this page, or it does not exist"
+	switch {
+	case e.OIDC != "" && e.Token != "":
+		return "sign in, with your account or with a token, to see this page: " + maybe
+	case e.OIDC != "":
+		return "sign in to see this page: " + maybe
+	case e.Token != "":
+		return "sign in with a token to see this page: " + maybe
+	case e.IAP:
+		return maybe + "; this server signs people in through Identity-Aware Proxy: open it at the address the proxy guards"
+	case e.Local:
+		return maybe + "; this server runs in the single-user mode: open the console in a browser on the server's own machine, run by the server's user"
+	case e.Bearer:
+		return maybe + "; this server signs no one in through the browser (its API takes bearer tokens, as the sundial CLI sends them): ask its operator"
+	}
+	return maybe + "; this server signs no one in: ask its operator"
 }
 
 type errorPage struct {
 	Status     int
 	StatusText string
 	Message    string
+	SignIn     []crumb // the ways in, on a 401
 }
 
 // checkQuery refuses a query parameter the page does not take, or one

@@ -345,11 +345,14 @@ func attr(n *html.Node, key string) string {
 	return ""
 }
 
-// actions lists the paths the page's forms post to.
+// actions lists the paths the forms of the page's content post to (not
+// the frame's sign-out).
 func (p page) actions() []string {
 	var out []string
 	for _, f := range p.find("form", "method", "post") {
-		out = append(out, attr(f, "action"))
+		if inside(f, "main") {
+			out = append(out, attr(f, "action"))
+		}
 	}
 	return out
 }

@@ -26,13 +26,17 @@ type invocationPage struct {
 	// Revision is the config revision the invocation ran under; Commit
 	// is its commit when that is the one the project runs now, the only
 	// commit whose author and subject the record keeps.
-	Revision   string
-	Commit     *engine.Commit
-	Log        string
-	Ended      bool
-	MayAbort   bool
-	Occurrence *moment
-	Now        time.Time
+	Revision string
+	Commit   *engine.Commit
+	Log      []logLine
+	// FirstLaunch is the first attempt's launch, shown apart from the
+	// current attempt's when they differ.
+	FirstLaunch time.Time
+	Skip        string // what a skip record's reason means
+	Ended       bool
+	MayAbort    bool
+	Occurrence  *moment
+	Now         time.Time
 }
 
 func (p invocationPage) refreshes() {}
@@ -54,9 +58,12 @@ func (c *console) invocation(w http.ResponseWriter, r *http.Request, v viewer) e
 		return err
 	}
 	page := invocationPage{Inv: inv, JobID: inv.JobID, JobURL: jobURL(inv.JobID), URL: invocationURL(inv.JobID, inv.ID),
-		Class: outcome(inv.Status), Log: string(inv.Log), Occurrence: at(inv.Occurrence, now), Now: now}
+		Class: outcome(inv.Status), Log: logLines(inv.Log), Occurrence: at(inv.Occurrence, now), Now: now}
 	h := history(inv.JobID, inv)
-	page.Late, page.Duration = h.Late, h.Duration
+	page.Late, page.Duration, page.Skip = h.Late, h.Duration, h.Skip
+	if first := firstLaunch(inv); !first.Equal(inv.Started) {
+		page.FirstLaunch = first
+	}
 	switch inv.Status {
 	case "SUCCEEDED", "FAILED", "ABORTED", "SKIPPED":
 		page.Ended = true

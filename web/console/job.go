@@ -79,6 +79,7 @@ type historyRow struct {
 	Class    string
 	Duration string
 	Late     string
+	Skip     string // what a skip record's reason means
 }
 
 // fireTime is one coming occurrence; Note calls out a DST transition
@@ -196,16 +197,17 @@ func (c *console) may(v viewer, grants []access.RoleGrant, job string, view engi
 	}
 }
 
+// history is an invocation's row: its lateness counts from its
+// scheduled time to its first attempt's launch (firstLaunch), its
+// duration is its last attempt's.
 func history(jobID string, inv *store.InvocationRecord) historyRow {
-	h := historyRow{Inv: inv, URL: invocationURL(jobID, inv.ID), Class: outcome(inv.Status)}
-	if !inv.Started.IsZero() {
-		if !inv.Ended.IsZero() {
-			h.Duration = roundDuration(inv.Ended.Sub(inv.Started))
-		}
-		// A manual or backfilled occurrence runs when asked: it is not late.
-		if !inv.Manual && !inv.Backfill {
-			h.Late = roundDuration(inv.Started.Sub(inv.Occurrence))
-		}
+	h := historyRow{Inv: inv, URL: invocationURL(jobID, inv.ID), Class: outcome(inv.Status), Skip: explainSkip(inv)}
+	if !inv.Started.IsZero() && !inv.Ended.IsZero() {
+		h.Duration = roundDuration(inv.Ended.Sub(inv.Started))
+	}
+	// A manual or backfilled occurrence runs when asked: it is not late.
+	if first := firstLaunch(inv); !first.IsZero() && !inv.Manual && !inv.Backfill {
+		h.Late = roundDuration(first.Sub(inv.Occurrence))
 	}
 	return h
 }

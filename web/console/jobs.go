@@ -45,7 +45,8 @@ type jobsFilter struct {
 	State   string
 	Failing bool
 	Query   string
-	Page    int // from 1
+	Page    int    // from 1
+	Span    string // the grid's window (gridSpans); "" on the jobs page
 }
 
 // query writes the filter as a query string for another page number.
@@ -62,6 +63,9 @@ func (f jobsFilter) query(page int) string {
 	}
 	if page > 1 {
 		q.Set("page", strconv.Itoa(page))
+	}
+	if f.Span != "" {
+		q.Set("span", f.Span)
 	}
 	if len(q) == 0 {
 		return ""
@@ -87,10 +91,11 @@ type jobsPage struct {
 
 func (jobsPage) refreshes() {}
 
-// parseJobsFilter reads the jobs page's query; a value it cannot read is
-// refused, not ignored.
-func parseJobsFilter(r *http.Request) (jobsFilter, error) {
-	if err := checkQuery(r, "state", "failing", "q", "page", "done"); err != nil {
+// parseJobsFilter reads the jobs page's query (the grid's, with the
+// parameters it takes besides); a value it cannot read is refused, not
+// ignored.
+func parseJobsFilter(r *http.Request, extra ...string) (jobsFilter, error) {
+	if err := checkQuery(r, append([]string{"state", "failing", "q", "page", "done"}, extra...)...); err != nil {
 		return jobsFilter{}, err
 	}
 	q := r.URL.Query()
@@ -130,19 +135,58 @@ func (c *console) jobs(w http.ResponseWriter, r *http.Request, v viewer) error {
 	if err != nil {
 		return err
 	}
-	may := c.readable(v, grants)
 	page := jobsPage{Project: project, Config: p, Filter: filter, Now: c.Now(),
 		MayBulk: c.Roles.May(v.ID, access.Steer, grants, ""), Done: bulkDoneText[r.URL.Query().Get("done")]}
 	for _, st := range statemachine.States {
 		page.States = append(page.States, string(st))
 	}
-	needle := strings.ToLower(filter.Query)
-	var matched []*store.JobRecord
-	err = scanJobs(r.Context(), c.Store, project, func(j *store.JobRecord) error {
-		if !may(jobName(j.ID)) {
-			return nil
+	pick, err := c.pickJobs(r, v, project, grants, filter)
+	if err != nil {
+		return err
+	}
+	page.Total, page.Matching, page.Page, page.Last, page.Prev, page.Next = pick.total, pick.matching, filter.Page, pick.last, pick.prev, pick.next
+	recent, err := c.Store.Recent(r.Context(), pick.ids(), stripLen)
+	if err != nil {
+		return err
+	}
+	now := c.Now()
+	for _, j := range pick.jobs {
+		view, err := engine.Decode(j)
+		if err != nil {
+			page.Rows = append(page.Rows, jobRow{ID: j.ID, Name: jobName(j.ID), URL: jobURL(j.ID), State: j.State, Unreadable: true, Explained: err.Error()})
+			continue
 		}
-		page.Total++
+		page.Rows = append(page.Rows, c.row(view, recent[j.ID], now))
+	}
+	c.renderTitled(w, r, v, http.StatusOK, "jobs", project, []crumb{{Name: project}}, page)
+	return nil
+}
+
+// picked is one page of a project's jobs that pass a filter.
+type picked struct {
+	jobs            []*store.JobRecord // the page's, by id
+	total, matching int                // the viewer's jobs; those the filter passes
+	last            int                // the last page's number
+	prev, next      string             // links to the neighbouring pages; "" at either end
+}
+
+func (p picked) ids() []string {
+	ids := make([]string, 0, len(p.jobs))
+	for _, j := range p.jobs {
+		ids = append(ids, j.ID)
+	}
+	return ids
+}
+
+// pickJobs reads a project's jobs, the viewer's alone, and returns the
+// page of them that the filter asks for: one listing of the project,
+// which the filters need (a job's state), no invocation read.
+func (c *console) pickJobs(r *http.Request, v viewer, project string, grants []access.RoleGrant, filter jobsFilter) (picked, error) {
+	needle := strings.ToLower(filter.Query)
+	var out picked
+	var matched []*store.JobRecord
+	err := c.projectJobs(r.Context(), v, project, grants, func(j *store.JobRecord) error {
+		out.total++
 		if filter.State != "" && j.State != filter.State {
 			return nil
 		}
@@ -156,42 +200,24 @@ func (c *console) jobs(w http.ResponseWriter, r *http.Request, v viewer) error {
 		return nil
 	})
 	if err != nil {
-		return err
+		return picked{}, err
 	}
-	page.Matching = len(matched)
-	page.Page, page.Last = filter.Page, max(1, (len(matched)+jobsPerPage-1)/jobsPerPage)
-	if filter.Page > page.Last {
-		return notFound("page %d of project %s: the filter matches %d jobs, %d pages", filter.Page, project, len(matched), page.Last)
+	out.matching = len(matched)
+	out.last = max(1, (len(matched)+jobsPerPage-1)/jobsPerPage)
+	if filter.Page > out.last {
+		return picked{}, notFound("page %d of project %s: the filter matches %d jobs, %d pages", filter.Page, project, len(matched), out.last)
 	}
 	if filter.Page > 1 {
-		page.Prev = filter.query(filter.Page - 1)
-		if page.Prev == "" {
-			page.Prev = "?"
+		out.prev = filter.query(filter.Page - 1)
+		if out.prev == "" {
+			out.prev = "?"
 		}
 	}
-	if filter.Page < page.Last {
-		page.Next = filter.query(filter.Page + 1)
+	if filter.Page < out.last {
+		out.next = filter.query(filter.Page + 1)
 	}
-	matched = matched[(filter.Page-1)*jobsPerPage : min(len(matched), filter.Page*jobsPerPage)]
-	ids := make([]string, 0, len(matched))
-	for _, j := range matched {
-		ids = append(ids, j.ID)
-	}
-	recent, err := c.Store.Recent(r.Context(), ids, stripLen)
-	if err != nil {
-		return err
-	}
-	now := c.Now()
-	for _, j := range matched {
-		view, err := engine.Decode(j)
-		if err != nil {
-			page.Rows = append(page.Rows, jobRow{ID: j.ID, Name: jobName(j.ID), URL: jobURL(j.ID), State: j.State, Unreadable: true, Explained: err.Error()})
-			continue
-		}
-		page.Rows = append(page.Rows, c.row(view, recent[j.ID], now))
-	}
-	c.renderTitled(w, r, v, http.StatusOK, "jobs", project, []crumb{{Name: project}}, page)
-	return nil
+	out.jobs = matched[(filter.Page-1)*jobsPerPage : min(len(matched), filter.Page*jobsPerPage)]
+	return out, nil
 }
 
 // row is a job's row: its view and its newest invocations, newest first.

@@ -11,7 +11,7 @@ type playgroundPage struct {
 	Expr, Zone, Gap, Repeat, JobID string
 	Explained                      string
 	Fires                          []fireTime
-	Err                            string
+	Errs                           []string
 }
 
 // playground explains a schedule typed in, and lists its next fire times
@@ -24,33 +24,40 @@ func (c *console) playground(w http.ResponseWriter, r *http.Request, v viewer) e
 	q := r.URL.Query()
 	page := playgroundPage{Expr: q.Get("expr"), Zone: q.Get("tz"), Gap: q.Get("dst_gap"), Repeat: q.Get("dst_repeat"), JobID: q.Get("job")}
 	if page.Expr != "" {
-		page.Explained, page.Fires, page.Err = explainTyped(page, c.Now())
+		page.Explained, page.Fires, page.Errs = explainTyped(page, c.Now())
 	}
 	status := http.StatusOK
-	if page.Err != "" {
+	if len(page.Errs) > 0 {
 		status = http.StatusBadRequest
 	}
 	c.renderTitled(w, r, v, status, "playground", "Schedule playground", []crumb{{Name: "Schedule playground"}}, page)
 	return nil
 }
 
-func explainTyped(p playgroundPage, now time.Time) (string, []fireTime, string) {
+// explainTyped reads what was typed, and says every mistake in it at
+// once: a wrong zone does not hide a wrong expression. The expression is
+// read in UTC when the zone cannot be.
+func explainTyped(p playgroundPage, now time.Time) (string, []fireTime, []string) {
 	opts := schedule.Options{JobID: p.JobID}
+	var errs []string
 	var err error
 	if p.Zone != "" {
 		if opts.Location, err = schedule.LoadZone(p.Zone); err != nil {
-			return "", nil, "time zone: " + err.Error()
+			errs = append(errs, "time zone: "+err.Error())
 		}
 	}
 	if opts.Gap, err = schedule.ParseGap(p.Gap); err != nil {
-		return "", nil, "DST gap: " + err.Error()
+		errs = append(errs, "DST gap: "+err.Error())
 	}
 	if opts.Repeat, err = schedule.ParseRepeat(p.Repeat); err != nil {
-		return "", nil, "DST repeat: " + err.Error()
+		errs = append(errs, "DST repeat: "+err.Error())
 	}
 	s, err := schedule.Parse(p.Expr, opts)
 	if err != nil {
-		return "", nil, err.Error()
+		errs = append(errs, "schedule: "+err.Error())
 	}
-	return s.Explain(), nextFires(s, now, fireTimes), ""
+	if len(errs) > 0 {
+		return "", nil, errs
+	}
+	return s.Explain(), nextFires(s, now, fireTimes), nil
 }

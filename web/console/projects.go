@@ -76,51 +76,22 @@ func (c *console) projects(w http.ResponseWriter, r *http.Request, v viewer) err
 }
 
 // projectRows reads every project's record, and the jobs of the projects
-// the viewer sees: the counts are the viewer's, so a job it may not read
-// is not counted. It returns the readable jobs that need a look too.
-//
-// Only a viewer who sees projects with no grants (an administrator) reads
-// every job, which is what it sees; anyone else reads only the projects it
-// sees, so an anonymous caller who sees none costs a read of the projects'
-// records and no more, however many jobs the store holds.
+// the viewer sees (visibleJobs): the counts are the viewer's, so a job it
+// may not read is not counted. It returns the readable jobs that need a
+// look too.
 func (c *console) projectRows(ctx context.Context, v viewer) ([]projectRow, []attention, error) {
-	records, err := c.Engine.Projects(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
 	var look []attention
 	type tally struct {
 		states  map[string]int
 		failing int
 	}
 	tallies := map[string]*tally{}
-	readable := map[string]func(job string) bool{}
-	for id, p := range records {
-		if !c.Roles.Sees(v.ID, p.Grants) {
-			continue
-		}
-		tallies[id] = &tally{states: map[string]int{}}
-		readable[id] = c.readable(v, p.Grants)
-	}
-	count := func(j *store.JobRecord) error {
-		may, ok := readable[j.Project]
-		if !ok {
-			if _, known := records[j.Project]; known {
-				return nil // a project the viewer does not see
-			}
-			// Jobs with no project record (none applied yet): only
-			// administrators see them, as the API decides for no grants.
-			if !c.Roles.Sees(v.ID, nil) {
-				return nil
-			}
-			tallies[j.Project] = &tally{states: map[string]int{}}
-			may = func(string) bool { return true }
-			readable[j.Project] = may
-		}
-		if !may(jobName(j.ID)) {
-			return nil
-		}
+	records, err := c.visibleJobs(ctx, v, func(j *store.JobRecord) error {
 		t := tallies[j.Project]
+		if t == nil {
+			t = &tally{states: map[string]int{}}
+			tallies[j.Project] = t
+		}
 		t.states[j.State]++
 		view, err := engine.Decode(j)
 		if err != nil {
@@ -133,22 +104,16 @@ func (c *console) projectRows(ctx context.Context, v viewer) ([]projectRow, []at
 			look = append(look, attention{ID: j.ID, URL: jobURL(j.ID), Failures: view.State.Failures, TaskFailures: view.Health.TaskFailures})
 		}
 		return nil
-	}
-	if c.Roles.Sees(v.ID, nil) {
-		err = scanJobs(ctx, c.Store, "", count)
-	} else {
-		for _, id := range slices.Sorted(maps.Keys(readable)) {
-			if err = scanJobs(ctx, c.Store, id, count); err != nil {
-				break
-			}
-		}
-	}
+	})
 	if err != nil {
 		return nil, nil, err
 	}
-	rows := make([]projectRow, 0, len(tallies))
-	for _, id := range slices.Sorted(maps.Keys(tallies)) {
+	rows := make([]projectRow, 0, len(records))
+	for _, id := range slices.Sorted(maps.Keys(records)) {
 		t := tallies[id]
+		if t == nil {
+			t = &tally{}
+		}
 		row := projectRow{ID: id, Config: records[id], Failing: t.failing}
 		for _, st := range statemachine.States {
 			row.Counts = append(row.Counts, stateCount{State: string(st), N: t.states[string(st)]})
@@ -157,6 +122,58 @@ func (c *console) projectRows(ctx context.Context, v viewer) ([]projectRow, []at
 		rows = append(rows, row)
 	}
 	return rows, look, nil
+}
+
+// visibleJobs calls fn for each job the viewer may read, project by
+// project, and returns the records of the projects it sees (a project
+// with jobs and no record yet, which only administrators see, with a zero
+// record).
+//
+// Only a viewer who sees projects with no grants (an administrator) reads
+// every job, which is what it sees; anyone else reads only the projects it
+// sees, so an anonymous caller who sees none costs a read of the projects'
+// records and no more, however many jobs the store holds.
+func (c *console) visibleJobs(ctx context.Context, v viewer, fn func(*store.JobRecord) error) (map[string]engine.Project, error) {
+	records, err := c.Engine.Projects(ctx)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]engine.Project{}
+	readable := map[string]func(job string) bool{}
+	for id, p := range records {
+		if c.Roles.Sees(v.ID, p.Grants) {
+			seen[id], readable[id] = p, c.readable(v, p.Grants)
+		}
+	}
+	visit := func(j *store.JobRecord) error {
+		may, ok := readable[j.Project]
+		if !ok {
+			if _, known := records[j.Project]; known {
+				return nil // a project the viewer does not see
+			}
+			// Jobs with no project record (none applied yet): only
+			// administrators see them, as the API decides for no grants.
+			if !c.Roles.Sees(v.ID, nil) {
+				return nil
+			}
+			may = func(string) bool { return true }
+			seen[j.Project], readable[j.Project] = engine.Project{}, may
+		}
+		if !may(jobName(j.ID)) {
+			return nil
+		}
+		return fn(j)
+	}
+	if c.Roles.Sees(v.ID, nil) {
+		err = scanJobs(ctx, c.Store, "", visit)
+	} else {
+		for _, id := range slices.Sorted(maps.Keys(readable)) {
+			if err = scanJobs(ctx, c.Store, id, visit); err != nil {
+				break
+			}
+		}
+	}
+	return seen, err
 }
 
 // readable returns whether the viewer may read a job of a project with

@@ -15,10 +15,13 @@ import (
 
 // layout is what the frame around every page shows.
 type layout struct {
-	Title   string
-	Viewer  access.Identity
-	SignIn  string // the sign-in link for a signed-out viewer; "" otherwise
-	Refresh bool   // the page's lists refresh themselves
+	Title  string
+	Viewer access.Identity
+	// SignIn are the sign-ins offered to a signed-out viewer, each back
+	// to this page; SignOut is where a signed-in one ends its session.
+	SignIn  []crumb
+	SignOut string
+	Refresh bool // the page's lists refresh themselves
 	Crumbs  []crumb
 	Page    any
 }
@@ -29,21 +32,26 @@ type crumb struct {
 	URL  string
 }
 
+// utcSecond is a time as a page writes it: to the second, in UTC, saying
+// so.
+func utcSecond(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") }
+
 func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
 
 var funcs = template.FuncMap{
-	"utc":        func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
-	"iso":        func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
-	"duration":   roundDuration,
-	"pathEsc":    url.PathEscape,
-	"inc":        func(n int) int { return n + 1 },
-	"lower":      strings.ToLower,
-	"outcomeOf":  outcome,
-	"barWidth":   func(start, end float64) float64 { return end - start },
-	"list":       func(s ...string) []string { return s },
-	"splitClass": func(s string) []string { return strings.SplitN(s, ":", 2) },
-	"short":      shortSHA,
-	"sub":        func(a, b int) int { return a - b },
+	"utc":         utcSecond,
+	"iso":         func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	"duration":    roundDuration,
+	"pathEsc":     url.PathEscape,
+	"inc":         func(n int) int { return n + 1 },
+	"lower":       strings.ToLower,
+	"outcomeOf":   outcome,
+	"barWidth":    func(start, end float64) float64 { return end - start },
+	"list":        func(s ...string) []string { return s },
+	"splitClass":  func(s string) []string { return strings.SplitN(s, ":", 2) },
+	"short":       shortSHA,
+	"sub":         func(a, b int) int { return a - b },
+	"skipReasons": func() []skipReason { return skipReasons },
 }
 
 // parsePages parses each page's template with the frame around it.
@@ -75,9 +83,7 @@ func (c *console) renderTitled(w http.ResponseWriter, r *http.Request, v viewer,
 	if l.Title == "" {
 		l.Title = name
 	}
-	if v.ID == access.Anonymous && c.SignIn != "" {
-		l.SignIn = c.SignIn + "?next=" + url.QueryEscape(r.URL.RequestURI())
-	}
+	l.SignIn, l.SignOut = c.doors(r, v)
 	if _, ok := page.(interface{ refreshes() }); ok {
 		l.Refresh = true
 	}
@@ -90,6 +96,25 @@ func (c *console) renderTitled(w http.ResponseWriter, r *http.Request, v viewer,
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
 	w.Write(buf.Bytes())
+}
+
+// doors are the sign-ins a signed-out viewer is offered, back to the page
+// it asked for, and the sign-out a viewer signed in with a session gets.
+func (c *console) doors(r *http.Request, v viewer) (in []crumb, out string) {
+	switch v.ID {
+	case access.Anonymous:
+		next := "?next=" + url.QueryEscape(r.URL.RequestURI())
+		if c.Entry.OIDC != "" {
+			in = append(in, crumb{Name: "Sign in", URL: c.Entry.OIDC + next})
+		}
+		if c.Entry.Token != "" {
+			in = append(in, crumb{Name: "Sign in with a token", URL: c.Entry.Token + next})
+		}
+	case access.Local:
+	default:
+		out = c.Entry.SignOut
+	}
+	return in, out
 }
 
 // roundDuration writes a duration as people read it: "3 min", "2 h 5 min",

@@ -309,19 +309,35 @@ func (o *OIDC) callback(r *http.Request) (email, next string, err error) {
 // SignOut ends the session (POST SignOutPath): its id is revoked until it
 // would have expired, so the cookie is refused even if replayed, and the
 // cookie is cleared. It redirects to "/".
-func (o *OIDC) SignOut() http.Handler {
+func (o *OIDC) SignOut() http.Handler { return signOut(o.end) }
+
+// end ends the request's OIDC session, if it has one, and clears its
+// cookie.
+func (o *OIDC) end(w http.ResponseWriter, r *http.Request) error {
+	if c, err := r.Cookie(o.name(SessionCookie)); err == nil {
+		if s, err := o.session(c.Value); err == nil {
+			if err := o.opts.Revocations.Revoke(r.Context(), "session:"+s.ID, s.Expires); err != nil {
+				return err
+			}
+			o.opts.Logger.Info("signed out", "identity", access.User(s.Email))
+		}
+	}
+	http.SetCookie(w, o.cookie(SessionCookie, "", 0))
+	return nil
+}
+
+// signOut ends every session the request holds, each by its own end, and
+// redirects to "/". A session that cannot be ended is a 503: the person
+// must not believe it ended.
+func signOut(ends ...func(http.ResponseWriter, *http.Request) error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
-		if c, err := r.Cookie(o.name(SessionCookie)); err == nil {
-			if s, err := o.session(c.Value); err == nil {
-				if err := o.opts.Revocations.Revoke(r.Context(), "session:"+s.ID, s.Expires); err != nil {
-					writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "sign-out failed, the session is still valid: " + err.Error()})
-					return
-				}
-				o.opts.Logger.Info("signed out", "identity", access.User(s.Email))
+		for _, end := range ends {
+			if err := end(w, r); err != nil {
+				writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "sign-out failed, the session is still valid: " + err.Error()})
+				return
 			}
 		}
-		http.SetCookie(w, o.cookie(SessionCookie, "", 0))
 		http.Redirect(w, r, "/", http.StatusSeeOther)
 	})
 }

@@ -2,6 +2,7 @@ package signin
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -29,8 +30,8 @@ type Settings struct {
 	// secret OIDCClientSecretFile holds (--oidc-client-secret-file).
 	OIDCIssuer, OIDCClientID, OIDCClientSecretFile string
 	// CookieKeyFile (--cookie-key-file) holds the keys that seal the
-	// session cookies (ReadKeyFile); a session lasts SessionTTL
-	// (--session-ttl).
+	// session cookies (ReadKeyFile), OIDC's and the token sign-in's; a
+	// session lasts SessionTTL (--session-ttl).
 	CookieKeyFile string
 	SessionTTL    time.Duration
 	// InsecureDevCookies (--insecure-dev-cookies) sends session cookies
@@ -80,31 +81,63 @@ func (s Settings) SecretFiles() []string {
 // zero value takes every caller for anonymous.
 type Setup struct {
 	chain      Chain
-	oidc       *OIDC // nil without OIDCIssuer
+	oidc       *OIDC        // nil without OIDCIssuer
+	tokens     *TokenSignIn // nil without token sign-in (tokenSignIn)
 	singleUser bool
 	adminToken bool
 }
 
 // New reads the files the settings name, contacts the OIDC issuer, and
 // chains the authenticators in this order: the local caller (in the
-// single-user mode only), the session cookie, IAP's header, service
-// accounts' ID tokens, the admin token, the static tokens. The static
-// tokens go last because they refuse any bearer token they do not know;
-// the admin token, which leaves such tokens to others, goes before them.
-// revocations returns the list of ended sessions and used sign-in states
-// that every instance sees; it is called only with OIDC.
+// single-user mode only), the session cookies (OIDC's, the token
+// sign-in's), IAP's header, service accounts' ID tokens, the admin token,
+// the static tokens. The static tokens go last because they refuse any
+// bearer token they do not know; the admin token, which leaves such
+// tokens to others, goes before them. revocations returns the list of
+// ended sessions and used sign-in states that every instance sees; it is
+// called only when people sign in with sessions (OIDC, or tokens in the
+// console).
 func New(ctx context.Context, s Settings, revocations func() (Revocations, error), now func() time.Time, logger *slog.Logger) (Setup, error) {
 	out := Setup{singleUser: s.LocalMode && !s.signIn()}
 	if out.singleUser {
 		out.chain = append(out.chain, LocalCaller{})
 	}
+	var static *StaticTokens
+	if s.StaticTokensFile != "" {
+		var err error
+		if static, err = ReadStaticTokens(s.StaticTokensFile); err != nil {
+			return Setup{}, fmt.Errorf("--static-tokens-file: %w", err)
+		}
+	}
+	if err := checkOIDC(s); err != nil {
+		return Setup{}, err
+	}
+	var keys *Sealer
+	var rev Revocations
+	if s.OIDCIssuer != "" || tokenSignIn(s) {
+		var err error
+		if keys, err = cookieKeys(s.CookieKeyFile, logger); err != nil {
+			return Setup{}, err
+		}
+		if rev, err = revocations(); err != nil {
+			return Setup{}, fmt.Errorf("the list of ended sessions: %w", err)
+		}
+	}
 	if s.OIDCIssuer != "" {
-		o, err := newOIDC(ctx, s, revocations, now, logger)
+		o, err := newOIDC(ctx, s, keys, rev, now, logger)
 		if err != nil {
 			return Setup{}, err
 		}
 		out.oidc = o
 		out.chain = append(out.chain, o)
+	}
+	if tokenSignIn(s) {
+		ts, err := NewTokenSignIn(TokenSignInOptions{Tokens: static, Keys: keys, Revocations: rev, SessionTTL: s.SessionTTL, Now: now, Logger: logger})
+		if err != nil {
+			return Setup{}, err
+		}
+		out.tokens = ts
+		out.chain = append(out.chain, ts)
 	}
 	if s.IAPAudience != "" {
 		iap, err := NewIAP(IAPOptions{Audience: s.IAPAudience, Now: now})
@@ -128,32 +161,59 @@ func New(ctx context.Context, s Settings, revocations func() (Revocations, error
 		out.adminToken = true
 		out.chain = append(out.chain, AdminToken(token))
 	}
-	if s.StaticTokensFile != "" {
-		st, err := ReadStaticTokens(s.StaticTokensFile)
-		if err != nil {
-			return Setup{}, fmt.Errorf("--static-tokens-file: %w", err)
-		}
-		out.chain = append(out.chain, st)
+	if static != nil {
+		out.chain = append(out.chain, static)
 	}
 	if s.signIn() {
 		logger.Info("sign-in", "oidc_issuer", s.OIDCIssuer, "iap_audience", s.IAPAudience,
-			"id_token_audience", s.IDTokenAudience, "static_tokens_file", s.StaticTokensFile)
+			"id_token_audience", s.IDTokenAudience, "static_tokens_file", s.StaticTokensFile, "token_sign_in", tokenSignIn(s))
 	}
 	return out, nil
 }
 
-// newOIDC builds the sign-in flow of s.OIDCIssuer.
-func newOIDC(ctx context.Context, s Settings, revocations func() (Revocations, error), now func() time.Time, logger *slog.Logger) (*OIDC, error) {
-	if s.PublicURL == "" {
-		return nil, errors.New("--oidc-issuer needs --public-url, the server's URL as browsers reach it")
+// tokenSignIn reports whether the console offers sign-in with a static
+// token: with static tokens, where its sessions hold across the server's
+// instances. That is with --cookie-key-file, which every instance shares,
+// or in the shape of one process (LocalMode), which may seal with a key
+// of its own.
+func tokenSignIn(s Settings) bool {
+	return s.StaticTokensFile != "" && (s.CookieKeyFile != "" || s.LocalMode)
+}
+
+// cookieKeys are the keys that seal the session cookies: those of file
+// (--cookie-key-file), else (the token sign-in of one process, as OIDC
+// needs the file) a key made at start, which a restart forgets, ending
+// every session.
+func cookieKeys(file string, logger *slog.Logger) (*Sealer, error) {
+	if file == "" {
+		logger.Info("token sign-in seals its sessions with a key made at start: a restart signs everyone out (--cookie-key-file keeps them)")
+		key := make([]byte, KeyLen)
+		rand.Read(key)
+		return NewSealer(key)
 	}
-	if s.OIDCClientID == "" || s.CookieKeyFile == "" {
-		return nil, errors.New("--oidc-issuer needs --oidc-client-id and --cookie-key-file")
-	}
-	keys, err := ReadKeyFile(s.CookieKeyFile)
+	keys, err := ReadKeyFile(file)
 	if err != nil {
 		return nil, fmt.Errorf("--cookie-key-file: %w", err)
 	}
+	return keys, nil
+}
+
+// checkOIDC refuses OIDC settings that lack what the flow needs, before
+// anything is read.
+func checkOIDC(s Settings) error {
+	switch {
+	case s.OIDCIssuer == "":
+		return nil
+	case s.PublicURL == "":
+		return errors.New("--oidc-issuer needs --public-url, the server's URL as browsers reach it")
+	case s.OIDCClientID == "" || s.CookieKeyFile == "":
+		return errors.New("--oidc-issuer needs --oidc-client-id and --cookie-key-file")
+	}
+	return nil
+}
+
+// newOIDC builds the sign-in flow of s.OIDCIssuer, which checkOIDC passed.
+func newOIDC(ctx context.Context, s Settings, keys *Sealer, rev Revocations, now func() time.Time, logger *slog.Logger) (*OIDC, error) {
 	secret := ""
 	if s.OIDCClientSecretFile != "" {
 		b, err := os.ReadFile(s.OIDCClientSecretFile)
@@ -161,10 +221,6 @@ func newOIDC(ctx context.Context, s Settings, revocations func() (Revocations, e
 			return nil, fmt.Errorf("--oidc-client-secret-file: %w", err)
 		}
 		secret = strings.TrimSpace(string(b))
-	}
-	rev, err := revocations()
-	if err != nil {
-		return nil, fmt.Errorf("--oidc-issuer: the list of ended sessions: %w", err)
 	}
 	if s.InsecureDevCookies {
 		logger.Warn("INSECURE: session cookies are sent over plain http (--insecure-dev-cookies): for development at localhost only")
@@ -204,13 +260,28 @@ func (s Setup) SignInPath() string {
 	return SignInPath
 }
 
-// Mount serves the sign-in flow under /auth/ beside api.
+// Mount serves the sign-in flows under /auth/ beside api: OIDC's, the
+// token sign-in's, and the sign-out that ends either session.
 func (s Setup) Mount(api http.Handler) http.Handler {
-	if s.oidc == nil {
+	if s.oidc == nil && s.tokens == nil {
 		return api
 	}
+	auth := http.NewServeMux()
+	var ends []func(http.ResponseWriter, *http.Request) error
+	if s.oidc != nil {
+		auth.Handle("GET "+SignInPath, s.oidc.SignIn())
+		auth.Handle("GET "+CallbackPath, s.oidc.Callback())
+		ends = append(ends, s.oidc.end)
+	}
+	if s.tokens != nil {
+		auth.Handle(TokenSignInPath, s.tokens.Handler())
+		ends = append(ends, s.tokens.end)
+	}
+	// Sign-out changes state, so a page of another site must not be able
+	// to post it.
+	auth.Handle("POST "+SignOutPath, http.NewCrossOriginProtection().Handler(signOut(ends...)))
 	mux := http.NewServeMux()
-	mux.Handle("/auth/", s.oidc.Handler())
+	mux.Handle("/auth/", auth)
 	mux.Handle("/", api)
 	return mux
 }

@@ -1,9 +1,9 @@
 // Package signin tells who makes a request: people signed in with OpenID
-// Connect (a session cookie), people behind Identity-Aware Proxy (its
-// signed header), machines with a bearer token (a Google-signed ID token
-// of a service account, a static token whose hash the server keeps, or
-// the deprecated admin token), and, in the local single-user mode, a
-// caller on the server's own machine. New (settings.go) is the one place
+// Connect or with a static token in the console (a session cookie),
+// people behind Identity-Aware Proxy (its signed header), machines with a
+// bearer token (a Google-signed ID token of a service account, a static
+// token whose hash the server keeps, or the deprecated admin token), and,
+// in the local single-user mode, a caller on the server's own machine. New (settings.go) is the one place
 // that decides, from Settings, which of them a server takes and in which
 // order; the web server asks the Chain it returns.
 //

@@ -1,0 +1,105 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/sundial-cron/sundial/client"
+)
+
+// followFlags are logs' -f and its polling interval.
+type followFlags struct {
+	on    bool
+	every time.Duration
+}
+
+// cliInvocation is an invocation with its log, as logs reads it.
+type cliInvocation struct {
+	JobID      string `json:"job_id"`
+	ID         string
+	Status     string
+	Message    string
+	Reason     string
+	Log        string
+	LogWritten int `json:"log_written"`
+	LogTail    int `json:"log_tail"`
+}
+
+// printLog prints an invocation's log, or, raw, the API's JSON of it.
+func printLog(ctx context.Context, c *client.Client, path string, raw bool, stdout io.Writer) error {
+	var v cliInvocation
+	return call(ctx, c, "GET", path, nil, raw, stdout, &v, func() {
+		fmt.Fprint(stdout, v.Log)
+		if v.Log != "" && !strings.HasSuffix(v.Log, "\n") {
+			fmt.Fprintln(stdout)
+		}
+	})
+}
+
+// followLog prints an invocation's log as it grows, asking the server
+// every interval (each request bounded by timeout), until the invocation
+// ends; then a line on stderr says how, and the exit status too: 0
+// SUCCEEDED, ExitRunFailed FAILED or ABORTED, ExitUnchanged SKIPPED. The
+// server's log keeps its head and tail and drops between them once it is
+// long: what was dropped before it was printed is said as such.
+func followLog(c *client.Client, timeout, interval time.Duration, path string, stdout, stderr io.Writer) (int, error) {
+	printed := 0 // bytes of the log's whole stream printed so far
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		var v cliInvocation
+		err := c.Do(ctx, "GET", path, nil, &v)
+		cancel()
+		if err != nil {
+			return 0, err
+		}
+		fmt.Fprint(stdout, newInLog(v, printed))
+		printed = max(printed, v.LogWritten)
+		if code, ended := endStatus(v.Status); ended {
+			if printed > 0 && !strings.HasSuffix(v.Log, "\n") {
+				fmt.Fprintln(stdout)
+			}
+			what := v.Status
+			if v.Reason != "" {
+				what += " (" + v.Reason + ")"
+			}
+			// A skip record's message repeats its reason.
+			if v.Message != "" && (v.Reason == "" || !strings.Contains(v.Message, v.Reason)) {
+				what += ": " + v.Message
+			}
+			fmt.Fprintf(stderr, "%s %s ended %s\n", v.JobID, v.ID, what)
+			return code, nil
+		}
+		time.Sleep(interval)
+	}
+}
+
+// endStatus is the exit status of an invocation that ended with status,
+// and false for one that has not ended.
+func endStatus(status string) (int, bool) {
+	switch status {
+	case "SUCCEEDED":
+		return 0, true
+	case "FAILED", "ABORTED":
+		return ExitRunFailed, true
+	case "SKIPPED":
+		return ExitUnchanged, true
+	}
+	return 0, false
+}
+
+// newInLog is what an invocation's log holds that was written after the
+// first printed bytes: the end of its tail, and a line saying how many
+// bytes the server dropped before they could be read, if it did.
+func newInLog(v cliInvocation, printed int) string {
+	n := v.LogWritten - printed
+	if n <= 0 || v.LogTail > len(v.Log) {
+		return ""
+	}
+	if n <= v.LogTail {
+		return v.Log[len(v.Log)-n:]
+	}
+	return fmt.Sprintf("[... %d bytes dropped by the server before they were read ...]\n", n-v.LogTail) + v.Log[len(v.Log)-v.LogTail:]
+}
