@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sundial-cron/sundial/internal/pgtest"
+	"github.com/sundial-cron/sundial/store"
 )
 
 var createGoldens = flag.Bool("create-goldens", false, "write the golden schema of the current version if it does not exist yet (never overwrites one)")
@@ -168,5 +169,39 @@ func TestADryRunListsWhatWouldRunAndRunsNothing(t *testing.T) {
 	}
 	if err := Migrate(t.Context(), pool, &pending); err != nil || len(pending) != 0 {
 		t.Errorf("a migrated database's dry run lists %d migrations (%v), want none", len(pending), err)
+	}
+}
+
+// TestADatabaseOfTheFirstSchemaIsBroughtForward: a database a release at
+// schema version 1 wrote, with a record in it, is migrated at Open, and
+// the record is listed across its project by its class.
+func TestADatabaseOfTheFirstSchemaIsBroughtForward(t *testing.T) {
+	t.Parallel()
+	url := pgtest.Shared(t).Database(t)
+	pool, err := pgxpool.New(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	ctx := t.Context()
+	for _, q := range []string{
+		`CREATE SCHEMA sundial; CREATE TABLE sundial.schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+		migrations[0].SQL,
+		`INSERT INTO sundial.schema_migrations (version, name) VALUES (1, '0001_initial.sql')`,
+		`INSERT INTO sundial.invocations (job_id, id, occurrence, status, attempt, manual, triggered_by, message, reason, count, backfill, definition_hash)
+			VALUES ('billing/nightly', 'i1', '2026-03-08T09:00:00Z', 'FAILED', 1, false, '', 'exit status 1', '', 1, false, '')`,
+	} {
+		if _, err := pool.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := Open(ctx, url, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	invs, _, err := s.ProjectInvocations(ctx, "billing", store.InvocationFilter{Class: store.ClassFailed}, store.Page{})
+	if err != nil || len(invs) != 1 || invs[0].ID != "i1" {
+		t.Errorf("the failed records of billing after the migration: %v (%v), want i1", invs, err)
 	}
 }
