@@ -21,6 +21,10 @@ type Postgres struct {
 	// URL is the database's connection string (--database-url, or
 	// $SUNDIAL_DATABASE_URL, which keeps a password out of ps).
 	URL string
+	// ListenURL is where the instance LISTENs for the others' tasks: a
+	// session of its own, which PgBouncer in transaction mode does not
+	// keep; "": URL.
+	ListenURL string
 	// MaxConns bounds each instance's connections.
 	MaxConns int
 }
@@ -71,7 +75,11 @@ func openPostgres(ctx context.Context, s *Settings, env environment) (*backends,
 	if err != nil {
 		return nil, err
 	}
-	if cfg.RestoredAt, err = st.Restored(ctx, env.now()); err != nil {
+	cfg.RestoredAt, err = st.Restored(ctx, env.now())
+	switch {
+	case errors.Is(err, postgres.ErrCannotTellRestore):
+		env.logger.Warn(err.Error() + ": a database restored from a backup would run as if it were not, and occurrences after the backup may launch again (docs/postgres.md, Backups)")
+	case err != nil:
 		st.Close()
 		return nil, err
 	}
@@ -100,7 +108,11 @@ func openPostgres(ctx context.Context, s *Settings, env environment) (*backends,
 	}
 	watchdogTicks, retentionTicks := time.NewTicker(time.Minute), time.NewTicker(time.Minute)
 	listener := serviceFunc(func(ctx context.Context) error {
-		return postgres.Listen(ctx, s.Postgres.URL, env.now, env.logger, disp.Wake)
+		url := s.Postgres.ListenURL
+		if url == "" {
+			url = s.Postgres.URL
+		}
+		return postgres.Listen(ctx, url, env.now, env.logger, disp.Wake)
 	})
 	return &backends{
 		store:   st,

@@ -172,8 +172,9 @@ func Defaults(getenv func(string) string) Settings {
 		Retention:          engine.DefaultRetention,
 		SignIn:             signin.Settings{SessionTTL: signin.DefaultSessionTTL},
 		Postgres: Postgres{
-			URL:      getenv("SUNDIAL_DATABASE_URL"),
-			MaxConns: postgres.DefaultMaxConns,
+			URL:       getenv("SUNDIAL_DATABASE_URL"),
+			ListenURL: getenv("SUNDIAL_DATABASE_LISTEN_URL"),
+			MaxConns:  postgres.DefaultMaxConns,
 		},
 		Cloud: Cloud{
 			Project:   getenv("GOOGLE_CLOUD_PROJECT"),

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -9,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/sundial-cron/sundial/internal/pgtest"
 	"github.com/sundial-cron/sundial/store/postgres"
@@ -126,4 +131,63 @@ func callerOf(t *testing.T, h hit) int {
 	}
 	t.Fatalf("no process holds the socket of local port %d", p)
 	return 0
+}
+
+// TestMigrateAndServeOnANewerPostgresSchema: `sundial migrate --dry-run`
+// prints every migration of a new database and runs none; `sundial
+// migrate` runs them, and again finds nothing to run; serve on a database
+// a newer release migrated exits 1, saying so and what to do, and leaves
+// it as it was.
+func TestMigrateAndServeOnANewerPostgresSchema(t *testing.T) {
+	t.Parallel()
+	url := pgtest.Shared(t).Database(t)
+	migrate := func(args ...string) string {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		if code := runMigrate(append([]string{"--database-url", url}, args...), &stdout, &stderr); code != 0 {
+			t.Fatalf("sundial migrate %v: exit %d\n%s", args, code, stderr.String())
+		}
+		return stdout.String()
+	}
+	ctx := t.Context()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	want := fmt.Sprintf("%d migrations would run, to schema version %d", postgres.SchemaVersion(), postgres.SchemaVersion())
+	if out := migrate("--dry-run"); !strings.Contains(out, want) || !strings.Contains(out, "-- 0001_initial.sql\n") || !strings.Contains(out, "CREATE TABLE sundial.jobs") {
+		t.Errorf("migrate --dry-run of a new database printed:\n%s\nwant %q and each migration's SQL", out, want)
+	}
+	var schema bool
+	if err := conn.QueryRow(ctx, "SELECT to_regnamespace('sundial') IS NOT NULL").Scan(&schema); err != nil || schema {
+		t.Fatalf("migrate --dry-run made schema sundial (%v)", err)
+	}
+	if out := migrate(); !strings.Contains(out, "applied 0001_initial.sql\n") || !strings.Contains(out, fmt.Sprintf("the schema is at version %d", postgres.SchemaVersion())) {
+		t.Errorf("migrate printed:\n%s", out)
+	}
+	if out := migrate("--dry-run"); !strings.Contains(out, "nothing to run") {
+		t.Errorf("migrate --dry-run of a migrated database printed:\n%s", out)
+	}
+
+	const newer = 99
+	if _, err := conn.Exec(ctx, "INSERT INTO sundial.schema_migrations (version, name) VALUES ($1, 'from_a_newer_release.sql')", newer); err != nil {
+		t.Fatal(err)
+	}
+	configs := filepath.Join(t.TempDir(), "configs")
+	mkdir(t, configs)
+	var stderr bytes.Buffer
+	code := runServe([]string{"--backend", "postgres", "--database-url", url, "--config-dir", configs, "--listen", "127.0.0.1:0"}, io.Discard, &stderr, time.Now)
+	for _, want := range []string{
+		fmt.Sprintf("migrated by a newer release of Sundial (schema version %d;", newer),
+		"run the newer release, or restore the backup taken before the upgrade",
+	} {
+		if code != 1 || !strings.Contains(stderr.String(), want) {
+			t.Errorf("serve on a database of schema version %d: exit %d, log:\n%s\nwant exit 1 and %q", newer, code, stderr.String(), want)
+		}
+	}
+	var lineage int
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM sundial.lineage").Scan(&lineage); err != nil || lineage != 0 {
+		t.Errorf("the refused database was written to: %d lineage records (%v)", lineage, err)
+	}
 }

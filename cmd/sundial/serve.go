@@ -32,6 +32,7 @@ func serveFlags(fs *flag.FlagSet, s *server.Settings) (finish func() error) {
 	fs.StringVar(&s.DB, "db", s.DB, "the SQLite database file; created if missing")
 	syncMode := fs.String("sync", "full", "SQLite synchronous setting: full (survives power loss) or normal")
 	fs.StringVar(&s.Postgres.URL, "database-url", s.Postgres.URL, "postgres: the database, postgres://user@host/db (default $SUNDIAL_DATABASE_URL, which keeps a password out of ps; or give the password in ~/.pgpass or $PGPASSWORD)")
+	fs.StringVar(&s.Postgres.ListenURL, "database-listen-url", s.Postgres.ListenURL, "postgres: a direct connection to the database for LISTEN, where --database-url goes through PgBouncer in transaction mode, which keeps no session (default $SUNDIAL_DATABASE_LISTEN_URL, else --database-url)")
 	fs.IntVar(&s.Postgres.MaxConns, "database-max-conns", s.Postgres.MaxConns, "postgres: connections this instance opens at most; the sum over the instances must stay under the server's max_connections")
 	fs.IntVar(&s.Workers, "workers", s.Workers, "tasks handled at once (default: the dispatcher's)")
 	fs.DurationVar(&s.Ahead, "ahead", s.Ahead, "how long before their time tasks are claimed, and a job's launch committed; its target is called at its time (0: at its time)")

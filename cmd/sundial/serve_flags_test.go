@@ -60,6 +60,13 @@ func TestServeFlags(t *testing.T) {
 		{name: "Cloud Run without its URL and invoker", args: append(cloud, "--platform", "cloudrun"), wantErr: "--public-url, --invoker"},
 		{name: "commands asked of the cloud shape", args: append(cloud, "--command-projects", "ops"), wantErr: "never runs commands"},
 		{name: "a command user asked of the cloud shape", args: append(cloud, "--command-user", "nobody"), wantErr: "never runs commands"},
+		{name: "the postgres shape without its database", args: []string{"--backend", "postgres"}, wantErr: "--backend postgres needs --database-url or $SUNDIAL_DATABASE_URL"},
+		{name: "the postgres shape with too few connections", args: []string{"--backend", "postgres", "--database-url", "postgres://db/sundial", "--database-max-conns", "2"}, wantErr: "--database-max-conns: want at least 4"},
+		{name: "the postgres shape", args: []string{"--backend", "postgres", "--database-url", "postgres://db/sundial", "--database-listen-url", "postgres://direct/sundial"}, check: func(t *testing.T, f server.Settings) {
+			if f.Postgres.URL != "postgres://db/sundial" || f.Postgres.ListenURL != "postgres://direct/sundial" || f.Postgres.MaxConns != 20 {
+				t.Errorf("Postgres = %+v; want the URLs given and 20 connections", f.Postgres)
+			}
+		}},
 		{name: "a command project that no project can be", args: []string{"--command-projects", "ops,Billing"}, wantErr: `--command-projects: "Billing" is not a project id`},
 		{name: "command projects listed", args: []string{"--command-projects", "ops, web", "--command-projects", "db"}, check: func(t *testing.T, f server.Settings) {
 			if strings.Join(f.Commands.Projects, ",") != "ops,web,db" {
@@ -198,7 +205,8 @@ func TestServeWarnsOffItsPlatform(t *testing.T) {
 // server.Defaults.
 func TestServeDefaultsAreTheServers(t *testing.T) {
 	for _, name := range []string{"SUNDIAL_CONFIG_REPO", "SUNDIAL_CONFIG_REF", "SUNDIAL_CONFIG_PATH", "SUNDIAL_CONFIG_GOOGLE_AUTH", "SUNDIAL_CONFIG_LINK",
-		"GOOGLE_CLOUD_PROJECT", "GAE_ENV", "K_SERVICE", "SUNDIAL_TASKS_QUEUE", "SUNDIAL_TASKS_LOCATION", "SUNDIAL_URL", "SUNDIAL_INVOKER", "SUNDIAL_NAMESPACE", "PORT"} {
+		"GOOGLE_CLOUD_PROJECT", "GAE_ENV", "K_SERVICE", "SUNDIAL_TASKS_QUEUE", "SUNDIAL_TASKS_LOCATION", "SUNDIAL_URL", "SUNDIAL_INVOKER", "SUNDIAL_NAMESPACE", "PORT",
+		"SUNDIAL_DATABASE_URL", "SUNDIAL_DATABASE_LISTEN_URL"} {
 		t.Setenv(name, "")
 	}
 	got, err := parseServe(nil, io.Discard)

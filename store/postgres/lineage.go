@@ -2,9 +2,16 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 )
+
+// ErrCannotTellRestore is wrapped by Restored's error where the server
+// does not let the role read the cluster's identity.
+var ErrCannotTellRestore = errors.New("postgres: the role may not read the cluster's identity (pg_control_system, pg_control_checkpoint), so a restore cannot be told")
 
 // Restored tells whether the database is a restored copy, and if so when
 // a server first started on it after the restore: the statemachine's
@@ -18,10 +25,18 @@ import (
 // all noticed; a copy of the data directory started as it was is not.
 // The zero time: not restored, or not since this database was first
 // started on.
+//
+// A server that does not let the role read the cluster's identity (some
+// managed offerings) cannot tell: Restored returns ErrCannotTellRestore,
+// and the caller decides whether to run without knowing.
 func (s *Store) Restored(ctx context.Context, now time.Time) (time.Time, error) {
 	var sysID string
 	var timeline int64
 	if err := s.pool.QueryRow(ctx, "SELECT (pg_control_system()).system_identifier::text, (pg_control_checkpoint()).timeline_id").Scan(&sysID, &timeline); err != nil {
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == "42501" { // insufficient_privilege
+			return time.Time{}, fmt.Errorf("%w: %s", ErrCannotTellRestore, pe.Message)
+		}
 		return time.Time{}, fmt.Errorf("postgres: reading the cluster's identity (pg_control_system, pg_control_checkpoint): %w", err)
 	}
 	if _, err := s.pool.Exec(ctx, `INSERT INTO sundial.lineage (system_id, timeline) VALUES ($1, $2)
