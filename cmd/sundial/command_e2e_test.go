@@ -19,26 +19,27 @@ import (
 // and field, and runs nothing. Before, every project's commands ran, as
 // the server's user.
 func TestServeRunsCommandsOnlyForNamedProjects(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	configs := filepath.Join(dir, "configs")
-	mkdir(t, configs)
-	ran := func(project string) string { return filepath.Join(dir, project+".ran") }
-	for _, p := range []string{"ops", "billing"} {
-		writeConfig(t, configs, p, fmt.Sprintf("jobs:\n  - id: touch\n    schedule: \"* * * * * *\"\n    command:\n      argv: [touch, %s]\n", ran(p)))
-	}
-	s := serve(t, "--db", filepath.Join(dir, "sundial.db"), "--config-dir", configs, "--command-projects", "ops")
-	waitUntil(t, time.Minute, "ops's command to run", func() bool {
-		_, err := os.Stat(ran("ops"))
-		return err == nil
+	eachShape(t, func(t *testing.T, storage []string) {
+		dir := t.TempDir()
+		configs := filepath.Join(dir, "configs")
+		mkdir(t, configs)
+		ran := func(project string) string { return filepath.Join(dir, project+".ran") }
+		for _, p := range []string{"ops", "billing"} {
+			writeConfig(t, configs, p, fmt.Sprintf("jobs:\n  - id: touch\n    schedule: \"* * * * * *\"\n    command:\n      argv: [touch, %s]\n", ran(p)))
+		}
+		s := serve(t, append(storage, "--config-dir", configs, "--command-projects", "ops")...)
+		waitUntil(t, time.Minute, "ops's command to run", func() bool {
+			_, err := os.Stat(ran("ops"))
+			return err == nil
+		})
+		want := filepath.Join(configs, "billing.yaml") + ":4: jobs[0].command: job billing/touch: command: the server runs commands only for projects ops (--command-projects), not for project billing"
+		if got := projectConfig(t, s, "billing"); got.Error != want || got.Revision != "" {
+			t.Errorf("billing's config: %+v; want no revision and the error %q", got, want)
+		}
+		if _, err := os.Stat(ran("billing")); err == nil {
+			t.Errorf("billing's command ran")
+		}
 	})
-	want := filepath.Join(configs, "billing.yaml") + ":4: jobs[0].command: job billing/touch: command: the server runs commands only for projects ops (--command-projects), not for project billing"
-	if got := projectConfig(t, s, "billing"); got.Error != want || got.Revision != "" {
-		t.Errorf("billing's config: %+v; want no revision and the error %q", got, want)
-	}
-	if _, err := os.Stat(ran("billing")); err == nil {
-		t.Errorf("billing's command ran")
-	}
 }
 
 // With --command-user, a command cannot read the server's secrets (the

@@ -17,68 +17,69 @@ import (
 // revision running, its error shown for that project only, and SIGHUP
 // reads the directory at once.
 func TestServeFollowsConfigEdits(t *testing.T) {
-	t.Parallel()
-	recv := newReceiver(t, 0)
-	dir := t.TempDir()
-	configs := filepath.Join(dir, "configs")
-	mkdir(t, configs)
-	job := func(id, path string) string {
-		return fmt.Sprintf("  - id: %s\n    schedule: \"* * * * * *\"\n    url_fetch:\n      url: %s%s\n", id, recv.URL, path)
-	}
-	writeConfig(t, configs, "p", "jobs:\n"+job("a", "/a1"))
-	writeConfig(t, configs, "q", "jobs:\n"+job("c", "/c"))
-	const refresh = 2 * time.Second
-	s := serve(t, "--db", filepath.Join(dir, "sundial.db"), "--config-dir", configs, "--config-refresh", refresh.String())
-	recv.waitFor(t, time.Minute, "job a on its first URL", hitPath("/a1", time.Time{}))
+	eachShape(t, func(t *testing.T, storage []string) {
+		recv := newReceiver(t, 0)
+		dir := t.TempDir()
+		configs := filepath.Join(dir, "configs")
+		mkdir(t, configs)
+		job := func(id, path string) string {
+			return fmt.Sprintf("  - id: %s\n    schedule: \"* * * * * *\"\n    url_fetch:\n      url: %s%s\n", id, recv.URL, path)
+		}
+		writeConfig(t, configs, "p", "jobs:\n"+job("a", "/a1"))
+		writeConfig(t, configs, "q", "jobs:\n"+job("c", "/c"))
+		const refresh = 2 * time.Second
+		s := serve(t, append(storage, "--config-dir", configs, "--config-refresh", refresh.String())...)
+		recv.waitFor(t, time.Minute, "job a on its first URL", hitPath("/a1", time.Time{}))
 
-	// A valid edit: a calls a new URL and b is new. It takes effect at the
-	// next periodic refresh, without a signal.
-	edited := time.Now()
-	writeConfig(t, configs, "p", "jobs:\n"+job("a", "/a2")+job("b", "/b"))
-	recv.waitFor(t, refresh+30*time.Second, "the edit: a on its new URL and the new job b", func(hits []hit) bool {
-		return hitPath("/a2", edited)(hits) && hitPath("/b", edited)(hits)
-	})
-	if status := projectConfig(t, s, "p"); status.Error != "" {
-		t.Errorf("project p after a valid edit: config error %q", status.Error)
-	}
+		// A valid edit: a calls a new URL and b is new. It takes effect at the
+		// next periodic refresh, without a signal.
+		edited := time.Now()
+		writeConfig(t, configs, "p", "jobs:\n"+job("a", "/a2")+job("b", "/b"))
+		recv.waitFor(t, refresh+30*time.Second, "the edit: a on its new URL and the new job b", func(hits []hit) bool {
+			return hitPath("/a2", edited)(hits) && hitPath("/b", edited)(hits)
+		})
+		if status := projectConfig(t, s, "p"); status.Error != "" {
+			t.Errorf("project p after a valid edit: config error %q", status.Error)
+		}
 
-	// An invalid edit: p keeps running a and b as they were, and says why
-	// the new revision is refused; q is untouched.
-	writeConfig(t, configs, "p", "jobs:\n"+job("a", "/a3")+"  - id: b\n    schedule: \"61 * * * *\"\n    noop: {}\n")
-	s.hup(t)
-	var status configStatus
-	waitUntil(t, 30*time.Second, "the invalid revision's error", func() bool {
-		status = projectConfig(t, s, "p")
-		return status.Error != ""
-	})
-	if want := filepath.Join(configs, "p.yaml") + ":7"; !strings.Contains(status.Error, want) || !strings.Contains(status.Error, "schedule") {
-		t.Errorf("the error of the invalid revision is %q; want it to name %s and the field schedule", status.Error, want)
-	}
-	if q := projectConfig(t, s, "q"); q.Error != "" {
-		t.Errorf("project q has config error %q after p's invalid edit", q.Error)
-	}
-	refused := time.Now()
-	recv.waitFor(t, 30*time.Second, "a, b and c still running their last good revision", func(hits []hit) bool {
-		return hitPath("/a2", refused)(hits) && hitPath("/b", refused)(hits) && hitPath("/c", refused)(hits)
-	})
-	if hits, _ := recv.snapshot(); hitPath("/a3", time.Time{})(hits) {
-		t.Error("the invalid revision's URL was called")
-	}
+		// An invalid edit: p keeps running a and b as they were, and says why
+		// the new revision is refused; q is untouched.
+		writeConfig(t, configs, "p", "jobs:\n"+job("a", "/a3")+"  - id: b\n    schedule: \"61 * * * *\"\n    noop: {}\n")
+		s.hup(t)
+		var status configStatus
+		waitUntil(t, 30*time.Second, "the invalid revision's error", func() bool {
+			status = projectConfig(t, s, "p")
+			return status.Error != ""
+		})
+		if want := filepath.Join(configs, "p.yaml") + ":7"; !strings.Contains(status.Error, want) || !strings.Contains(status.Error, "schedule") {
+			t.Errorf("the error of the invalid revision is %q; want it to name %s and the field schedule", status.Error, want)
+		}
+		if q := projectConfig(t, s, "q"); q.Error != "" {
+			t.Errorf("project q has config error %q after p's invalid edit", q.Error)
+		}
+		refused := time.Now()
+		recv.waitFor(t, 30*time.Second, "a, b and c still running their last good revision", func(hits []hit) bool {
+			return hitPath("/a2", refused)(hits) && hitPath("/b", refused)(hits) && hitPath("/c", refused)(hits)
+		})
+		if hits, _ := recv.snapshot(); hitPath("/a3", time.Time{})(hits) {
+			t.Error("the invalid revision's URL was called")
+		}
 
-	// A valid edit that removes b: b is DISABLED, its history kept.
-	writeConfig(t, configs, "p", "jobs:\n"+job("a", "/a2"))
-	s.hup(t)
-	// The project's record is written once its jobs are in line: wait
-	// for both.
-	var b jobView
-	waitUntil(t, 30*time.Second, "job b to be disabled and the revision recorded", func() bool {
-		b = getJob(t, s, "p", "b")
-		return b.State == "DISABLED" && projectConfig(t, s, "p").Error == ""
+		// A valid edit that removes b: b is DISABLED, its history kept.
+		writeConfig(t, configs, "p", "jobs:\n"+job("a", "/a2"))
+		s.hup(t)
+		// The project's record is written once its jobs are in line: wait
+		// for both.
+		var b jobView
+		waitUntil(t, 30*time.Second, "job b to be disabled and the revision recorded", func() bool {
+			b = getJob(t, s, "p", "b")
+			return b.State == "DISABLED" && projectConfig(t, s, "p").Error == ""
+		})
+		if b.LastInvocation == nil {
+			t.Error("job b's history is gone after its removal")
+		}
+		s.stop(t)
 	})
-	if b.LastInvocation == nil {
-		t.Error("job b's history is gone after its removal")
-	}
-	s.stop(t)
 }
 
 // hitPath says whether a request for path arrived at or after since.

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/sundial-cron/sundial/internal/emulator/emulatortest"
+	"github.com/sundial-cron/sundial/internal/pgtest"
 )
 
 // The end-to-end tests run the real binary as an operator would: built
@@ -173,6 +174,35 @@ func (r *receiver) waitFor(t *testing.T, limit time.Duration, what string, cond 
 		case <-deadline:
 			t.Fatalf("after %v: still waiting for %s (%d hits)", limit, what, len(hits))
 		}
+	}
+}
+
+// eachShape runs fn as a parallel subtest on each shape a test of any
+// store applies to, with the serve flags of a new, empty store of it: a
+// SQLite file, or a database of the tests' PostgreSQL server.
+func eachShape(t *testing.T, fn func(t *testing.T, storage []string)) {
+	t.Parallel()
+	runShapes(t, true, fn)
+}
+
+// eachShapeInTurn is eachShape for a test that cannot run in parallel
+// (it sets the environment).
+func eachShapeInTurn(t *testing.T, fn func(t *testing.T, storage []string)) {
+	runShapes(t, false, fn)
+}
+
+func runShapes(t *testing.T, parallel bool, fn func(t *testing.T, storage []string)) {
+	for _, shape := range []string{"embedded", "postgres"} {
+		t.Run(shape, func(t *testing.T) {
+			if parallel {
+				t.Parallel()
+			}
+			storage := []string{"--db", filepath.Join(t.TempDir(), "sundial.db")}
+			if shape == "postgres" {
+				storage = []string{"--backend", "postgres", "--database-url", pgtest.Shared(t).Database(t)}
+			}
+			fn(t, storage)
+		})
 	}
 }
 
