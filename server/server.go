@@ -69,7 +69,7 @@ func Run(ctx context.Context, s Settings, logger *slog.Logger, now func() time.T
 	}
 	defer b.close()
 	in := s.SignIn
-	in.PublicURL, in.LocalMode = s.Cloud.PublicURL, b.localMode
+	in.PublicURL, in.LocalMode, in.OneProcess = s.Cloud.PublicURL, b.localMode, b.oneProcess
 	auth, err := signin.New(ctx, in, b.revocations, now, logger)
 	if err != nil {
 		return fmt.Errorf("sign-in: %w", err)

@@ -71,6 +71,9 @@ type backends struct {
 	// LocalMode): only where the server shares its machine with its
 	// operator.
 	localMode bool
+	// oneProcess says the shape is one process, not many instances
+	// behind a load balancer (signin.Settings' OneProcess).
+	oneProcess bool
 	// commands says the shape runs the command target.
 	commands bool
 	// ownHosts are host names by which the service itself is called,

@@ -268,7 +268,7 @@ func TestRefusedPageSaysHowToGetInHere(t *testing.T) {
 	if err := os.WriteFile(tokens, []byte(line+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	tokenSetup, err := signin.New(s.ctx, signin.Settings{StaticTokensFile: tokens, LocalMode: true},
+	tokenSetup, err := signin.New(s.ctx, signin.Settings{StaticTokensFile: tokens, LocalMode: true, OneProcess: true},
 		func() (signin.Revocations, error) { return signin.NewMemory(s.now), nil }, s.now, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)

@@ -52,10 +52,15 @@ type Settings struct {
 	AdminTokenFile string
 	// LocalMode lets the server run in the local single-user mode when no
 	// sign-in is set: a caller on its own machine is its administrator
-	// (LocalCaller). The embedded shape, which runs on its user's machine,
-	// sets it; the cloud shape, whose instances share no machine with
-	// anyone, does not.
+	// (LocalCaller). The embedded and PostgreSQL shapes, which run on
+	// their operator's machines, set it; the cloud shape, whose instances
+	// share no machine with anyone, does not.
 	LocalMode bool
+	// OneProcess says the server is one process, which may seal the
+	// token sign-in's sessions with a key of its own made at start; the
+	// shapes of many instances (PostgreSQL, cloud) need
+	// --cookie-key-file, shared by every instance, for that sign-in.
+	OneProcess bool
 }
 
 // signIn reports whether any sign-in is set.
@@ -174,10 +179,9 @@ func New(ctx context.Context, s Settings, revocations func() (Revocations, error
 // tokenSignIn reports whether the console offers sign-in with a static
 // token: with static tokens, where its sessions hold across the server's
 // instances. That is with --cookie-key-file, which every instance shares,
-// or in the shape of one process (LocalMode), which may seal with a key
-// of its own.
+// or in one process (OneProcess), which may seal with a key of its own.
 func tokenSignIn(s Settings) bool {
-	return s.StaticTokensFile != "" && (s.CookieKeyFile != "" || s.LocalMode)
+	return s.StaticTokensFile != "" && (s.CookieKeyFile != "" || s.OneProcess)
 }
 
 // cookieKeys are the keys that seal the session cookies: those of file

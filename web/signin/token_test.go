@@ -338,7 +338,7 @@ func TestTokenSignInIsOfferedWhereItsSessionsHold(t *testing.T) {
 		want     signin.Entry
 	}{
 		{"nothing set: the single-user mode", signin.Settings{LocalMode: true}, signin.Entry{Local: true}},
-		{"static tokens in one process", signin.Settings{LocalMode: true, StaticTokensFile: tokens},
+		{"static tokens in one process", signin.Settings{LocalMode: true, OneProcess: true, StaticTokensFile: tokens},
 			signin.Entry{Token: signin.TokenSignInPath, SignOut: signin.SignOutPath, Bearer: true}},
 		{"static tokens with a key file", signin.Settings{StaticTokensFile: tokens, CookieKeyFile: keys},
 			signin.Entry{Token: signin.TokenSignInPath, SignOut: signin.SignOutPath, Bearer: true}},
