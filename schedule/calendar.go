@@ -274,12 +274,17 @@ func dayOf(loc *time.Location, u int64) int64 {
 }
 
 // dayStart returns the first second of day on the wall clock of loc: the
-// first whose date is day or later, found by bisection so that a day whose
-// midnight does not exist (clocks that spring forward at midnight) starts
-// when it begins.
+// first whose date is day or later. Midnight at the offset in force then
+// nearly always is it; a day whose midnight does not exist (clocks that
+// spring forward at midnight) or happens twice is found by bisection.
 func dayStart(loc *time.Location, day int64) int64 {
+	local := day * 86400
+	_, off := time.Unix(local, 0).In(loc).Zone()
+	if u := local - int64(off); dayOf(loc, u) == day && dayOf(loc, u-1) < day {
+		return u
+	}
 	// No zone is more than 26 hours from UTC.
-	lo, hi := day*86400-26*3600, day*86400+26*3600
+	lo, hi := local-26*3600, local+26*3600
 	for lo < hi {
 		mid := lo + (hi-lo)/2
 		if dayOf(loc, mid) >= day {

@@ -133,20 +133,25 @@ func ceilUnix(t time.Time) int64 {
 func (s *Schedule) nextKept(u int64) (int64, bool) {
 	// Calendars that remove fire times for ever (a weekday skipped on
 	// its only days) end the search where the expression's own does.
-	last := u + cycleYears*366*86400
+	if !s.filtered() {
+		return s.nextAfter(u)
+	}
+	if end := s.endsBy.Load(); end != nil && u >= *end {
+		return 0, false
+	}
+	from, last := u, u+cycleYears*366*86400
 	for {
 		t, ok := s.nextAfter(u)
 		if !ok || t > last {
+			s.endsBy.Store(&from)
 			return 0, false
-		}
-		if !s.filtered() {
-			return t, true
 		}
 		r, resume, forever := s.removal(t)
 		switch {
 		case r.Kind == Kept:
 			return t, true
 		case forever:
+			s.endsBy.Store(&from)
 			return 0, false
 		}
 		u = max(resume, t)

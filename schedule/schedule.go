@@ -12,6 +12,7 @@ package schedule
 
 import (
 	"iter"
+	"sync/atomic"
 	"time"
 )
 
@@ -73,8 +74,12 @@ type Schedule struct {
 	window   Window
 	skip     []*Calendar
 	only     []*Calendar
-	cron     cronSpec
-	fields   []field // the parsed cron fields, while parsing and in Explain
+	// endsBy, once known, is an instant after which no fire time is an
+	// occurrence: calendars that remove every later one cost a search of
+	// the whole Gregorian cycle, which then need not be repeated.
+	endsBy atomic.Pointer[int64]
+	cron   cronSpec
+	fields []field // the parsed cron fields, while parsing and in Explain
 }
 
 // String returns the expression the schedule was parsed from.

@@ -42,8 +42,12 @@ type Tick struct {
 // Triggered: an admin asked for a run now.
 type Triggered struct{}
 
-// PauseRequested: an admin paused the job, saying why in Note.
-type PauseRequested struct{ Note string }
+// PauseRequested: an admin paused the job, saying why in Note, until the
+// admin resumes it or, if Until is set, until then.
+type PauseRequested struct {
+	Note  string
+	Until time.Time
+}
 
 // ResumeRequested: an admin resumed the job.
 type ResumeRequested struct{}
