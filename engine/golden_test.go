@@ -161,8 +161,8 @@ var definitionGoldens = map[string]Definition{
 	// The active window, the calendars and the cap on runs, added within
 	// version 1.
 	"v1-bounded.json": {Schedule: "30 9 * * *", TimeZone: "America/New_York", Target: "noop",
-		Policy: statemachine.Policy{MaxRuns: 12},
-		Active: Window{From: "2026-01-05", Until: "2026-06-30T17:00:00-04:00"},
+		Policy:        statemachine.Policy{MaxRuns: 12},
+		Active:        Window{From: "2026-01-05", Until: "2026-06-30T17:00:00-04:00"},
 		SkipCalendars: []*schedule.Calendar{goldenCalendar("holidays", "", nil, "2026-01-01", "2026-01-01", "2026-12-24", "2026-12-26")},
 		OnlyCalendars: []*schedule.Calendar{goldenCalendar("business-days", "Europe/London", []time.Weekday{1, 2, 3, 4, 5})}},
 	// Retention, added within version 1.

@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"fmt"
 	"iter"
 	"slices"
 	"strings"
@@ -247,4 +248,23 @@ func (s *Schedule) CalendarSkipped(from, to time.Time) iter.Seq2[time.Time, stri
 			}
 		}
 	}
+}
+
+// ParseBound reads a bound of an active window: an RFC 3339 time, or a
+// date (YYYY-MM-DD) on the wall clock of loc, which is the first instant
+// of that day, or with end its last, so that a window "until" a date
+// takes the whole day in.
+func ParseBound(s string, loc *time.Location, end bool) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	d, err := ParseDate(s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%q is neither a date (2026-01-31) nor an RFC 3339 time (2026-01-31T09:00:00-05:00)", s)
+	}
+	day := d.days()
+	if end {
+		return time.Unix(dayStart(loc, day+1), 0).Add(-time.Nanosecond).In(loc), nil
+	}
+	return time.Unix(dayStart(loc, day), 0).In(loc), nil
 }
