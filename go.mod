@@ -7,6 +7,7 @@ require (
 	cloud.google.com/go/datastore v1.26.0
 	cloud.google.com/go/pubsub/v2 v2.7.0
 	cloud.google.com/go/scheduler v1.16.0
+	github.com/arran4/golang-ical v0.3.4
 	github.com/chromedp/cdproto v0.0.0-20260321001828-e3e3800016bc
 	github.com/chromedp/chromedp v0.15.1
 	github.com/coreos/go-oidc/v3 v3.21.0
@@ -35,7 +36,6 @@ require (
 	cloud.google.com/go/iam v1.12.0 // indirect
 	github.com/Microsoft/go-winio v0.6.2 // indirect
 	github.com/ProtonMail/go-crypto v1.1.6 // indirect
-	github.com/arran4/golang-ical v0.3.4 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/chromedp/sysutil v1.1.0 // indirect
