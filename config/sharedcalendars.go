@@ -34,7 +34,7 @@ func LoadCalendars(path string) (*SharedCalendars, error) {
 	s := &SharedCalendars{byName: map[string]*schedule.Calendar{}, from: map[string]string{}}
 	h := sha256.New()
 	if info.IsDir() {
-		files, err := readICSDir(path)
+		files, err := ReadICSDir(path)
 		if err != nil {
 			return nil, err
 		}
@@ -74,7 +74,7 @@ func LoadCalendars(path string) (*SharedCalendars, error) {
 	if err != nil {
 		return nil, err
 	}
-	files, err := readICSDir(filepath.Dir(path))
+	files, err := ReadICSDir(filepath.Dir(path))
 	if err != nil {
 		return nil, err
 	}
@@ -144,10 +144,10 @@ func (s *SharedCalendars) where(name string) string {
 	return s.from[name]
 }
 
-// readICSDir reads the .ics files directly in dir, by name, as ReadFile
+// ReadICSDir reads the .ics files directly in dir, by name, as ReadFile
 // reads a config: one that cannot be read has Err set, and holds up only
 // the calendars that name it.
-func readICSDir(dir string) (map[string]ICSFile, error) {
+func ReadICSDir(dir string) (map[string]ICSFile, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
