@@ -34,7 +34,7 @@ type apiFlags struct {
 // Usage lists the verbs of this package, for the command's usage.
 const Usage = `  sundial jobs PROJECT [--json] [API flags]
   sundial trigger PROJECT/JOB [API flags]
-  sundial pause PROJECT/JOB --reason "..." [API flags]
+  sundial pause PROJECT/JOB --reason "..." [--until RFC3339] [API flags]
   sundial resume PROJECT/JOB [API flags]
   sundial pause PROJECT --all|--prefix P [--state S] --reason "..." [API flags]
   sundial resume PROJECT --all|--prefix P [--paused-for REASON] [API flags]
@@ -64,9 +64,10 @@ func Run(verb string, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.server, "server", "http://127.0.0.1:8080", "the server's URL")
 	fs.StringVar(&f.tokenFile, "token-file", "", "a file holding the bearer token (default: $SUNDIAL_TOKEN; none: call without one)")
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "how long to wait for the server")
-	reason := ""
+	reason, until := "", ""
 	if verb == "pause" {
 		fs.StringVar(&reason, "reason", "", "why the job is paused (required; shown with the job)")
+		fs.StringVar(&until, "until", "", "with PROJECT/JOB: resume it by itself at this time, RFC 3339 (2026-11-01T09:00:00Z)")
 	}
 	// A bulk pause or resume names a project and says which of its jobs:
 	// --all, or a --prefix, so that a forgotten "/JOB" cannot stop them all.
@@ -152,6 +153,16 @@ func Run(verb string, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sundial pause: --reason is required: say why, for whoever finds the job paused\n")
 		return ExitUsage
 	}
+	if until != "" {
+		if _, err := time.Parse(time.RFC3339, until); err != nil {
+			fmt.Fprintf(stderr, "sundial pause: --until %q: want a time in RFC 3339 (2026-11-01T09:00:00Z)\n", until)
+			return ExitUsage
+		}
+		if job == "" {
+			fmt.Fprintf(stderr, "sundial pause: --until goes with a PROJECT/JOB\n")
+			return ExitUsage
+		}
+	}
 	if verb == "backfill" && backfill.cancel == (backfill.from != "" || backfill.to != "") {
 		fmt.Fprintf(stderr, "sundial backfill: give --from and --to, or --cancel\n")
 		return ExitUsage
@@ -208,8 +219,15 @@ func Run(verb string, args []string, stdout, stderr io.Writer) int {
 		}
 	case verb == "pause":
 		var v struct{ Job cliJob }
-		if err = c.Do(ctx, "POST", jobPath+"/pause", map[string]any{"reason": reason}, &v); err == nil {
+		body := map[string]any{"reason": reason}
+		if until != "" {
+			body["until"] = until
+		}
+		if err = c.Do(ctx, "POST", jobPath+"/pause", body, &v); err == nil {
 			fmt.Fprintf(stdout, "%s is %s: %s\n", v.Job.ID, v.Job.State, v.Job.Reason)
+			if until != "" {
+				fmt.Fprintf(stdout, "it resumes by itself at %s\n", until)
+			}
 		}
 	case verb == "backfill" && backfill.cancel:
 		var v struct{ Job cliJob }

@@ -31,11 +31,13 @@ func (s *server) trigger(r *http.Request) (int, any, error) {
 	return s.answerJob(r, http.StatusAccepted, jobID, map[string]any{"invocation": id})
 }
 
-// pause stops the job's ticks; it needs a reason, which is shown with it.
+// pause stops the job's ticks; it needs a reason, which is shown with it,
+// and may say until when (RFC 3339), when the engine resumes it.
 func (s *server) pause(r *http.Request) (int, any, error) {
 	jobID := jobIDOf(r)
 	var body struct {
 		Reason string `json:"reason"`
+		Until  string `json:"until"`
 	}
 	if err := decodeBody(r, &body); err != nil {
 		return 0, nil, err
@@ -44,10 +46,16 @@ func (s *server) pause(r *http.Request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	if err := s.eng.Pause(r.Context(), jobID, identityOf(r), reason); err != nil {
+	var until time.Time
+	if body.Until != "" {
+		if until, err = time.Parse(time.RFC3339, body.Until); err != nil {
+			return 0, nil, badRequest("until: %q: want a time in RFC 3339 (2026-11-01T09:00:00Z)", body.Until)
+		}
+	}
+	if err := s.eng.PauseUntil(r.Context(), jobID, identityOf(r), reason, until); err != nil {
 		return 0, nil, notFoundJob(err, jobID)
 	}
-	s.changed(r, jobID, "reason", reason)
+	s.changed(r, jobID, "reason", reason, "until", body.Until)
 	return s.answerJob(r, http.StatusOK, jobID, nil)
 }
 

@@ -21,6 +21,8 @@ type jobJSON struct {
 	State    string `json:"state"`
 	Reason   string `json:"reason,omitempty"`      // why PAUSED or DISABLED, in words
 	Kind     string `json:"reason_kind,omitempty"` // the reason's kind: statemachine.ReasonKind
+	// PausedUntil is when a PAUSED job resumes by itself, if it does.
+	PausedUntil *time.Time `json:"paused_until,omitempty"`
 	Schedule string `json:"schedule"`
 	TimeZone string `json:"time_zone"`
 	Target   string `json:"target"`
@@ -71,12 +73,14 @@ type auditJSON struct {
 	Action     string    `json:"action"`
 	Invocation string    `json:"invocation,omitempty"`
 	Reason     string    `json:"reason,omitempty"`
+	// Until is when a pause ends by itself.
+	Until *time.Time `json:"until,omitempty"`
 }
 
 func toAudit(es []engine.AuditEntry) []auditJSON {
 	out := make([]auditJSON, 0, len(es))
 	for _, e := range es {
-		out = append(out, auditJSON{At: e.At.UTC(), By: string(e.By), Action: string(e.Action), Invocation: e.Invocation, Reason: e.Reason})
+		out = append(out, auditJSON{At: e.At.UTC(), By: string(e.By), Action: string(e.Action), Invocation: e.Invocation, Reason: e.Reason, Until: timePtr(e.Until)})
 	}
 	return out
 }
@@ -152,6 +156,7 @@ func toJob(v engine.View, last *store.InvocationRecord) jobJSON {
 	if j.TimeZone == "" {
 		j.TimeZone = "UTC"
 	}
+	j.PausedUntil = timePtr(v.State.PausedUntil)
 	if at, ok := v.NextFire(); ok {
 		j.NextFireTime = timePtr(at)
 	}
