@@ -15,17 +15,17 @@ import (
 
 // jobJSON is a job in a listing.
 type jobJSON struct {
-	ID       string `json:"id"`
-	Project  string `json:"project"`
-	Job      string `json:"job"`
-	State    string `json:"state"`
-	Reason   string `json:"reason,omitempty"`      // why PAUSED or DISABLED, in words
-	Kind     string `json:"reason_kind,omitempty"` // the reason's kind: statemachine.ReasonKind
+	ID      string `json:"id"`
+	Project string `json:"project"`
+	Job     string `json:"job"`
+	State   string `json:"state"`
+	Reason  string `json:"reason,omitempty"`      // why PAUSED or DISABLED, in words
+	Kind    string `json:"reason_kind,omitempty"` // the reason's kind: statemachine.ReasonKind
 	// PausedUntil is when a PAUSED job resumes by itself, if it does.
 	PausedUntil *time.Time `json:"paused_until,omitempty"`
-	Schedule string `json:"schedule"`
-	TimeZone string `json:"time_zone"`
-	Target   string `json:"target"`
+	Schedule    string     `json:"schedule"`
+	TimeZone    string     `json:"time_zone"`
+	Target      string     `json:"target"`
 
 	NextFireTime   *time.Time `json:"next_fire_time,omitempty"`
 	LastInvocation *invJSON   `json:"last_invocation,omitempty"`
