@@ -29,7 +29,9 @@ func readICS(path string, data []byte) ([]schedule.DateRange, Errors) {
 	if !bytes.Contains(bytes.ToUpper(data[:min(len(data), 1024)]), []byte("BEGIN:VCALENDAR")) {
 		return nil, fail(0, "", "not an iCalendar file: want BEGIN:VCALENDAR at its start (an .ics calendar export)")
 	}
-	cal, err := ics.ParseCalendar(bytes.NewReader(data))
+	// Some exports put properties between events, which RFC 5545 does
+	// not allow and which say nothing of the days: taken, not refused.
+	cal, err := ics.ParseCalendarWithOptions(bytes.NewReader(data), ics.WithUnknownPropertyHandler(ics.AcceptUnknownPropertyHandler))
 	if err != nil {
 		line := 0
 		if m := icsParseLine.FindStringSubmatch(err.Error()); m != nil {
