@@ -6,6 +6,7 @@ import (
 
 	"github.com/sundial-cron/sundial/engine"
 	"github.com/sundial-cron/sundial/jobid"
+	"github.com/sundial-cron/sundial/schedule"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store"
 )
@@ -99,6 +100,12 @@ type definitionJSON struct {
 	Jitter           string          `json:"jitter"`
 	Idempotent       bool            `json:"idempotent"`
 	Spec             json.RawMessage `json:"spec,omitempty"`
+	// What bounds the job's occurrences, left out when nothing does:
+	// the calendars by name and days, the window as the config wrote it.
+	SkipCalendars []string       `json:"skip_calendars,omitempty"`
+	OnlyCalendars []string       `json:"only_calendars,omitempty"`
+	Active        *engine.Window `json:"active,omitempty"`
+	MaxRuns       int64          `json:"max_runs,omitempty"`
 }
 
 // activeJSON is an invocation that has not ended, as the machine sees it,
@@ -178,8 +185,24 @@ func toDefinition(d engine.Definition) definitionJSON {
 		CatchupWindow: p.CatchupWindow.String(), Timeout: p.Timeout.String(),
 		MaxAttempts: p.MaxAttempts, MinBackoff: p.MinBackoff.String(), MaxBackoff: p.MaxBackoff.String(),
 		AutoDisableAfter: p.AutoDisableAfter, Jitter: p.Jitter.String(), Idempotent: p.Idempotent,
-		Spec: d.Spec,
+		Spec: d.Spec, SkipCalendars: calendarWords(d.SkipCalendars), OnlyCalendars: calendarWords(d.OnlyCalendars),
+		Active: windowPtr(d.Active), MaxRuns: p.MaxRuns,
 	}
+}
+
+func calendarWords(cs []*schedule.Calendar) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.String())
+	}
+	return out
+}
+
+func windowPtr(w engine.Window) *engine.Window {
+	if w == (engine.Window{}) {
+		return nil
+	}
+	return &w
 }
 
 func toBackfill(b *statemachine.Backfill) *backfillJSON {
