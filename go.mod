@@ -7,6 +7,7 @@ require (
 	cloud.google.com/go/datastore v1.26.0
 	cloud.google.com/go/pubsub/v2 v2.7.0
 	cloud.google.com/go/scheduler v1.16.0
+	github.com/arran4/golang-ical v0.3.4
 	github.com/chromedp/cdproto v0.0.0-20260321001828-e3e3800016bc
 	github.com/chromedp/chromedp v0.15.1
 	github.com/coreos/go-oidc/v3 v3.21.0

@@ -17,6 +17,7 @@ type cliJob struct {
 	ID             string
 	State          string
 	Reason         string
+	PausedUntil    string `json:"paused_until"`
 	Schedule       string
 	NextFireTime   *time.Time `json:"next_fire_time"`
 	LastInvocation *struct {

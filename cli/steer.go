@@ -37,10 +37,13 @@ var skipWhy = map[string]string{
 // steer triggers, pauses, resumes or aborts one job and prints what
 // happened; a request that changed nothing, or a trigger that will not
 // run, says so and exits ExitUnchanged.
-func steer(ctx context.Context, c *client.Client, verb, jobPath, reason string, raw bool, stdout io.Writer) (int, error) {
+func steer(ctx context.Context, c *client.Client, verb, jobPath, reason, until string, raw bool, stdout io.Writer) (int, error) {
 	body := map[string]any{}
 	if verb == "pause" {
 		body["reason"] = reason
+		if until != "" {
+			body["until"] = until
+		}
 	}
 	var v steerAnswer
 	if err := call(ctx, c, "POST", jobPath+"/"+verb, body, raw, stdout, &v, func() { printSteered(verb, v, stdout) }); err != nil {
@@ -96,6 +99,9 @@ func printSteered(verb string, v steerAnswer, stdout io.Writer) {
 			fmt.Fprintf(stdout, "%s is %s: %s (was: %s)\n", id, v.Job.State, v.Job.Reason, v.PreviousReason)
 		default:
 			fmt.Fprintf(stdout, "%s is %s: %s\n", id, v.Job.State, v.Job.Reason)
+		}
+		if v.Job.PausedUntil != "" {
+			fmt.Fprintf(stdout, "it resumes by itself at %s\n", v.Job.PausedUntil)
 		}
 	case "resume":
 		if unchanged(verb, v) {

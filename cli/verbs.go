@@ -34,7 +34,7 @@ const Usage = `  sundial jobs PROJECT [--json] [API flags]
   sundial logs PROJECT/JOB/INVOCATION [-f] [--json] [API flags]
   sundial describe PROJECT/JOB [--json] [API flags]
   sundial trigger PROJECT/JOB [--json] [API flags]
-  sundial pause PROJECT/JOB --reason "..." [--json] [API flags]
+  sundial pause PROJECT/JOB --reason "..." [--until RFC3339] [--json] [API flags]
   sundial resume PROJECT/JOB [--json] [API flags]
   sundial pause PROJECT --all|--prefix P [--state S] --reason "..." [--json] [API flags]
   sundial resume PROJECT --all|--prefix P [--paused-for REASON] [--json] [API flags]
@@ -84,9 +84,10 @@ func Run(verb string, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.server, "server", "http://127.0.0.1:8080", "the server's URL")
 	fs.StringVar(&f.tokenFile, "token-file", "", "a file holding the bearer token (default: $SUNDIAL_TOKEN; none: call without one)")
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "how long to wait for the server, per request")
-	reason := ""
+	reason, until := "", ""
 	if verb == "pause" {
 		fs.StringVar(&reason, "reason", "", "why the job is paused (required; shown with the job)")
+		fs.StringVar(&until, "until", "", "with PROJECT/JOB: resume it by itself at this time, RFC 3339 (2026-11-01T09:00:00Z)")
 	}
 	// A bulk pause or resume names a project and says which of its jobs:
 	// --all, or a --prefix, so that a forgotten "/JOB" cannot stop them all.
@@ -214,6 +215,16 @@ func Run(verb string, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sundial pause: --reason is required: say why, for whoever finds the job paused\n")
 		return ExitUsage
 	}
+	if until != "" {
+		if _, err := time.Parse(time.RFC3339, until); err != nil {
+			fmt.Fprintf(stderr, "sundial pause: --until %q: want a time in RFC 3339 (2026-11-01T09:00:00Z)\n", until)
+			return ExitUsage
+		}
+		if job == "" {
+			fmt.Fprintf(stderr, "sundial pause: --until goes with a PROJECT/JOB\n")
+			return ExitUsage
+		}
+	}
 	if verb == "backfill" && backfill.cancel == (backfill.from != "" || backfill.to != "") {
 		fmt.Fprintf(stderr, "sundial backfill: give --from and --to, or --cancel\n")
 		return ExitUsage
@@ -279,7 +290,7 @@ func Run(verb string, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "backfilling %s: its occurrences in [%s, %s) that have no record, one at a time\n", v.Job.ID, backfill.from, backfill.to)
 		})
 	default:
-		code, err = steer(ctx, c, verb, jobPath, reason, raw, stdout)
+		code, err = steer(ctx, c, verb, jobPath, reason, until, raw, stdout)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "sundial %s: %v\n", verb, err)

@@ -10,6 +10,7 @@ package config
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -71,7 +72,13 @@ func ProjectOf(path string) (id string, ok bool) {
 // error, if any, is Errors listing what is wrong in the file: the first
 // maxErrors things, and how many more there are.
 func Parse(file string, data []byte, targets map[string]targets.Target) (*Project, error) {
-	d := &decoder{file: file}
+	return ParseWith(file, data, targets, Calendars{})
+}
+
+// ParseWith is Parse of a file whose calendars may draw on cals: the .ics
+// files beside it and the server's shared calendars.
+func ParseWith(file string, data []byte, targets map[string]targets.Target, cals Calendars) (*Project, error) {
+	d := &decoder{file: file, env: cals, badCalendars: map[string]bool{}}
 	p := &Project{File: file, Revision: revision(data)}
 	id, ok := ProjectOf(file)
 	if !ok {
@@ -84,7 +91,17 @@ func Parse(file string, data []byte, targets map[string]targets.Target) (*Projec
 		d.project(p, root, targets)
 	}
 	if len(d.errs) > 0 {
-		slices.SortStableFunc(d.errs, func(a, b *Error) int { return a.Line - b.Line })
+		// An .ics file's errors come after the config's, in their own
+		// line order.
+		slices.SortStableFunc(d.errs, func(a, b *Error) int {
+			other := func(e *Error) int {
+				if e.File == d.file {
+					return 0
+				}
+				return 1
+			}
+			return cmp.Or(other(a)-other(b), strings.Compare(a.File, b.File), a.Line-b.Line)
+		})
 		if d.dropped > 0 {
 			d.errs = append(d.errs, &Error{File: d.file, Msg: fmt.Sprintf("and %d more errors", d.dropped)})
 		}
@@ -189,9 +206,13 @@ func (d *decoder) syntax(err error, data []byte) {
 }
 
 func (d *decoder) project(p *Project, root *yaml.Node, targets map[string]targets.Target) {
-	fields, ok := d.mapping(root, "", "jobs", "roles")
+	fields, ok := d.mapping(root, "", "jobs", "roles", "calendars")
 	if !ok {
 		return
+	}
+	// Before the jobs, which name them.
+	if f, ok := fields["calendars"]; ok {
+		d.projectCals = d.calendarList(f.value, "calendars")
 	}
 	f, ok := fields["jobs"]
 	if !ok {

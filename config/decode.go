@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/sundial-cron/sundial/schedule"
 )
 
 // decoder walks a file's YAML nodes by hand instead of unmarshalling into
@@ -25,6 +27,12 @@ type decoder struct {
 	// retainedExtra counts the records the file's jobs ask to keep beyond
 	// retainedPerJob each, against maxRetainedExtra.
 	retainedExtra int
+	// env is what the file's calendars may draw on; calendars are the
+	// project's own, and badCalendars those whose definition had errors,
+	// which a job naming them is not told of again.
+	env          Calendars
+	projectCals  map[string]*schedule.Calendar
+	badCalendars map[string]bool
 }
 
 // A file's errors are bounded whatever it holds: each error quotes at

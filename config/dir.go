@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"syscall"
 )
 
@@ -75,6 +76,9 @@ type File struct {
 	Project string
 	Data    []byte
 	Link    string // to the file at its commit, from --config-link; "" if none
+	// ICS are the .ics files beside it, by name, which its calendars may
+	// read; every file of a directory shares one map.
+	ICS map[string]ICSFile
 	// Err is why the file cannot be used: it could not be read, or another
 	// file in the directory names the same project.
 	Err error
@@ -91,12 +95,22 @@ func ReadDir(dir string) ([]File, error) {
 		return nil, err
 	}
 	byProject := map[string][]File{}
+	var ics map[string]ICSFile
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".ics") && e.Name()[0] != '.' && !e.IsDir() {
+			if ics == nil {
+				ics = map[string]ICSFile{}
+			}
+			data, err := ReadFile(filepath.Join(dir, e.Name()))
+			ics[e.Name()] = ICSFile{Data: data, Err: err}
+		}
+	}
 	for _, e := range entries {
 		project, ok := ProjectOf(e.Name())
 		if !ok || e.Name()[0] == '.' || e.IsDir() {
 			continue
 		}
-		f := File{Path: filepath.Join(dir, e.Name()), Project: project}
+		f := File{Path: filepath.Join(dir, e.Name()), Project: project, ICS: ics}
 		f.Data, f.Err = ReadFile(f.Path)
 		byProject[project] = append(byProject[project], f)
 	}

@@ -40,7 +40,7 @@ func (g *GitSource) read(commit *object.Commit, objs storer.EncodedObjectStorer)
 		if err != nil {
 			return Snapshot{}, err
 		}
-		f := File{Path: g.opts.File, Link: g.link(s.Commit.SHA, g.opts.File)}
+		f := File{Path: g.opts.File, Link: g.link(s.Commit.SHA, g.opts.File), ICS: icsBlobs(objs, path.Dir(g.opts.File), dir)}
 		f.Data, f.Err = blob(objs, path.Dir(g.opts.File), dir, *e)
 		if f.Err != nil {
 			return Snapshot{}, f.Err
@@ -62,12 +62,13 @@ func (g *GitSource) read(commit *object.Commit, objs storer.EncodedObjectStorer)
 		only[p] = true
 	}
 	byProject := map[string][]File{}
+	ics := icsBlobs(objs, g.opts.Path, tree)
 	for _, e := range tree.Entries {
 		project, ok := ProjectOf(e.Name)
 		if !ok || e.Name[0] == '.' || e.Mode == filemode.Dir || (len(only) > 0 && !only[project]) {
 			continue
 		}
-		f := File{Path: path.Join(g.opts.Path, e.Name), Project: project, Link: g.link(s.Commit.SHA, path.Join(g.opts.Path, e.Name))}
+		f := File{Path: path.Join(g.opts.Path, e.Name), Project: project, Link: g.link(s.Commit.SHA, path.Join(g.opts.Path, e.Name)), ICS: ics}
 		f.Data, f.Err = blob(objs, g.opts.Path, tree, e)
 		byProject[project] = append(byProject[project], f)
 	}
@@ -107,6 +108,23 @@ func blob(objs storer.EncodedObjectStorer, dir string, tree *object.Tree, e obje
 	}
 	defer r.Close()
 	return io.ReadAll(io.LimitReader(r, MaxFileSize))
+}
+
+// icsBlobs reads the .ics files of the tree at dir, as ReadDir reads a
+// directory's: nil when it has none.
+func icsBlobs(objs storer.EncodedObjectStorer, dir string, tree *object.Tree) map[string]ICSFile {
+	var out map[string]ICSFile
+	for _, e := range tree.Entries {
+		if !strings.HasSuffix(e.Name, ".ics") || e.Name[0] == '.' || e.Mode == filemode.Dir {
+			continue
+		}
+		if out == nil {
+			out = map[string]ICSFile{}
+		}
+		data, err := blob(objs, dir, tree, e)
+		out[e.Name] = ICSFile{Data: data, Err: err}
+	}
+	return out
 }
 
 // link is the link to a file at a commit, or "".

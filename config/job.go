@@ -22,6 +22,7 @@ var jobFields = append([]string{
 	"id", "schedule", "time_zone", "dst", "overlap", "max_concurrent",
 	"catchup_window", "timeout", "retries", "auto_disable_after", "jitter",
 	"idempotent", "disabled", "notify", "retention",
+	"skip_calendars", "only_calendars", "active", "max_runs",
 }, TargetKinds...)
 
 // The defaults of a job's policy; docs/config.md lists them. They are
@@ -120,12 +121,56 @@ func (d *decoder) when(fs map[string]field, n *yaml.Node, path, id string, def *
 	s, err := schedule.Parse(expr, opts)
 	if err != nil {
 		d.errorf(f.value, path+".schedule", "%v", err)
+		d.bounds(fs, path, nil, opts.Location, def)
 		return
 	}
 	def.Schedule = expr
+	d.bounds(fs, path, s, opts.Location, def)
 	if jf, ok := fs["jitter"]; ok && def.Policy.Jitter > 0 {
 		if gap, short := gapWithin(s, def.Policy.Jitter); short {
 			d.errorf(jf.value, path+".jitter", "%s is not smaller than %s, the shortest gap between two fire times of the schedule: occurrences could swap places", def.Policy.Jitter, gap)
+		}
+	}
+}
+
+// bounds reads what bounds the job's occurrences: its calendars, its
+// active window and its cap on runs. s is its schedule, nil if it did not
+// parse; loc is its zone, which a date in the window is read in.
+func (d *decoder) bounds(fs map[string]field, path string, s *schedule.Schedule, loc *time.Location, def *engine.Definition) {
+	fixed := s == nil || s.Kind() == schedule.Cron
+	for _, c := range []struct {
+		name string
+		out  *[]*schedule.Calendar
+	}{{"skip_calendars", &def.SkipCalendars}, {"only_calendars", &def.OnlyCalendars}} {
+		f, ok := fs[c.name]
+		if !ok {
+			continue
+		}
+		*c.out = d.jobCalendars(f.value, path+"."+c.name, d.projectCals)
+		if !fixed {
+			d.errorf(f.key, path+"."+c.name, "calendars remove fire times of a cron schedule; %s schedule %q has none (an interval counts from the end of the previous run): write it as cron, e.g. \"*/10 * * * *\"", s.Kind(), s.String())
+		}
+	}
+	if f, ok := fs["active"]; ok {
+		w, fromNode, untilNode := d.active(f.value, path+".active")
+		def.Active = engine.Window{From: w.From, Until: w.Until}
+		switch b, err := def.Active.Bounds(loc); {
+		case s != nil && s.Kind() == schedule.Triggered:
+			d.errorf(f.key, path+".active", "a triggered schedule has no fire times for an active window to bound; triggers are never bounded")
+		case err == nil && fromNode != nil && untilNode != nil && b.Until.Before(b.From):
+			d.errorf(untilNode, path+".active.until", "%s is before from %s", w.Until, w.From)
+		}
+	}
+	if f, ok := fs["max_runs"]; ok {
+		if v, ok := d.integer(f.value, path+".max_runs"); ok {
+			switch {
+			case v < 1:
+				d.errorf(f.value, path+".max_runs", "want at least 1; leave it out for no cap")
+			case s != nil && s.Kind() == schedule.Triggered:
+				d.errorf(f.value, path+".max_runs", "a triggered schedule has no scheduled runs to cap; triggers are never counted")
+			default:
+				def.Policy.MaxRuns = int64(v)
+			}
 		}
 	}
 }

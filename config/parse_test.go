@@ -80,7 +80,7 @@ func TestParseRefusesWithFileLineAndField(t *testing.T) {
 		want    string                    // after the file's path: ":line: field: " and the start of the message
 	}{
 		{"an unknown field of a job", "", job + "    colour: blue\n", nil, ":5: jobs[0].colour: unknown field"},
-		{"an unknown field at the top", "", job + "owner: me\n", nil, ":5: owner: unknown field (want one of jobs, roles)"},
+		{"an unknown field at the top", "", job + "owner: me\n", nil, ":5: owner: unknown field (want one of jobs, roles, calendars)"},
 		{"an unknown field in retries", "", job + "    retries: {attempts: 3}\n", nil, ":5: jobs[0].retries.attempts: unknown field"},
 		{"an unknown field in dst", "", job + "    dst: {gaps: skip}\n", nil, ":5: jobs[0].dst.gaps: unknown field"},
 		{"a notify without a webhook", "", job + "    notify: {format: slack}\n", nil, ":5: jobs[0].notify.webhook: missing"},

@@ -66,6 +66,9 @@ type RefresherOptions struct {
 	// database for it (engine.ClaimConfigSource): a pass finding the
 	// database claimed by another source changes nothing. "": no check.
 	Source string
+	// Calendars are the calendars the server shares with every project
+	// (serve --calendars); nil for none.
+	Calendars *SharedCalendars
 }
 
 // NewRefresher returns a refresher of the config directory dir, which has
@@ -277,7 +280,7 @@ func (r *Refresher) pass(ctx context.Context, applies *sync.WaitGroup) error {
 			r.failed(ctx, f.Project, f.Path, f.commit, f.Err)
 			continue
 		}
-		if rev := revision(f.Data); rev != ps.seen {
+		if rev := calendarRevision(f.Data, f.ICS, r.opts.Calendars); rev != ps.seen {
 			ps.busy = true
 			applies.Go(func() { r.apply(ctx, f, rev, ps, moved) })
 		}
@@ -480,7 +483,7 @@ func (r *Refresher) parse(ctx context.Context, f File) (*Project, error) {
 		return nil, err
 	}
 	defer r.parsing.Release(weight)
-	return Parse(f.Path, f.Data, r.opts.Targets)
+	return ParseWith(f.Path, f.Data, r.opts.Targets, Calendars{ICS: f.ICS, Shared: r.opts.Calendars})
 }
 
 // parseWeight is what parsing data counts against the parse budget: its

@@ -32,9 +32,16 @@ type AuditEntry struct {
 	// Invocation is the occurrence a trigger created, or the invocation
 	// an abort named ("" for every unfinished one).
 	Invocation string
-	// Reason is why a pause was asked for.
+	// Reason is why a pause was asked for, or, for a pause that ended by
+	// itself, when it did.
 	Reason string
+	// Until is when a pause ends by itself; zero for one until a resume.
+	Until time.Time
 }
+
+// Itself is who the audit trail names for what a job does by itself: the
+// end of a pause that was asked to end then.
+const Itself access.Identity = "sundial"
 
 // MaxAudit is how many audit entries a job keeps, the newest. They live in
 // the job's own stored state, so each is written in the transaction that
@@ -53,7 +60,14 @@ func (e *Engine) Trigger(ctx context.Context, jobID string, by access.Identity) 
 // Pause stops the job's ticks until Resume, on behalf of by; reason says
 // why, for people. A job already paused takes the new reason.
 func (e *Engine) Pause(ctx context.Context, jobID string, by access.Identity, reason string) error {
-	_, err := e.PauseJob(ctx, jobID, by, reason)
+	return e.PauseUntil(ctx, jobID, by, reason, time.Time{})
+}
+
+// PauseUntil is Pause with an end: at until the engine resumes the job
+// itself, as Resume would, and the trail says so; a zero until is Pause.
+// A pause that would end before now is refused (statemachine.ErrRefused).
+func (e *Engine) PauseUntil(ctx context.Context, jobID string, by access.Identity, reason string, until time.Time) error {
+	_, err := e.PauseJob(ctx, jobID, by, reason, until)
 	return err
 }
 

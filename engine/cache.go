@@ -93,6 +93,7 @@ type packedState struct {
 	reason    statemachine.Reason
 	tickNonce int64
 	triggers  int64
+	runs      int64
 	failures  int
 	secs      [packedTimes]int64
 	nsecs     [packedTimes]int32 // -1 for the zero time
@@ -106,17 +107,17 @@ type packedState struct {
 	whole     *jobState // instead of all the above, for a state that does not pack
 }
 
-const packedTimes = 5
+const packedTimes = 6
 
 func (s *jobState) packedTimes() [packedTimes]*time.Time {
 	m := &s.m
-	return [packedTimes]*time.Time{&m.TickAt, &m.NextAt, &m.Cursor, &m.LastEnded, &m.WatchdogTimerTs}
+	return [packedTimes]*time.Time{&m.TickAt, &m.NextAt, &m.Cursor, &m.LastEnded, &m.WatchdogTimerTs, &m.PausedUntil}
 }
 
 func pack(s jobState) packedState {
 	m := s.m
 	p := packedState{
-		state: m.State, reason: m.Reason, tickNonce: m.TickNonce, triggers: m.Triggers, failures: m.Failures,
+		state: m.State, reason: m.Reason, tickNonce: m.TickNonce, triggers: m.Triggers, runs: m.Runs, failures: m.Failures,
 		pending: m.Pending, active: m.Active, backfill: m.Backfill, audit: s.audit,
 	}
 	if s.health != (Health{}) {
@@ -148,7 +149,7 @@ func (p *packedState) unpack() jobState {
 	}
 	s := jobState{
 		m: statemachine.JobState{
-			State: p.state, Reason: p.reason, TickNonce: p.tickNonce, Triggers: p.triggers, Failures: p.failures,
+			State: p.state, Reason: p.reason, TickNonce: p.tickNonce, Triggers: p.triggers, Runs: p.runs, Failures: p.failures,
 			Pending: p.pending, Active: p.active, Backfill: p.backfill,
 		},
 		audit: p.audit,

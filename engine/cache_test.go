@@ -67,6 +67,7 @@ func TestPackedStateUnpacksToItself(t *testing.T) {
 			m: statemachine.JobState{
 				State: statemachine.Paused, Reason: statemachine.Reason{Kind: statemachine.ReasonPaused, Note: "why"},
 				TickNonce: 1, TickAt: at, NextAt: at, Cursor: at, LastEnded: at, WatchdogTimerTs: at, Failures: 2, Triggers: 3,
+				Runs: 4, PausedUntil: at,
 				Pending:  &statemachine.Occurrence{ID: "o", At: at},
 				Active:   []statemachine.Invocation{{Occurrence: statemachine.Occurrence{ID: "i", At: at}, Attempt: 1}},
 				Backfill: &statemachine.Backfill{From: at, To: at, Next: at},

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
+	"time"
 
 	"github.com/sundial-cron/sundial/schedule"
 	"github.com/sundial-cron/sundial/statemachine"
@@ -19,6 +21,16 @@ type Definition struct {
 	Repeat   string `json:"repeat,omitempty"`    // DST repeat policy: "first", "last", "both", ""
 
 	Policy statemachine.Policy `json:"policy"`
+
+	// Active is the job's active window, each bound as its config wrote
+	// it: a date (the whole day, on the job's clock) or an RFC 3339 time;
+	// "" leaves that side open.
+	Active Window `json:"active,omitzero"`
+	// SkipCalendars are the calendars on whose days the job has no
+	// occurrences, and OnlyCalendars, if any, those on whose days alone it
+	// has them; each holds its days, as the config's revision read them.
+	SkipCalendars []*schedule.Calendar `json:"-"`
+	OnlyCalendars []*schedule.Calendar `json:"-"`
 
 	// Target is the target kind ("noop", "url_fetch", "command", ...) and
 	// Spec its settings, handed to it as they are.
@@ -44,7 +56,34 @@ type Definition struct {
 func (d *Definition) Equal(o *Definition) bool {
 	return d.Schedule == o.Schedule && d.TimeZone == o.TimeZone && d.Gap == o.Gap && d.Repeat == o.Repeat &&
 		d.Policy == o.Policy && d.Target == o.Target && sameJSON(d.Spec, o.Spec) && d.Notify.equal(o.Notify) &&
-		d.Retention == o.Retention
+		d.Retention == o.Retention && d.Active == o.Active &&
+		slices.EqualFunc(d.SkipCalendars, o.SkipCalendars, (*schedule.Calendar).Equal) &&
+		slices.EqualFunc(d.OnlyCalendars, o.OnlyCalendars, (*schedule.Calendar).Equal)
+}
+
+// Window is a job's active window as its config writes it (see
+// Definition.Active).
+type Window struct {
+	From  string `json:"from,omitempty"`
+	Until string `json:"until,omitempty"`
+}
+
+// Bounds resolves the window on the wall clock of loc: a date From is the
+// start of that day, a date Until its end.
+func (w Window) Bounds(loc *time.Location) (schedule.Window, error) {
+	var out schedule.Window
+	var err error
+	if w.From != "" {
+		if out.From, err = schedule.ParseBound(w.From, loc, false); err != nil {
+			return out, fmt.Errorf("active.from: %w", err)
+		}
+	}
+	if w.Until != "" {
+		if out.Until, err = schedule.ParseBound(w.Until, loc, true); err != nil {
+			return out, fmt.Errorf("active.until: %w", err)
+		}
+	}
+	return out, nil
 }
 
 // sameJSON reports whether a and b encode the same JSON value; an empty
@@ -74,7 +113,12 @@ func (d *Definition) Parse(jobID string) (*schedule.Schedule, error) {
 	if err != nil {
 		return nil, err
 	}
-	return schedule.Parse(d.Schedule, schedule.Options{JobID: jobID, Location: loc, Gap: gap, Repeat: repeat})
+	w, err := d.Active.Bounds(loc)
+	if err != nil {
+		return nil, err
+	}
+	return schedule.Parse(d.Schedule, schedule.Options{JobID: jobID, Location: loc, Gap: gap, Repeat: repeat,
+		Active: w, Skip: d.SkipCalendars, Only: d.OnlyCalendars})
 }
 
 // definitionOf returns the definition an invocation runs under: the one

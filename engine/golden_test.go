@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sundial-cron/sundial/access"
+	"github.com/sundial-cron/sundial/schedule"
 	"github.com/sundial-cron/sundial/statemachine"
 )
 
@@ -88,6 +89,14 @@ var goldenPaused = statemachine.JobState{
 	Cursor: gmin(0), LastEnded: gmin(-10),
 }
 
+// goldenPausedUntil is a job with a cap on its runs, paused until a set
+// time: the runs, the pause's end and the audit's until were added within
+// version 1.
+var goldenPausedUntil = statemachine.JobState{
+	State: statemachine.Paused, Reason: statemachine.Reason{Kind: statemachine.ReasonPaused, Note: "quarter close"},
+	TickNonce: 99, TickAt: gmin(120), Cursor: gmin(0), Runs: 7, PausedUntil: gmin(120), WatchdogTimerTs: gmin(120).Add(30 * time.Second),
+}
+
 // stateGoldens lists every file of testdata/state and what it decodes to.
 var stateGoldens = map[string]jobState{
 	"v0-scheduled.json":          {m: goldenScheduled},
@@ -112,6 +121,9 @@ var stateGoldens = map[string]jobState{
 		{At: gmin(-20), By: "user:alice@example.com", Action: ActionTrigger, Invocation: "manual-1"},
 		{At: gmin(-15), By: "serviceAccount:ci@proj.iam.gserviceaccount.com", Action: ActionAbort},
 		{At: gmin(-10), By: "user:alice@example.com", Action: ActionPause, Reason: "paused for the migration"},
+	}},
+	"v1-paused-until.json": {m: goldenPausedUntil, audit: []AuditEntry{
+		{At: gmin(0), By: "user:alice@example.com", Action: ActionPause, Reason: "quarter close", Until: gmin(120)},
 	}},
 	"v1-removed.json":            {m: disabledGolden(statemachine.Reason{Kind: statemachine.ReasonRemovedFromConfig})},
 	"v1-disabled-in-config.json": {m: disabledGolden(statemachine.Reason{Kind: statemachine.ReasonDisabledInConfig, Note: "by the owners"})},
@@ -146,10 +158,35 @@ var definitionGoldens = map[string]Definition{
 	"v1-notify.json": {Schedule: "@every 5m", Target: "noop", Notify: &Notify{
 		URL: "https://hooks.slack.com/services/T0/B0/x", Format: "slack", On: []string{"failure", "recovery"}, LongRun: 90 * time.Minute,
 	}},
+	// The active window, the calendars and the cap on runs, added within
+	// version 1.
+	"v1-bounded.json": {Schedule: "30 9 * * *", TimeZone: "America/New_York", Target: "noop",
+		Policy:        statemachine.Policy{MaxRuns: 12},
+		Active:        Window{From: "2026-01-05", Until: "2026-06-30T17:00:00-04:00"},
+		SkipCalendars: []*schedule.Calendar{goldenCalendar("holidays", "", nil, "2026-01-01", "2026-01-01", "2026-12-24", "2026-12-26")},
+		OnlyCalendars: []*schedule.Calendar{goldenCalendar("business-days", "Europe/London", []time.Weekday{1, 2, 3, 4, 5})}},
 	// Retention, added within version 1.
 	"v1-retention.json": {Schedule: "@every 1s", Target: "noop", Retention: Retention{
 		Age: 36 * time.Hour, Count: 500, FailureAge: 2160 * time.Hour, FailureCount: 2000,
 	}},
+}
+
+func goldenCalendar(name, zone string, weekdays []time.Weekday, dates ...string) *schedule.Calendar {
+	var loc *time.Location
+	if zone != "" {
+		loc, _ = schedule.LoadZone(zone)
+	}
+	var rs []schedule.DateRange
+	for i := 0; i < len(dates); i += 2 {
+		f, _ := schedule.ParseDate(dates[i])
+		l, _ := schedule.ParseDate(dates[i+1])
+		rs = append(rs, schedule.DateRange{First: f, Last: l})
+	}
+	c, err := schedule.NewCalendar(name, loc, weekdays, rs)
+	if err != nil {
+		panic(err)
+	}
+	return c
 }
 
 // projectGoldens lists every file of testdata/project and what it decodes

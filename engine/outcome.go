@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"time"
 
 	"github.com/sundial-cron/sundial/access"
 	"github.com/sundial-cron/sundial/statemachine"
@@ -74,10 +75,10 @@ func (e *Engine) TriggerJob(ctx context.Context, jobID string, by access.Identit
 	return o, e.carryOut(ctx, jobID, c)
 }
 
-// PauseJob is Pause, telling whether it changed the job and, for a job
+// PauseJob is PauseUntil, telling whether it changed the job and, for a job
 // paused already, the reason the new one replaced.
-func (e *Engine) PauseJob(ctx context.Context, jobID string, by access.Identity, reason string) (Outcome, error) {
-	return e.request(ctx, jobID, statemachine.PauseRequested{Note: reason, Renote: true}, AuditEntry{By: by, Action: ActionPause, Reason: reason})
+func (e *Engine) PauseJob(ctx context.Context, jobID string, by access.Identity, reason string, until time.Time) (Outcome, error) {
+	return e.request(ctx, jobID, statemachine.PauseRequested{Note: reason, Renote: true, Until: until}, AuditEntry{By: by, Action: ActionPause, Reason: reason, Until: until})
 }
 
 // ResumeJob is Resume, telling whether the job was paused.

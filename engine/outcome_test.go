@@ -3,6 +3,7 @@ package engine_test
 import (
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/sundial-cron/sundial/engine"
 	"github.com/sundial-cron/sundial/statemachine"
@@ -52,9 +53,11 @@ func TestRequestsTellWhetherTheyChangedTheJob(t *testing.T) {
 		{"trigger", func() (engine.Outcome, error) { return h.eng.TriggerJob(h.ctx, "p/job", alice) }, engine.Outcome{Changed: true, Invocation: "manual-1"}},
 		{"abort of the trigger", func() (engine.Outcome, error) { return h.eng.AbortJob(h.ctx, "p/job", "", alice) },
 			engine.Outcome{Changed: true, Aborted: []engine.Aborted{{Invocation: "manual-1", Attempt: 1}}}},
-		{"pause", func() (engine.Outcome, error) { return h.eng.PauseJob(h.ctx, "p/job", alice, "migration") }, engine.Outcome{Changed: true}},
-		{"pause with the same reason", func() (engine.Outcome, error) { return h.eng.PauseJob(h.ctx, "p/job", bob, "migration") }, engine.Outcome{}},
-		{"pause with a new reason", func() (engine.Outcome, error) { return h.eng.PauseJob(h.ctx, "p/job", bob, "migration, until 14:00") },
+		{"pause", func() (engine.Outcome, error) { return h.eng.PauseJob(h.ctx, "p/job", alice, "migration", time.Time{}) }, engine.Outcome{Changed: true}},
+		{"pause with the same reason", func() (engine.Outcome, error) { return h.eng.PauseJob(h.ctx, "p/job", bob, "migration", time.Time{}) }, engine.Outcome{}},
+		{"pause with a new reason", func() (engine.Outcome, error) {
+			return h.eng.PauseJob(h.ctx, "p/job", bob, "migration, until 14:00", time.Time{})
+		},
 			engine.Outcome{Changed: true, Renoted: "migration"}},
 		{"resume", func() (engine.Outcome, error) { return h.eng.ResumeJob(h.ctx, "p/job", alice) }, engine.Outcome{Changed: true}},
 	}

@@ -3,8 +3,11 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
+	"github.com/sundial-cron/sundial/schedule"
 	"github.com/sundial-cron/sundial/statemachine"
 )
 
@@ -37,6 +40,28 @@ type storedDefinition struct {
 	// Revision was added within version 1, left out while empty: an older
 	// release reads the definition and drops it.
 	Revision string `json:"revision,omitempty"`
+	// Active and the calendars were added within version 1, as the cap on
+	// runs (storedPolicy.MaxRuns) was: left out when the job has none, so
+	// every definition without them keeps its bytes and its hash. A
+	// release before them drops them and runs the job unbounded; its
+	// config parser refuses a revision that sets them.
+	Active        *storedWindow    `json:"active,omitempty"`
+	SkipCalendars []storedCalendar `json:"skip_calendars,omitempty"`
+	OnlyCalendars []storedCalendar `json:"only_calendars,omitempty"`
+}
+
+type storedWindow struct {
+	From  string `json:"from,omitempty"`
+	Until string `json:"until,omitempty"`
+}
+
+// storedCalendar is a calendar with its days: weekdays as "mon,tue" and
+// dates as "2026-12-25", ranges as "2026-12-24/2026-12-26".
+type storedCalendar struct {
+	Name     string   `json:"name"`
+	TimeZone string   `json:"time_zone,omitempty"`
+	Weekdays string   `json:"weekdays,omitempty"`
+	Dates    []string `json:"dates,omitempty"`
 }
 
 type storedNotify struct {
@@ -64,6 +89,7 @@ type storedPolicy struct {
 	AutoDisableAfter int    `json:"auto_disable_after,omitempty"`
 	Jitter           string `json:"jitter,omitempty"`
 	Idempotent       bool   `json:"idempotent,omitempty"`
+	MaxRuns          int64  `json:"max_runs,omitempty"`
 }
 
 // definitionV0 is what releases up to 313afd2 stored: json.Marshal of
@@ -96,7 +122,7 @@ func encodeDefinition(def Definition) ([]byte, error) {
 		Overlap: string(p.Overlap), MaxConcurrent: p.MaxConcurrent,
 		CatchupWindow: durationString(p.CatchupWindow), Timeout: durationString(p.Timeout),
 		MaxAttempts: p.MaxAttempts, MinBackoff: durationString(p.MinBackoff), MaxBackoff: durationString(p.MaxBackoff),
-		AutoDisableAfter: p.AutoDisableAfter, Jitter: durationString(p.Jitter), Idempotent: p.Idempotent,
+		AutoDisableAfter: p.AutoDisableAfter, Jitter: durationString(p.Jitter), Idempotent: p.Idempotent, MaxRuns: p.MaxRuns,
 	}
 	out := storedDefinition{
 		Version: definitionVersion, Schedule: def.Schedule, TimeZone: def.TimeZone, Gap: def.Gap, Repeat: def.Repeat,
@@ -108,6 +134,11 @@ func encodeDefinition(def Definition) ([]byte, error) {
 	if sp != (storedPolicy{}) {
 		out.Policy = &sp
 	}
+	if w := def.Active; w != (Window{}) {
+		out.Active = &storedWindow{From: w.From, Until: w.Until}
+	}
+	out.SkipCalendars = storeCalendars(def.SkipCalendars)
+	out.OnlyCalendars = storeCalendars(def.OnlyCalendars)
 	if r := def.Retention; r != (Retention{}) {
 		out.Retention = &storedRetention{Age: durationString(r.Age), Count: r.Count,
 			FailureAge: durationString(r.FailureAge), FailureCount: r.FailureCount}
@@ -117,6 +148,82 @@ func encodeDefinition(def Definition) ([]byte, error) {
 		return nil, fmt.Errorf("encoding the definition: %w", err)
 	}
 	return b, nil
+}
+
+func storeCalendars(cs []*schedule.Calendar) []storedCalendar {
+	var out []storedCalendar
+	for _, c := range cs {
+		sc := storedCalendar{Name: c.Name()}
+		if loc := c.Location(); loc != nil {
+			sc.TimeZone = loc.String()
+		}
+		var ws []string
+		for _, w := range c.Weekdays() {
+			ws = append(ws, weekdayWords[w])
+		}
+		sc.Weekdays = strings.Join(ws, ",")
+		for _, r := range c.Ranges() {
+			d := r.First.String()
+			if r.Last != r.First {
+				d += "/" + r.Last.String()
+			}
+			sc.Dates = append(sc.Dates, d)
+		}
+		out = append(out, sc)
+	}
+	return out
+}
+
+var weekdayWords = [...]string{"sun", "mon", "tue", "wed", "thu", "fri", "sat"}
+
+func (sc storedCalendar) calendar() (*schedule.Calendar, error) {
+	var loc *time.Location
+	if sc.TimeZone != "" {
+		var err error
+		if loc, err = schedule.LoadZone(sc.TimeZone); err != nil {
+			return nil, err
+		}
+	}
+	var ws []time.Weekday
+	for w := range strings.SplitSeq(sc.Weekdays, ",") {
+		if w == "" {
+			continue
+		}
+		i := slices.Index(weekdayWords[:], w)
+		if i < 0 {
+			return nil, fmt.Errorf("weekday %q", w)
+		}
+		ws = append(ws, time.Weekday(i))
+	}
+	var rs []schedule.DateRange
+	for _, d := range sc.Dates {
+		first, last, _ := strings.Cut(d, "/")
+		if last == "" {
+			last = first
+		}
+		f, err := schedule.ParseDate(first)
+		if err != nil {
+			return nil, err
+		}
+		l, err := schedule.ParseDate(last)
+		if err != nil {
+			return nil, err
+		}
+		rs = append(rs, schedule.DateRange{First: f, Last: l})
+	}
+	return schedule.NewCalendar(sc.Name, loc, ws, rs)
+}
+
+func decodeCalendars(field string, in []storedCalendar) ([]*schedule.Calendar, error) {
+	var out []*schedule.Calendar
+	for _, sc := range in {
+		c, err := sc.calendar()
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: %w", field, sc.Name, err)
+		}
+		out = append(out, c)
+	}
+	return out, nil
 }
 
 func durationString(d time.Duration) string {
@@ -167,7 +274,7 @@ func (in storedDefinition) definition() (Definition, error) {
 	if p := in.Policy; p != nil {
 		def.Policy = statemachine.Policy{
 			Overlap: statemachine.Overlap(p.Overlap), MaxConcurrent: p.MaxConcurrent,
-			MaxAttempts: p.MaxAttempts, AutoDisableAfter: p.AutoDisableAfter, Idempotent: p.Idempotent,
+			MaxAttempts: p.MaxAttempts, AutoDisableAfter: p.AutoDisableAfter, Idempotent: p.Idempotent, MaxRuns: p.MaxRuns,
 		}
 		for _, d := range []struct {
 			name string
@@ -188,6 +295,16 @@ func (in storedDefinition) definition() (Definition, error) {
 				return Definition{}, fmt.Errorf("policy.%s: %w", d.name, err)
 			}
 		}
+	}
+	if w := in.Active; w != nil {
+		def.Active = Window{From: w.From, Until: w.Until}
+	}
+	var err error
+	if def.SkipCalendars, err = decodeCalendars("skip_calendars", in.SkipCalendars); err != nil {
+		return Definition{}, err
+	}
+	if def.OnlyCalendars, err = decodeCalendars("only_calendars", in.OnlyCalendars); err != nil {
+		return Definition{}, err
 	}
 	if r := in.Retention; r != nil {
 		def.Retention = Retention{Count: r.Count, FailureCount: r.FailureCount}

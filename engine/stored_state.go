@@ -41,6 +41,13 @@ type storedState struct {
 	// rest and drops the backfill, whose unstarted occurrences then have
 	// no record and may be backfilled again.
 	Backfill *storedBackfill `json:"backfill,omitempty"`
+	// Runs and PausedUntil were added within version 1, left out while
+	// zero: the bytes of a job with no cap on its runs and no pause with
+	// an end are what they were. A release before them drops them: it
+	// knows no cap to count for, and a pause it finds lasts until someone
+	// resumes the job.
+	Runs        int64     `json:"runs,omitempty"`
+	PausedUntil time.Time `json:"paused_until,omitzero"`
 }
 
 type storedBackfill struct {
@@ -55,6 +62,8 @@ type storedAudit struct {
 	Action     string    `json:"action"`
 	Invocation string    `json:"invocation,omitempty"`
 	Reason     string    `json:"reason,omitempty"`
+	// Until was added within version 1: a pause's end, if it has one.
+	Until time.Time `json:"until,omitzero"`
 }
 
 type storedReason struct {
@@ -97,6 +106,7 @@ func encodeJobState(s jobState) ([]byte, error) {
 		Version: stateVersion, State: string(m.State),
 		TickNonce: m.TickNonce, TickAt: m.TickAt, NextAt: m.NextAt, Cursor: m.Cursor,
 		Failures: m.Failures, Triggers: m.Triggers, LastEnded: m.LastEnded, Watchdog: m.WatchdogTimerTs,
+		Runs: m.Runs, PausedUntil: m.PausedUntil,
 	}
 	if m.Reason != (statemachine.Reason{}) {
 		out.Reason = &storedReason{Kind: string(m.Reason.Kind), Note: m.Reason.Note}
@@ -120,7 +130,7 @@ func encodeJobState(s jobState) ([]byte, error) {
 		out.Health = &storedHealth{TaskFailures: s.health.TaskFailures, LastError: s.health.LastError, LastErrorAt: s.health.LastErrorAt}
 	}
 	for _, a := range s.audit {
-		out.Audit = append(out.Audit, storedAudit{At: a.At, By: string(a.By), Action: string(a.Action), Invocation: a.Invocation, Reason: a.Reason})
+		out.Audit = append(out.Audit, storedAudit{At: a.At, By: string(a.By), Action: string(a.Action), Invocation: a.Invocation, Reason: a.Reason, Until: a.Until})
 	}
 	return json.Marshal(out)
 }
@@ -165,6 +175,7 @@ func (in storedState) jobState() jobState {
 		State:     statemachine.State(in.State),
 		TickNonce: in.TickNonce, TickAt: in.TickAt, NextAt: in.NextAt, Cursor: in.Cursor,
 		Failures: in.Failures, Triggers: in.Triggers, LastEnded: in.LastEnded, WatchdogTimerTs: in.Watchdog,
+		Runs: in.Runs, PausedUntil: in.PausedUntil,
 	}
 	if in.Reason != nil {
 		m.Reason = statemachine.Reason{Kind: statemachine.ReasonKind(in.Reason.Kind), Note: in.Reason.Note}
@@ -188,7 +199,7 @@ func (in storedState) jobState() jobState {
 		s.health = Health{TaskFailures: h.TaskFailures, LastError: h.LastError, LastErrorAt: h.LastErrorAt}
 	}
 	for _, a := range in.Audit {
-		s.audit = append(s.audit, AuditEntry{At: a.At, By: access.Identity(a.By), Action: Action(a.Action), Invocation: a.Invocation, Reason: a.Reason})
+		s.audit = append(s.audit, AuditEntry{At: a.At, By: access.Identity(a.By), Action: Action(a.Action), Invocation: a.Invocation, Reason: a.Reason, Until: a.Until})
 	}
 	return s
 }

@@ -235,6 +235,11 @@ func (jt *jobTx) run(ev statemachine.Event) error {
 	if lookupErr != nil {
 		return lookupErr
 	}
+	if _, tick := ev.(statemachine.Tick); tick && jt.m.State == statemachine.Paused && m.Job.State != statemachine.Paused {
+		// The trail has who paused the job and until when; it says
+		// too that the pause ended then, as a person's resume would.
+		jt.audit(AuditEntry{By: Itself, Action: ActionResume, Reason: "the pause ended as asked, at " + jt.m.PausedUntil.UTC().Format(time.RFC3339)})
+	}
 	jt.m = m.Job
 	for _, a := range m.Actions {
 		if err := jt.write(a); err != nil {
@@ -342,6 +347,9 @@ func (jt *jobTx) recordSkipped(a statemachine.RecordSkipped) error {
 	msg := fmt.Sprintf("skipped: %s", a.Reason)
 	if a.Count > 1 {
 		msg = fmt.Sprintf("%d occurrences skipped: %s", a.Count, a.Reason)
+	}
+	if a.Note != "" {
+		msg += " (" + a.Note + ")"
 	}
 	if _, err := jt.tx.Invocation(a.ID); err == nil {
 		// Never overwrite a record; the machine does not produce this.

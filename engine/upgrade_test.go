@@ -41,14 +41,20 @@ func TestAnUpgradeAddingAPolicyFieldRedefinesNoJob(t *testing.T) {
 	if got, err := decodeDefinition(v0); err != nil || !got.Equal(&goldenFullDefinition) {
 		t.Fatalf("v0-full.json reads as %+v (%v): not the definition this test starts from", got, err)
 	}
-	full := reflect.ValueOf(goldenFullDefinition.Policy)
+	// The fields added after version 0, which v0-full.json cannot hold.
+	latest := goldenFullDefinition
+	latest.Policy.MaxRuns = 7
+	full := reflect.ValueOf(latest.Policy)
 	for i := range full.NumField() {
 		field := full.Type().Field(i).Name
 		t.Run(field, func(t *testing.T) {
 			// The config as this release reads it: the field the older
 			// release did not have is zero.
-			def := goldenFullDefinition
-			reflect.ValueOf(&def.Policy).Elem().Field(i).SetZero()
+			without := func(base Definition) Definition {
+				reflect.ValueOf(&base.Policy).Elem().Field(i).SetZero()
+				return base
+			}
+			def := without(latest)
 
 			// The key the current version stores the field under: one, and
 			// none while the field is zero.
@@ -61,10 +67,19 @@ func TestAnUpgradeAddingAPolicyFieldRedefinesNoJob(t *testing.T) {
 			if slices.Contains(policyKeys(t, mustEncode(t, def)), keys[0]) {
 				t.Fatalf("key %s is stored while the field is zero: adding a field would change every stored definition", keys[0])
 			}
-			for version, older := range map[string][]byte{
-				"v0": withoutPolicyKey(t, v0, field),
-				"v1": withoutPolicyKey(t, mustEncode(t, goldenFullDefinition), keys[0]),
+			// A field added after version 0 has no key in v0-full.json.
+			olderV0 := v0
+			if !reflect.ValueOf(goldenFullDefinition.Policy).Field(i).IsZero() {
+				olderV0 = withoutPolicyKey(t, v0, field)
+			}
+			for version, c := range map[string]struct {
+				older []byte
+				def   Definition
+			}{
+				"v0": {olderV0, without(goldenFullDefinition)},
+				"v1": {withoutPolicyKey(t, mustEncode(t, latest), keys[0]), def},
 			} {
+				older, def := c.older, c.def
 				id := "p/" + field + "-" + version
 				if err := e.Define(ctx, id, def); err != nil {
 					t.Fatal(err)

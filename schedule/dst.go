@@ -307,7 +307,7 @@ func (m *prevMemo) prev(from int64) (int64, bool) {
 // GapSkipped yields the spring-forward gaps ending in [from, to) that
 // swallowed fire times of this schedule under GapSkip: the instant each gap
 // ends (where GapShift would have fired) and how many wall-clock fire times
-// fell in it. The engine records them, so that a skipped occurrence is
+// fell in it; only gaps ending within the active window. The engine records them, so that a skipped occurrence is
 // never a silent one. Under GapShift, and for interval and triggered
 // schedules, it yields nothing.
 func (s *Schedule) GapSkipped(from, to time.Time) iter.Seq2[time.Time, int] {
@@ -323,7 +323,10 @@ func (s *Schedule) GapSkipped(from, to time.Time) iter.Seq2[time.Time, int] {
 			if !p.bounded.end || !gapEnd.Before(to) {
 				return
 			}
-			if p.nextOff > p.off && !gapEnd.Before(from) {
+			if w := s.window; !w.Until.IsZero() && gapEnd.After(w.Until) {
+				return
+			}
+			if p.nextOff > p.off && !gapEnd.Before(from) && !gapEnd.Before(s.window.From) {
 				n := 0
 				for w, ok := m.next(p.end + p.off); ok && w < p.end+p.nextOff; w, ok = m.next(w + 1) {
 					n++

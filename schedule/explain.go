@@ -17,7 +17,7 @@ func (s *Schedule) Explain() string {
 	case Triggered:
 		return "Never by itself; only when triggered"
 	case Interval:
-		return fmt.Sprintf("Every %s, measured from the end of the previous invocation", shortDuration(s.interval))
+		return fmt.Sprintf("Every %s, measured from the end of the previous invocation", shortDuration(s.interval)) + s.explainBounds()
 	}
 	if s.fields == nil {
 		// Parse dropped them; the same expression and options give them
@@ -26,6 +26,7 @@ func (s *Schedule) Explain() string {
 		if err != nil {
 			return s.expr
 		}
+		full.window, full.skip, full.only = s.window, s.skip, s.only
 		s = full
 	}
 	var b strings.Builder
@@ -42,7 +43,45 @@ func (s *Schedule) Explain() string {
 	for _, c := range s.explainDST() {
 		b.WriteString("; " + c)
 	}
+	b.WriteString(s.explainBounds())
 	return b.String()
+}
+
+// explainBounds says which calendars and which window bound the
+// occurrences: "; only on business-days; not on holidays; from ... until
+// ...".
+func (s *Schedule) explainBounds() string {
+	var b strings.Builder
+	names := func(cs []*Calendar) string {
+		var ns []string
+		for _, c := range cs {
+			ns = append(ns, c.name)
+		}
+		return joinOr(ns)
+	}
+	if len(s.only) > 0 {
+		b.WriteString("; only on days of " + names(s.only))
+	}
+	if len(s.skip) > 0 {
+		b.WriteString("; not on days of " + names(s.skip))
+	}
+	const layout = "2006-01-02 15:04:05 MST"
+	switch w := s.window; {
+	case !w.From.IsZero() && !w.Until.IsZero():
+		fmt.Fprintf(&b, "; active from %s until %s", w.From.In(s.loc).Format(layout), w.Until.In(s.loc).Format(layout))
+	case !w.From.IsZero():
+		fmt.Fprintf(&b, "; active from %s", w.From.In(s.loc).Format(layout))
+	case !w.Until.IsZero():
+		fmt.Fprintf(&b, "; active until %s", w.Until.In(s.loc).Format(layout))
+	}
+	return b.String()
+}
+
+func joinOr(parts []string) string {
+	if len(parts) <= 1 {
+		return strings.Join(parts, "")
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " or " + parts[len(parts)-1]
 }
 
 func (s *Schedule) field(k fieldKind) (field, bool) {

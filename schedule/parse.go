@@ -103,6 +103,9 @@ func Parse(expr string, opts Options) (*Schedule, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := s.bound(opts); err != nil {
+		return nil, err
+	}
 	// A server holds a parsed schedule per job, and the fields were most
 	// of its size; only Explain reads them, and it parses again.
 	s.fields = nil
@@ -175,6 +178,24 @@ func parse(expr string, opts Options) (*Schedule, error) {
 	}
 	s.resolvePolicy(opts)
 	return s, nil
+}
+
+// bound applies the active window and the calendars of opts, which only
+// fixed fire times can have: an interval is measured from the end of the
+// previous run, so it may have a window but no calendars, and a triggered
+// schedule has neither.
+func (s *Schedule) bound(opts Options) error {
+	w := opts.Active
+	switch {
+	case s.kind == Triggered && !w.IsZero():
+		return &Error{Msg: "a triggered schedule has no fire times for an active window to bound"}
+	case s.kind != Cron && len(opts.Skip)+len(opts.Only) > 0:
+		return &Error{Msg: fmt.Sprintf("calendars apply to the fire times of a cron schedule; %s has none (an interval counts from the end of the previous run): write it as cron, e.g. \"*/10 * * * *\"", s.kind)}
+	case !w.From.IsZero() && !w.Until.IsZero() && w.Until.Before(w.From):
+		return &Error{Msg: fmt.Sprintf("the active window ends (%s) before it starts (%s)", w.Until.Format(time.RFC3339), w.From.Format(time.RFC3339))}
+	}
+	s.window, s.skip, s.only = w, opts.Skip, opts.Only
+	return nil
 }
 
 // splitWords splits text at white space, as strings.Fields does, into buf

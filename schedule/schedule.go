@@ -12,6 +12,7 @@ package schedule
 
 import (
 	"iter"
+	"sync/atomic"
 	"time"
 )
 
@@ -51,6 +52,14 @@ type Options struct {
 	// for the expression (see Gap and Repeat).
 	Gap    Gap
 	Repeat Repeat
+	// Active is the job's active window: no fire time outside it is an
+	// occurrence. Triggered schedules may not have one.
+	Active Window
+	// Skip are the calendars whose days have no occurrences, and Only,
+	// if any, the calendars on whose days alone there are: a fire time on
+	// a day of none of them is not an occurrence. Only cron schedules may
+	// have calendars.
+	Skip, Only []*Calendar
 }
 
 // Schedule is a parsed schedule.
@@ -62,8 +71,15 @@ type Schedule struct {
 	gap      Gap
 	repeat   Repeat
 	jobID    string
-	cron     cronSpec
-	fields   []field // the parsed cron fields, while parsing and in Explain
+	window   Window
+	skip     []*Calendar
+	only     []*Calendar
+	// endsBy, once known, is an instant after which no fire time is an
+	// occurrence: calendars that remove every later one cost a search of
+	// the whole Gregorian cycle, which then need not be repeated.
+	endsBy atomic.Pointer[int64]
+	cron   cronSpec
+	fields []field // the parsed cron fields, while parsing and in Explain
 }
 
 // String returns the expression the schedule was parsed from.
@@ -88,38 +104,58 @@ func (s *Schedule) Gap() Gap { return s.gap }
 // schedules.
 func (s *Schedule) Repeat() Repeat { return s.repeat }
 
-// Next returns the first fire time strictly after t, in the schedule's time
-// zone, and false if there is none: a Triggered schedule, or a schedule whose
-// year field has run out. For an Interval schedule it is t plus the interval.
+// Window returns the schedule's active window.
+func (s *Schedule) Window() Window { return s.window }
+
+// Skip returns the calendars whose days have no occurrences.
+func (s *Schedule) Skip() []*Calendar { return s.skip }
+
+// Only returns the calendars on whose days alone there are occurrences;
+// none means every day.
+func (s *Schedule) Only() []*Calendar { return s.only }
+
+// Next returns the first fire time strictly after t that is an occurrence
+// (within the active window, and kept by the calendars), in the schedule's
+// time zone, and false if there is none: a Triggered schedule, a schedule
+// whose year field or window has run out, or whose calendars remove every
+// later fire time. For an Interval schedule it is t plus the interval, or
+// the window's start if that is later.
 func (s *Schedule) Next(t time.Time) (time.Time, bool) {
 	switch s.kind {
 	case Triggered:
 		return time.Time{}, false
 	case Interval:
-		return t.Add(s.interval).In(s.loc), true
+		n := t.Add(s.interval)
+		if w := s.window; !w.From.IsZero() && n.Before(w.From) {
+			n = w.From
+		}
+		if w := s.window; !w.Until.IsZero() && n.After(w.Until) {
+			return time.Time{}, false
+		}
+		return n.In(s.loc), true
 	}
-	u, ok := s.nextAfter(t.Unix())
+	u, ok := s.nextKept(t.Unix())
 	if !ok {
 		return time.Time{}, false
 	}
 	return time.Unix(u, 0).In(s.loc), true
 }
 
-// Prev returns the latest fire time at or before t, and false if there is
-// none. Interval and Triggered schedules have no fixed fire times and always
+// Prev returns the latest fire time at or before t that is an occurrence,
+// and false if there is none. Interval and Triggered schedules have no fixed fire times and always
 // return false; the engine measures an Interval from the previous invocation.
 func (s *Schedule) Prev(t time.Time) (time.Time, bool) {
 	if s.kind != Cron {
 		return time.Time{}, false
 	}
-	u, ok := s.atOrBefore(t.Unix())
+	u, ok := s.prevKept(t.Unix())
 	if !ok {
 		return time.Time{}, false
 	}
 	return time.Unix(u, 0).In(s.loc), true
 }
 
-// Between yields the fire times in [from, to), in order. An Interval
+// Between yields the occurrences in [from, to), in order. An Interval
 // schedule yields from+interval, from+2*interval, ..., as if every
 // invocation ended the moment it started.
 func (s *Schedule) Between(from, to time.Time) iter.Seq[time.Time] {

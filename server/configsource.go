@@ -59,6 +59,10 @@ type ConfigSource struct {
 	// Moved says the configs moved here on purpose: the database, whose
 	// projects another source defined, is taken over for this one.
 	Moved bool
+	// Calendars is a directory of .ics files, or a YAML file of calendars,
+	// that every project's jobs may name (config.LoadCalendars); "" for
+	// none. It is read, and checked, at start.
+	Calendars string
 }
 
 // repoResources are what Check reads of a ConfigSource's files.
@@ -66,6 +70,7 @@ type repoResources struct {
 	webhookSecret []byte
 	projects      []config.ProjectEntry
 	auth          transport.AuthMethod
+	calendars     *config.SharedCalendars
 }
 
 // FromRepos reports whether the configs come from repos.
@@ -84,6 +89,13 @@ func (c *ConfigSource) check(r *repoResources) error {
 	}
 	if c.ProjectsRepo != "" && c.ProjectsFile == "" {
 		return errors.New("--projects-repo: needs --projects-file, the path of the projects list in the repo")
+	}
+	if c.Calendars != "" {
+		cals, err := config.LoadCalendars(c.Calendars)
+		if err != nil {
+			return fmt.Errorf("--calendars: %w", err)
+		}
+		r.calendars = cals
 	}
 	if !c.FromRepos() {
 		return nil
@@ -140,6 +152,7 @@ func (c *ConfigSource) check(r *repoResources) error {
 // and the list in --projects-repo, read again at every pass, when that is
 // given.
 func (c *ConfigSource) refresher(r *repoResources, eng *engine.Engine, st store.Store, opts config.RefresherOptions) (*config.Refresher, error) {
+	opts.Calendars = r.calendars
 	if c.ProjectsRepo != "" {
 		list, err := c.list(r)
 		if err != nil {

@@ -72,7 +72,13 @@ const (
 	// SkipDSTGap: its wall-clock time did not exist (a spring-forward gap)
 	// and the job's DST policy is gap: skip. First is when the gap ended.
 	SkipDSTGap SkipReason = "dst_gap"
+	// SkipCalendar: its date is a day of a calendar the job skips, or of
+	// none of those it runs only on; the record's Note says which.
+	SkipCalendar SkipReason = "calendar"
 )
+
+// SkipReasons lists every reason, for metrics and documentation.
+var SkipReasons = []SkipReason{SkipOverrun, SkipMissed, SkipSuperseded, SkipPaused, SkipDisabled, SkipDSTGap, SkipCalendar}
 
 // RecordSkipped records occurrences that will never run: Count of them, of
 // one reason, from First to Last. ID is the first one's invocation id.
@@ -82,6 +88,9 @@ type RecordSkipped struct {
 	Count       int
 	Manual      bool
 	Reason      SkipReason
+	// Note says more of the reason, for people: for SkipCalendar, which
+	// calendar ("on holidays").
+	Note string
 }
 
 // Launch calls the target for an attempt, with the invocation id as the

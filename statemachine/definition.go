@@ -10,6 +10,9 @@ import "time"
 // tick under the new definition.
 func (m *Machine) onDefined() {
 	j := &m.Job
+	if m.Policy.MaxRuns == 0 {
+		j.Runs = 0 // a cap set again counts afresh
+	}
 	switch j.State {
 	case Paused:
 		return
@@ -69,7 +72,7 @@ func (m *Machine) onBroken(e Broken) {
 // invocations to launch after the job was DISABLED.
 func (m *Machine) disable(reason Reason) {
 	j := &m.Job
-	j.State, j.Reason = Disabled, reason
+	j.State, j.Reason, j.PausedUntil = Disabled, reason, time.Time{}
 	j.Backfill = nil // what it had not started is not started
 	m.clearTick()
 	m.dropPending(SkipDisabled)
@@ -87,7 +90,12 @@ func (m *Machine) skipDue(r SkipReason) {
 	if m.Schedule.Interval() > 0 {
 		return // an interval has no fixed occurrences to account for
 	}
+	if m.capped() {
+		j.Cursor = later(j.Cursor, m.Now)
+		return // nor has a job past its cap
+	}
 	m.recordGaps()
+	m.recordCalendar()
 	var s RecordSkipped
 	for at := range m.Schedule.Between(j.Cursor.Add(time.Nanosecond), m.Now.Add(time.Nanosecond)) {
 		if s.Count == 0 {

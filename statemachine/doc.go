@@ -22,7 +22,7 @@
 //	SCHEDULED  a TickLater is due at the next occurrence
 //	QUEUED     an invocation waits to be launched (StartInvocation, or a retry backoff)
 //	RUNNING    an invocation is launching or running; ticks go on meanwhile
-//	PAUSED     an admin paused it: no ticks
+//	PAUSED     an admin paused it: no ticks, but the one at the pause's end, if it has one
 //	DISABLED   removed from config, disabled, or auto-disabled: no ticks
 //
 // Every state that waits for a task sets Job.WatchdogTimerTs, the time by

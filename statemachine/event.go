@@ -42,12 +42,14 @@ type Tick struct {
 // Triggered: an admin asked for a run now.
 type Triggered struct{}
 
-// PauseRequested: an admin paused the job, saying why in Note. A job
-// already PAUSED keeps its own note, unless Renote: then Note replaces it,
-// as someone pausing one job with a new reason means.
+// PauseRequested: an admin paused the job, saying why in Note, until the
+// admin resumes it or, if Until is set, until then. A job already PAUSED
+// keeps its own note, unless Renote: then Note replaces it, as someone
+// pausing one job with a new reason means.
 type PauseRequested struct {
 	Note   string
 	Renote bool
+	Until  time.Time
 }
 
 // ResumeRequested: an admin resumed the job.

@@ -240,7 +240,7 @@ func formatActions(as []sm.Action) string {
 		case sm.Record:
 			fmt.Fprintf(&b, "Record{%s#%d at %s manual=%v, %s, %q}", a.ID, a.Attempt, off(a.At), a.Manual, a.Status, a.Message)
 		case sm.RecordSkipped:
-			fmt.Fprintf(&b, "RecordSkipped{%s, %s..%s, Count: %d, manual=%v, %s}", a.ID, off(a.First), off(a.Last), a.Count, a.Manual, a.Reason)
+			fmt.Fprintf(&b, "RecordSkipped{%s, %s..%s, Count: %d, manual=%v, %s %q}", a.ID, off(a.First), off(a.Last), a.Count, a.Manual, a.Reason, a.Note)
 		default:
 			fmt.Fprintf(&b, "%T%+v", a, a)
 		}
@@ -336,6 +336,9 @@ func formatJob(j sm.JobState) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "{State: %s, Reason: %v, TickNonce: %d, TickAt: %s, NextAt: %s, Cursor: %s, Failures: %d, Triggers: %d, LastEnded: %s, WatchdogTimerTs: %s",
 		j.State, j.Reason, j.TickNonce, off(j.TickAt), off(j.NextAt), off(j.Cursor), j.Failures, j.Triggers, off(j.LastEnded), off(j.WatchdogTimerTs))
+	if j.Runs != 0 || !j.PausedUntil.IsZero() {
+		fmt.Fprintf(&b, ", Runs: %d, PausedUntil: %s", j.Runs, off(j.PausedUntil))
+	}
 	if j.Pending != nil {
 		fmt.Fprintf(&b, ", Pending: %s at %s", j.Pending.ID, off(j.Pending.At))
 	}

@@ -45,9 +45,15 @@ type JobState struct {
 	// Active lists the invocations that have not ended, oldest first.
 	Active []Invocation
 
-	Failures  int       // failed invocations in a row
-	Triggers  int64     // manual triggers so far; numbers their ids
-	LastEnded time.Time // when an invocation last ended; intervals count from it
+	Failures int   // failed invocations in a row
+	Triggers int64 // manual triggers so far; numbers their ids
+	// Runs counts the scheduled occurrences that became invocations while
+	// the job has a cap on them (Policy.MaxRuns); 0 without one.
+	Runs int64
+	// PausedUntil is when a PAUSED job resumes by itself, its tick due
+	// then; zero for a pause until someone resumes it.
+	PausedUntil time.Time
+	LastEnded   time.Time // when an invocation last ended; intervals count from it
 
 	// WatchdogTimerTs is when the earliest task the job waits for must have
 	// run; zero when it waits for none.
@@ -120,6 +126,11 @@ type Schedule interface {
 	// GapSkipped yields the DST gaps ending in [from, to) that swallowed
 	// fire times under the gap: skip policy: when each ended, and how many.
 	GapSkipped(from, to time.Time) iter.Seq2[time.Time, int]
+	// CalendarSkipped yields the fire times in [from, to) that the job's
+	// calendars remove, each with why in words. Between and Next leave
+	// them out, as they leave out what falls outside the job's active
+	// window, which no one records: there the job has no occurrences.
+	CalendarSkipped(from, to time.Time) iter.Seq2[time.Time, string]
 }
 
 // Overlap says what happens to an occurrence that comes while an invocation
@@ -152,6 +163,12 @@ type Policy struct {
 	AutoDisableAfter int           // disable after this many failures in a row; 0 never
 	Jitter           time.Duration // delay each occurrence by a stable hash below this
 	Idempotent       bool          // may a launch of unknown outcome be retried, as the next attempt?
+
+	// MaxRuns caps the scheduled occurrences that become invocations,
+	// counted in JobState.Runs from when the cap was set; once reached,
+	// the job has no more occurrences. Manual triggers and backfills do
+	// not count. 0: no cap.
+	MaxRuns int64
 }
 
 // Config holds the engine-wide durations the machine needs.

@@ -36,6 +36,9 @@ func (m *Machine) admit(o Occurrence) {
 // queue makes an occurrence an invocation whose first attempt starts now.
 func (m *Machine) queue(o Occurrence) {
 	inv := Invocation{Occurrence: o, Attempt: 1}
+	if m.Policy.MaxRuns > 0 && !o.Manual && !o.Backfill {
+		m.Job.Runs++
+	}
 	m.Job.Active = append(m.Job.Active, inv)
 	i := len(m.Job.Active) - 1
 	m.record(inv, StatusQueued, "")

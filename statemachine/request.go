@@ -1,6 +1,9 @@
 package statemachine
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // onTriggered makes an occurrence of now, which the overlap policy admits
 // as it would a scheduled one. A DISABLED job starts nothing new, and says
@@ -16,26 +19,42 @@ func (m *Machine) onTriggered() error {
 }
 
 // onPauseRequested stops the job's ticks, with the pauser's note as its
-// reason. The occurrence pending a free slot is recorded as skipped rather
+// reason, until a resume or the pause's end (Until), when a tick resumes
+// it. The occurrence pending a free slot is recorded as skipped rather
 // than kept for a resume that may never come; invocations under way
-// finish. A second pause changes nothing, so the first note stands,
-// unless it asks to renote the job; a DISABLED job cannot be paused, and
-// the refusal says why.
+// finish. A second pause keeps the first note, unless it asks to renote
+// the job, and takes the second's end; a DISABLED job cannot be paused,
+// nor can a pause end before it starts, and the refusal says why.
 func (m *Machine) onPauseRequested(e PauseRequested) error {
 	j := &m.Job
-	switch j.State {
-	case Disabled:
+	switch {
+	case j.State == Disabled:
 		return fmt.Errorf("%w: the job is disabled (%s)", ErrRefused, j.Reason)
-	case Paused:
+	case !e.Until.IsZero() && !e.Until.After(m.Now):
+		return fmt.Errorf("%w: the pause would end at %s, which is not after now (%s)", ErrRefused, e.Until.Format(time.RFC3339), m.Now.Format(time.RFC3339))
+	case j.State == Paused:
 		if e.Renote {
 			j.Reason.Note = e.Note
+		}
+		if !e.Until.Equal(j.PausedUntil) {
+			m.pauseUntil(e.Until)
 		}
 		return nil
 	}
 	j.State, j.Reason = Paused, Reason{Kind: ReasonPaused, Note: e.Note}
-	m.clearTick()
 	m.dropPending(SkipPaused)
+	m.pauseUntil(e.Until)
 	return nil
+}
+
+// pauseUntil ends the pause at until, by a tick then; zero: only a resume
+// ends it.
+func (m *Machine) pauseUntil(until time.Time) {
+	m.clearTick()
+	m.Job.PausedUntil = until
+	if !until.IsZero() {
+		m.tickAt(until)
+	}
 }
 
 // onResumeRequested ticks a PAUSED job again. What fell due in the pause
@@ -44,11 +63,16 @@ func (m *Machine) onPauseRequested(e PauseRequested) error {
 // are the runs the pause was asked for. A job not PAUSED is left as it
 // is, so a resume delivered twice does nothing the second time.
 func (m *Machine) onResumeRequested() {
-	j := &m.Job
-	if j.State != Paused {
+	if m.Job.State != Paused {
 		return
 	}
-	j.State, j.Reason = Scheduled, Reason{}
+	m.resume()
+}
+
+// resume ends a pause, asked for or at its end.
+func (m *Machine) resume() {
+	j := &m.Job
+	j.State, j.Reason, j.PausedUntil = Scheduled, Reason{}, time.Time{}
 	if m.Schedule.Interval() == 0 {
 		// Only the catch-up window brings back what fell in the pause.
 		m.catchUp(m.Policy.CatchupWindow, SkipPaused)

@@ -42,6 +42,15 @@ type sim struct {
 	triggers  int       // Triggered steps that were not refused
 	windows   []window  // the periods the job was enabled in
 	openSince time.Time // start of the open window; zero when disabled
+
+	// pauseUntil: pauses may end by themselves (PauseRequested.Until).
+	pauseUntil bool
+	// capped are the periods the job had reached its cap (Policy.MaxRuns)
+	// in: it has no occurrences then, though a pause that drops the one
+	// pending may uncap it and account for them after all.
+	capped      []window
+	cappedSince time.Time
+	runs        int64 // scheduled occurrences QUEUED
 }
 
 type attemptKey struct {
@@ -56,10 +65,15 @@ type window struct {
 }
 
 func newSim(t testing.TB, seed uint64, expr string, p sm.Policy) *sim {
+	return newSimOf(t, seed, expr, mustParse(t, expr), p)
+}
+
+// newSimOf is newSim of a schedule parsed with options of its own.
+func newSimOf(t testing.TB, seed uint64, expr string, sched *schedule.Schedule, p sm.Policy) *sim {
 	s := &sim{
 		t:        t,
 		rng:      rand.New(rand.NewPCG(seed, seed^0x5d1a1)),
-		sched:    mustParse(t, expr),
+		sched:    sched,
 		expr:     expr,
 		launched: map[attemptKey]int{},
 		queued:   map[string]int{},
@@ -154,8 +168,11 @@ func checkStep(where string, m *sm.Machine, before sm.JobState) error {
 	if j.Pending != nil && len(j.Active) == 0 {
 		return fmt.Errorf("%s: %s is pending with no invocation in the way", where, j.Pending.ID)
 	}
-	if (j.State == sm.Disabled || j.State == sm.Paused) && j.TickNonce != 0 {
+	if (j.State == sm.Disabled || j.State == sm.Paused && j.PausedUntil.IsZero()) && j.TickNonce != 0 {
 		return fmt.Errorf("%s: a %s job expects a tick", where, j.State)
+	}
+	if j.State != sm.Paused && !j.PausedUntil.IsZero() {
+		return fmt.Errorf("%s: a %s job is paused until %s", where, j.State, off(j.PausedUntil))
 	}
 	for _, a := range m.Actions {
 		l, ok := a.(sm.Launch)
@@ -254,6 +271,12 @@ func (s *sim) absorb(where string, before sm.JobState, e sm.Event) {
 				if s.queued[a.ID] > 1 {
 					s.fatalf("%s: a second Record QUEUED of %s: two invocations of one occurrence", where, a.ID)
 				}
+				if !a.Manual && !a.Backfill {
+					s.runs++
+					if max := m.Policy.MaxRuns; max > 0 && s.runs > max {
+						s.fatalf("%s: scheduled run %d of %s, past the cap of %d", where, s.runs, a.ID, max)
+					}
+				}
 			} else if s.queued[a.ID] == 0 {
 				s.fatalf("%s: Record %s of %s, which was never QUEUED", where, a.Status, a.ID)
 			}
@@ -285,6 +308,23 @@ func (s *sim) absorb(where string, before sm.JobState, e sm.Event) {
 					s.fatalf("%s: the job is DISABLED, yet it queues %s", where, a.ID)
 				}
 			}
+		}
+	}
+	// A paused job whose pause ends by itself ticks for that end.
+	if j := m.Job; j.State == sm.Paused && !j.PausedUntil.IsZero() && j.TickNonce == 0 {
+		s.fatalf("%s: paused until %s, but no tick is due for it", where, off(j.PausedUntil))
+	}
+	if p := m.Policy; p.MaxRuns > 0 {
+		n := m.Job.Runs
+		if pd := m.Job.Pending; pd != nil && !pd.Manual && !pd.Backfill {
+			n++
+		}
+		switch isCapped := n >= p.MaxRuns; {
+		case isCapped && s.cappedSince.IsZero():
+			s.cappedSince = m.Now
+		case !isCapped && !s.cappedSince.IsZero():
+			s.capped = append(s.capped, window{From: s.cappedSince, To: m.Now, Why: "capped"})
+			s.cappedSince = time.Time{}
 		}
 	}
 	// The job's enabled windows, for the occurrence oracle.
@@ -420,7 +460,13 @@ func (s *sim) randomStep() {
 	case r < 73:
 		s.step(sm.Triggered{}, false)
 	case r < 75:
-		s.step(sm.PauseRequested{Note: "admin"}, false)
+		// Drawn only when pauses may end, so the sequences of every seed
+		// without them are what they were.
+		var until time.Time
+		if s.pauseUntil && rng.IntN(2) == 0 {
+			until = s.m.Now.Add(time.Duration(1+rng.IntN(180)) * minute)
+		}
+		s.step(sm.PauseRequested{Note: "admin", Until: until}, false)
 	case r < 78:
 		s.advance(smallDelay())
 		s.step(sm.ResumeRequested{}, false)
@@ -522,6 +568,9 @@ func (s *sim) finish() {
 	if !s.openSince.IsZero() {
 		s.windows = append(s.windows, window{From: s.openSince, To: s.m.Now, Why: "enabled"})
 	}
+	if !s.cappedSince.IsZero() {
+		s.capped = append(s.capped, window{From: s.cappedSince, To: s.m.Now, Why: "capped"})
+	}
 	s.checkInvocations()
 	s.checkManual()
 	if s.sched.Kind() == schedule.Cron {
@@ -603,13 +652,24 @@ func (s *sim) checkOccurrences() {
 		}
 	}
 	for _, sk := range s.skips {
-		if sk.Manual {
+		// A DST gap's record is of wall-clock times that never existed,
+		// which no schedule yields.
+		if sk.Manual || sk.Reason == sm.SkipDSTGap {
 			continue
 		}
 		n := 0
-		for t := range s.sched.Between(sk.First, sk.Last.Add(time.Nanosecond)) {
-			seen = append(seen, t.Unix())
-			n++
+		if sk.Reason == sm.SkipCalendar {
+			for t, why := range s.sched.CalendarSkipped(sk.First, sk.Last.Add(time.Nanosecond)) {
+				if why == sk.Note {
+					seen = append(seen, t.Unix())
+					n++
+				}
+			}
+		} else {
+			for t := range s.sched.Between(sk.First, sk.Last.Add(time.Nanosecond)) {
+				seen = append(seen, t.Unix())
+				n++
+			}
 		}
 		if n != sk.Count || sk.ID != sm.OccurrenceID(sk.First) {
 			s.fatalf("%+v: %d fire times from First to Last, Count %d", sk, n, sk.Count)
@@ -621,19 +681,42 @@ func (s *sim) checkOccurrences() {
 	slices.Sort(seen)
 
 	var want []int64
+	ended := map[int64]bool{}
 	for _, w := range s.windows {
 		for t := range s.sched.Between(w.From.Add(time.Nanosecond), w.To.Add(time.Nanosecond)) {
 			want = append(want, t.Unix())
 		}
+		// After the last occurrence the calendars leave, the job has
+		// ended, as past its window: what they remove then is no
+		// occurrence's to record.
+		var last time.Time
+		_, more := s.sched.Next(w.To)
+		if !more {
+			last, _ = s.sched.Prev(w.To)
+		}
+		for t := range s.sched.CalendarSkipped(w.From.Add(time.Nanosecond), w.To.Add(time.Nanosecond)) {
+			want = append(want, t.Unix())
+			if !more && t.After(last) {
+				ended[t.Unix()] = true
+			}
+		}
 	}
 	slices.Sort(want) // windows follow each other, but make sure
+	optional := func(u int64) bool {
+		return ended[u] || slices.ContainsFunc(s.capped, func(w window) bool { return u > w.From.Unix() && u <= w.To.Unix() })
+	}
 
-	for i := 0; i < len(want) || i < len(seen); i++ {
+	for i, k := 0, 0; i < len(want) || k < len(seen); {
 		switch {
-		case i < len(want) && (i >= len(seen) || want[i] < seen[i]):
-			s.fatalf("occurrence %s of an enabled window is not accounted for (invariant 5); windows %s", off(time.Unix(want[i], 0)), s.formatWindows())
-		case i < len(seen) && (i >= len(want) || seen[i] < want[i]):
-			s.fatalf("occurrence %s is accounted for once too often, or outside an enabled window; windows %s", off(time.Unix(seen[i], 0)), s.formatWindows())
+		case i < len(want) && (k >= len(seen) || want[i] < seen[k]):
+			if !optional(want[i]) {
+				s.fatalf("occurrence %s of an enabled window is not accounted for (invariant 5); windows %s", off(time.Unix(want[i], 0)), s.formatWindows())
+			}
+			i++
+		case k < len(seen) && (i >= len(want) || seen[k] < want[i]):
+			s.fatalf("occurrence %s is accounted for once too often, or outside an enabled window; windows %s", off(time.Unix(seen[k], 0)), s.formatWindows())
+		default:
+			i, k = i+1, k+1
 		}
 	}
 }

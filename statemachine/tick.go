@@ -19,7 +19,7 @@ func (m *Machine) onTick(e Tick) error {
 	if i := m.startedBy(e.Nonce); i >= 0 {
 		return m.onStarting(Starting{Invocation: j.Active[i].ID, Attempt: j.Active[i].Attempt, Nonce: e.Nonce})
 	}
-	if e.Nonce == 0 || e.Nonce != j.TickNonce || !m.ticking() {
+	if e.Nonce == 0 || e.Nonce != j.TickNonce || !m.ticking() && j.PausedUntil.IsZero() {
 		return nil
 	}
 	if e.Start {
@@ -27,6 +27,14 @@ func (m *Machine) onTick(e Tick) error {
 	}
 	if m.Now.Before(j.TickAt) { // early: the queue's clock runs ahead of ours
 		m.tickAt(j.TickAt)
+		return nil
+	}
+	if j.State == Paused { // the tick of a pause's end, or a hop toward it
+		if m.Now.Before(j.PausedUntil) {
+			m.tickAt(j.PausedUntil)
+		} else {
+			m.resume()
+		}
 		return nil
 	}
 	// A hop toward a far occurrence, or a tick that let a backfill
@@ -103,6 +111,9 @@ func (m *Machine) startedBy(nonce int64) int {
 // it is at most window late, the others are recorded as skipped: tooOld
 // beyond the window, superseded within it.
 func (m *Machine) catchUp(window time.Duration, tooOld SkipReason) {
+	if m.capped() {
+		return // past its cap the job has no occurrences to account for
+	}
 	var skips []RecordSkipped
 	skip := func(at time.Time, r SkipReason) {
 		if n := len(skips); n > 0 && skips[n-1].Reason == r {
@@ -113,6 +124,7 @@ func (m *Machine) catchUp(window time.Duration, tooOld SkipReason) {
 		skips = append(skips, RecordSkipped{ID: OccurrenceID(at), First: at, Last: at, Count: 1, Reason: r})
 	}
 	m.recordGaps()
+	m.recordCalendar()
 	var latest time.Time
 	for at := range m.Schedule.Between(m.Job.Cursor.Add(time.Nanosecond), m.Now.Add(time.Nanosecond)) {
 		if !latest.IsZero() {
@@ -147,6 +159,41 @@ func (m *Machine) recordGaps() {
 	}
 }
 
+// recordCalendar records the fire times in (Cursor, Now] that the job's
+// calendars removed, one record per run of them removed for one cause:
+// the occurrences of a holiday, of a weekend.
+func (m *Machine) recordCalendar() {
+	var s RecordSkipped
+	for at, why := range m.Schedule.CalendarSkipped(m.Job.Cursor.Add(time.Nanosecond), m.Now.Add(time.Nanosecond)) {
+		if s.Count > 0 && s.Note == why {
+			s.Last = at
+			s.Count++
+			continue
+		}
+		if s.Count > 0 {
+			m.emit(s)
+		}
+		s = RecordSkipped{ID: OccurrenceID(at), First: at, Last: at, Count: 1, Reason: SkipCalendar, Note: why}
+	}
+	if s.Count > 0 {
+		m.emit(s)
+	}
+}
+
+// capped reports whether the job has had the runs its cap allows
+// (Policy.MaxRuns), counting the scheduled occurrence that waits for a
+// slot as one: it will run. Past its cap a job has no occurrences.
+func (m *Machine) capped() bool {
+	if m.Policy.MaxRuns == 0 {
+		return false
+	}
+	n := m.Job.Runs
+	if p := m.Job.Pending; p != nil && !p.Manual && !p.Backfill {
+		n++
+	}
+	return n >= m.Policy.MaxRuns
+}
+
 // fromBackup reports whether an occurrence is one a restored backup held
 // as due, which may have run after the backup was taken (Config.RestoredAt).
 func (m *Machine) fromBackup(at time.Time) bool {
@@ -165,23 +212,21 @@ func (m *Machine) lateness(at time.Time) time.Duration {
 func (m *Machine) planNext() {
 	j := &m.Job
 	m.clearTick()
-	if !m.ticking() {
+	if !m.ticking() || m.capped() {
 		return
 	}
-	var next time.Time
+	from := j.Cursor
 	if iv := m.Schedule.Interval(); iv > 0 {
 		if len(j.Active) > 0 {
 			return
 		}
 		// Never in the past: a tick already due would have its watchdog
 		// timer passed before it was ever posted.
-		next = later(later(j.Cursor, j.LastEnded).Add(iv), m.Now)
-	} else {
-		t, ok := m.Schedule.Next(j.Cursor)
-		if !ok {
-			return
-		}
-		next = t
+		from = later(later(j.Cursor, j.LastEnded), m.Now.Add(-iv))
+	}
+	next, ok := m.Schedule.Next(from)
+	if !ok {
+		return
 	}
 	j.NextAt = next
 	m.tickAt(next.Add(m.jitter(next)))

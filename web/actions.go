@@ -57,13 +57,15 @@ func toAborted(as []engine.Aborted) []abortedJSON {
 	return out
 }
 
-// pause stops the job's ticks; it needs a reason, which is shown with it.
-// A job paused already takes the new reason; "changed" is false when it
-// had that one.
+// pause stops the job's ticks; it needs a reason, which is shown with it,
+// and may say until when (RFC 3339), when the engine resumes it. A job
+// paused already takes the new reason and end; "changed" is false when it
+// had them.
 func (s *server) pause(r *http.Request) (int, any, error) {
 	jobID := jobIDOf(r)
 	var body struct {
 		Reason string `json:"reason"`
+		Until  string `json:"until"`
 	}
 	if err := decodeBody(r, &body); err != nil {
 		return 0, nil, err
@@ -72,11 +74,17 @@ func (s *server) pause(r *http.Request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	o, err := s.eng.PauseJob(r.Context(), jobID, identityOf(r), reason)
+	var until time.Time
+	if body.Until != "" {
+		if until, err = time.Parse(time.RFC3339, body.Until); err != nil {
+			return 0, nil, badRequest("until: %q: want a time in RFC 3339 (2026-11-01T09:00:00Z)", body.Until)
+		}
+	}
+	o, err := s.eng.PauseJob(r.Context(), jobID, identityOf(r), reason, until)
 	if err != nil {
 		return 0, nil, notFoundJob(err, jobID)
 	}
-	s.changed(r, jobID, "reason", reason, "changed", o.Changed)
+	s.changed(r, jobID, "reason", reason, "until", body.Until, "changed", o.Changed)
 	extra := map[string]any{"changed": o.Changed}
 	if o.Renoted != "" {
 		extra["previous_reason"] = o.Renoted

@@ -278,6 +278,24 @@ func TestTriggerRunsTheJobNow(t *testing.T) {
 	}
 }
 
+// A pause with an end says when it ends, and the job resumes by itself
+// then, the trail saying so.
+func TestPauseUntil(t *testing.T) {
+	h := fixture(t)
+	body := h.ok("POST", "/api/v1/projects/billing/jobs/nightly/pause", `{"reason": "db migration", "until": "2026-03-02T10:30:00Z"}`, http.StatusOK)
+	if get(body, "job", "state") != "PAUSED" || get(body, "job", "paused_until") != "2026-03-02T10:30:00Z" {
+		t.Fatalf("pause answered %v", body)
+	}
+	h.runUntil(t0.Add(31 * time.Minute))
+	body = h.ok("GET", "/api/v1/projects/billing/jobs/nightly", "", http.StatusOK)
+	if get(body, "state") == "PAUSED" || get(body, "paused_until") != nil {
+		t.Fatalf("after the pause's end the job is %v", body)
+	}
+	if get(body, "audit", 0, "by") != "sundial" || get(body, "audit", 1, "until") != "2026-03-02T10:30:00Z" {
+		t.Errorf("audit %v", get(body, "audit"))
+	}
+}
+
 func TestPauseAndResume(t *testing.T) {
 	h := fixture(t)
 	body := h.ok("POST", "/api/v1/projects/billing/jobs/nightly/pause", `{"reason": "  db migration  "}`, http.StatusOK)

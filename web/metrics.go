@@ -95,8 +95,7 @@ func NewMetrics(backlog Backlog) *Metrics {
 		m.ended.WithLabelValues(strings.ToLower(string(st)))
 		m.endedAsLaunches.WithLabelValues(strings.ToLower(string(st)))
 	}
-	for _, r := range []statemachine.SkipReason{statemachine.SkipOverrun, statemachine.SkipMissed, statemachine.SkipSuperseded,
-		statemachine.SkipPaused, statemachine.SkipDisabled, statemachine.SkipDSTGap} {
+	for _, r := range statemachine.SkipReasons {
 		m.skipped.WithLabelValues(string(r))
 	}
 	for _, k := range statemachine.ReasonKinds {

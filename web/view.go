@@ -6,6 +6,7 @@ import (
 
 	"github.com/sundial-cron/sundial/engine"
 	"github.com/sundial-cron/sundial/jobid"
+	"github.com/sundial-cron/sundial/schedule"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store"
 )
@@ -15,15 +16,17 @@ import (
 
 // jobJSON is a job in a listing.
 type jobJSON struct {
-	ID       string `json:"id"`
-	Project  string `json:"project"`
-	Job      string `json:"job"`
-	State    string `json:"state"`
-	Reason   string `json:"reason,omitempty"`      // why PAUSED or DISABLED, in words
-	Kind     string `json:"reason_kind,omitempty"` // the reason's kind: statemachine.ReasonKind
-	Schedule string `json:"schedule"`
-	TimeZone string `json:"time_zone"`
-	Target   string `json:"target"`
+	ID      string `json:"id"`
+	Project string `json:"project"`
+	Job     string `json:"job"`
+	State   string `json:"state"`
+	Reason  string `json:"reason,omitempty"`      // why PAUSED or DISABLED, in words
+	Kind    string `json:"reason_kind,omitempty"` // the reason's kind: statemachine.ReasonKind
+	// PausedUntil is when a PAUSED job resumes by itself, if it does.
+	PausedUntil *time.Time `json:"paused_until,omitempty"`
+	Schedule    string     `json:"schedule"`
+	TimeZone    string     `json:"time_zone"`
+	Target      string     `json:"target"`
 
 	NextFireTime   *time.Time `json:"next_fire_time,omitempty"`
 	LastInvocation *invJSON   `json:"last_invocation,omitempty"`
@@ -79,12 +82,14 @@ type auditJSON struct {
 	Action     string    `json:"action"`
 	Invocation string    `json:"invocation,omitempty"`
 	Reason     string    `json:"reason,omitempty"`
+	// Until is when a pause ends by itself.
+	Until *time.Time `json:"until,omitempty"`
 }
 
 func toAudit(es []engine.AuditEntry) []auditJSON {
 	out := make([]auditJSON, 0, len(es))
 	for _, e := range es {
-		out = append(out, auditJSON{At: e.At.UTC(), By: string(e.By), Action: string(e.Action), Invocation: e.Invocation, Reason: e.Reason})
+		out = append(out, auditJSON{At: e.At.UTC(), By: string(e.By), Action: string(e.Action), Invocation: e.Invocation, Reason: e.Reason, Until: timePtr(e.Until)})
 	}
 	return out
 }
@@ -103,6 +108,12 @@ type definitionJSON struct {
 	Jitter           string          `json:"jitter"`
 	Idempotent       bool            `json:"idempotent"`
 	Spec             json.RawMessage `json:"spec,omitempty"`
+	// What bounds the job's occurrences, left out when nothing does:
+	// the calendars by name and days, the window as the config wrote it.
+	SkipCalendars []string       `json:"skip_calendars,omitempty"`
+	OnlyCalendars []string       `json:"only_calendars,omitempty"`
+	Active        *engine.Window `json:"active,omitempty"`
+	MaxRuns       int64          `json:"max_runs,omitempty"`
 }
 
 // activeJSON is an invocation that has not ended, as the machine sees it,
@@ -166,6 +177,7 @@ func toJob(v engine.View, last *store.InvocationRecord) jobJSON {
 	if j.TimeZone == "" {
 		j.TimeZone = "UTC"
 	}
+	j.PausedUntil = timePtr(v.State.PausedUntil)
 	if at, ok := v.NextFire(); ok {
 		j.NextFireTime = timePtr(at)
 	}
@@ -187,8 +199,24 @@ func toDefinition(d engine.Definition) definitionJSON {
 		CatchupWindow: p.CatchupWindow.String(), Timeout: p.Timeout.String(),
 		MaxAttempts: p.MaxAttempts, MinBackoff: p.MinBackoff.String(), MaxBackoff: p.MaxBackoff.String(),
 		AutoDisableAfter: p.AutoDisableAfter, Jitter: p.Jitter.String(), Idempotent: p.Idempotent,
-		Spec: d.Spec,
+		Spec: d.Spec, SkipCalendars: calendarWords(d.SkipCalendars), OnlyCalendars: calendarWords(d.OnlyCalendars),
+		Active: windowPtr(d.Active), MaxRuns: p.MaxRuns,
 	}
+}
+
+func calendarWords(cs []*schedule.Calendar) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.String())
+	}
+	return out
+}
+
+func windowPtr(w engine.Window) *engine.Window {
+	if w == (engine.Window{}) {
+		return nil
+	}
+	return &w
 }
 
 func toBackfill(b *statemachine.Backfill) *backfillJSON {

@@ -3,7 +3,7 @@
 // binary never links.
 //
 //	sundial serve                   run Sundial: the embedded default, --backend=postgres or cloud
-//	sundial validate DIR_OR_FILE... check project configs, listing every error
+//	sundial validate DIR_OR_FILE... check project configs (and --calendars), listing every error
 //	sundial schedule next EXPR      print the next fire times of a schedule
 //	sundial schedule explain EXPR   explain a schedule in words
 //	sundial setup-gcp               create or update the Cloud Run queue and scheduler jobs
@@ -42,9 +42,10 @@ func main() {
 
 const usage = `usage:
   sundial serve [flags]
-  sundial validate DIR_OR_FILE...
+  sundial validate [--calendars PATH] DIR_OR_FILE...
   sundial schedule next EXPR [--tz ZONE] [--from RFC3339] [-n N] [--job-id ID] [--dst-gap skip|shift] [--dst-repeat first|last|both]
-  sundial schedule explain EXPR [same flags]
+  sundial schedule next --config FILE --job ID [--calendars PATH] [--from RFC3339] [-n N]
+  sundial schedule explain EXPR [same flags] | --config FILE --job ID [--calendars PATH] [--from RFC3339]
   sundial backup [--db PATH] FILE
   sundial migrate [--database-url URL] [--dry-run]
   sundial setup-gcp [--gcp-project P] [--location L] [--queue Q] [--public-url URL] [--invoker SA] [--dry-run]

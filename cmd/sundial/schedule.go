@@ -10,7 +10,8 @@ import (
 	"github.com/sundial-cron/sundial/schedule"
 )
 
-// runSchedule runs "sundial schedule next|explain EXPR [flags]".
+// runSchedule runs "sundial schedule next|explain EXPR [flags]", or of a
+// job of a config file with --config and --job (runJobSchedule).
 func runSchedule(args []string, stdout, stderr io.Writer, now func() time.Time) int {
 	if len(args) == 0 || (args[0] != "next" && args[0] != "explain") {
 		fmt.Fprint(stderr, "sundial schedule: expected next or explain\n"+usage)
@@ -30,6 +31,9 @@ func runSchedule(args []string, stdout, stderr io.Writer, now func() time.Time) 
 			fmt.Fprintf(stderr, "sundial schedule %s: --from %q is not an RFC3339 time such as 2026-03-08T01:00:00-05:00\n", verb, q.from)
 			return exitUsage
 		}
+	}
+	if q.config != "" {
+		return runJobSchedule(verb, q, from, stdout, stderr)
 	}
 	s, err := schedule.Parse(q.expr, q.opts)
 	if err != nil {
@@ -53,6 +57,9 @@ type scheduleQuery struct {
 	from string
 	n    int
 	opts schedule.Options
+	// config, job and calendars name a job of a config file and the
+	// server's shared calendars, instead of expr and opts.
+	config, job, calendars string
 }
 
 // parseScheduleArgs parses EXPR and the flags, which may come before or
@@ -67,6 +74,9 @@ func parseScheduleArgs(verb string, args []string, stderr io.Writer) (scheduleQu
 	fs.StringVar(&q.opts.JobID, "job-id", "", "job id that seeds hashed fields (H)")
 	gap := fs.String("dst-gap", "", "for times skipped by DST: skip or shift")
 	repeat := fs.String("dst-repeat", "", "for times repeated by DST: first, last or both")
+	fs.StringVar(&q.config, "config", "", "a project's config file: show the fire times of its job --job, with all that bounds them")
+	fs.StringVar(&q.job, "job", "", "with --config: the job's id")
+	fs.StringVar(&q.calendars, "calendars", "", "with --config: the server's shared calendars (serve --calendars)")
 
 	var exprs []string
 	for {
@@ -78,6 +88,24 @@ func parseScheduleArgs(verb string, args []string, stderr io.Writer) (scheduleQu
 		}
 		exprs = append(exprs, fs.Arg(0))
 		args = fs.Args()[1:]
+	}
+	if q.config != "" || q.job != "" || q.calendars != "" {
+		given := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+		for _, name := range []string{"tz", "job-id", "dst-gap", "dst-repeat"} {
+			if given[name] {
+				return q, fmt.Errorf("--%s: not with --config, whose job says it", name)
+			}
+		}
+		switch {
+		case q.config == "" || q.job == "":
+			return q, errors.New("--config and --job go together")
+		case len(exprs) > 0:
+			return q, fmt.Errorf("a schedule expression (%q) and --config: give one", exprs[0])
+		case q.n < 0:
+			return q, fmt.Errorf("-n %d: expected a count >= 0", q.n)
+		}
+		return q, nil
 	}
 	if len(exprs) != 1 {
 		return q, fmt.Errorf("expected one schedule expression (quote it), got %d", len(exprs))

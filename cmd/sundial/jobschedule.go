@@ -1,0 +1,193 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/sundial-cron/sundial/config"
+	"github.com/sundial-cron/sundial/engine"
+	"github.com/sundial-cron/sundial/jobid"
+	"github.com/sundial-cron/sundial/schedule"
+	"github.com/sundial-cron/sundial/server"
+	"github.com/sundial-cron/sundial/statemachine"
+)
+
+// runJobSchedule runs "sundial schedule next|explain --config FILE --job
+// ID": the job's fire times after from as the server would run them, with
+// its zone, DST policy, hashing, calendars, window and jitter applied, and
+// every fire time of its expression that is not an occurrence listed
+// between them with why (runs of one reason on one line). explain first
+// says all that bounds them, and lists five.
+func runJobSchedule(verb string, q scheduleQuery, from time.Time, stdout, stderr io.Writer) int {
+	def, id, code := loadJob(q, stderr)
+	if code != 0 {
+		return code
+	}
+	s, err := def.Parse(id)
+	if err != nil {
+		fmt.Fprintf(stderr, "sundial schedule %s: job %s: %v\n", verb, id, err)
+		return 1
+	}
+	n := q.n
+	if verb == "explain" {
+		explainJob(stdout, id, def, s)
+		n = 5
+	}
+	listOccurrences(stdout, s, def, id, from, n)
+	return 0
+}
+
+// loadJob reads the config file and finds the job, by its id in the
+// project or its full id.
+func loadJob(q scheduleQuery, stderr io.Writer) (engine.Definition, string, int) {
+	fail := func(format string, args ...any) (engine.Definition, string, int) {
+		fmt.Fprintf(stderr, "sundial schedule: "+format+"\n", args...)
+		return engine.Definition{}, "", 1
+	}
+	data, err := config.ReadFile(q.config)
+	if err != nil {
+		return fail("--config: %v", err)
+	}
+	ics, err := config.ReadICSDir(filepath.Dir(q.config))
+	if err != nil {
+		return fail("--config: %v", err)
+	}
+	var shared *config.SharedCalendars
+	if q.calendars != "" {
+		if shared, err = config.LoadCalendars(q.calendars); err != nil {
+			fmt.Fprintln(stderr, err)
+			return fail("--calendars %s: invalid", q.calendars)
+		}
+	}
+	tgts, err := server.ConfigTargets()
+	if err != nil {
+		return fail("%v", err)
+	}
+	p, err := config.ParseWith(q.config, data, tgts, config.Calendars{ICS: ics, Shared: shared})
+	if err != nil {
+		var es config.Errors
+		if errors.As(err, &es) {
+			fmt.Fprintln(stderr, err)
+			return fail("--config %s: invalid", q.config)
+		}
+		return fail("--config: %v", err)
+	}
+	var ids []string
+	for _, j := range p.Jobs {
+		if j.ID == q.job || jobid.Split(j.ID).Job == q.job {
+			return j.Definition, j.ID, 0
+		}
+		ids = append(ids, jobid.Split(j.ID).Job)
+	}
+	return fail("--job %q: no such job in %s (it has %s)", q.job, q.config, strings.Join(ids, ", "))
+}
+
+// explainJob says what decides the job's fire times, one thing a line.
+func explainJob(w io.Writer, id string, def engine.Definition, s *schedule.Schedule) {
+	fmt.Fprintf(w, "%s: %s\n", id, s.Explain())
+	fmt.Fprintf(w, "  time zone: %s\n", s.Location())
+	if s.Kind() == schedule.Cron {
+		fmt.Fprintf(w, "  DST: gap %s, repeat %s\n", s.Gap(), s.Repeat())
+	}
+	for _, c := range s.Only() {
+		fmt.Fprintf(w, "  only on: %s\n", c)
+	}
+	for _, c := range s.Skip() {
+		fmt.Fprintf(w, "  skips: %s\n", c)
+	}
+	if win := s.Window(); !win.IsZero() {
+		fmt.Fprintf(w, "  active: %s to %s\n", bound(win.From, s.Location(), "the start"), bound(win.Until, s.Location(), "no end"))
+	}
+	if m := def.Policy.MaxRuns; m > 0 {
+		fmt.Fprintf(w, "  max_runs: %d scheduled runs, counted by the server from when the cap was set; not shown below\n", m)
+	}
+	if j := def.Policy.Jitter; j > 0 {
+		fmt.Fprintf(w, "  jitter: below %s, hashed from the job and the occurrence\n", j)
+	}
+}
+
+func bound(t time.Time, loc *time.Location, none string) string {
+	if t.IsZero() {
+		return none
+	}
+	return t.In(loc).Format(time.RFC3339Nano)
+}
+
+// listOccurrences prints the job's next n occurrences after from, and the
+// fire times of its expression before and between them that are not
+// occurrences, with why.
+func listOccurrences(w io.Writer, s *schedule.Schedule, def engine.Definition, id string, from time.Time, n int) {
+	if s.Kind() != schedule.Cron {
+		for t, ok := s.Next(from); ok && n > 0; t, ok = s.Next(t) {
+			printOccurrence(w, t, id, def)
+			n--
+		}
+		return
+	}
+	var run struct {
+		first, last time.Time
+		count       int
+		why         string
+	}
+	flush := func() {
+		switch {
+		case run.count == 1:
+			fmt.Fprintf(w, "%s  removed: %s\n", run.first.Format(time.RFC3339), run.why)
+		case run.count > 1:
+			fmt.Fprintf(w, "%s .. %s  %d removed: %s\n", run.first.Format(time.RFC3339), run.last.Format(time.RFC3339), run.count, run.why)
+		}
+		run.count = 0
+	}
+	// The last occurrence to list bounds the walk over the expression's
+	// fire times; when there are fewer, the last there is does, and why
+	// none follows is said instead.
+	end, shown := from, 0
+	for t, ok := s.Next(from); ok && shown < n; t, ok = s.Next(t) {
+		end, shown = t, shown+1
+	}
+	if n == 0 {
+		return
+	}
+	for t, r := range s.FireTimes(from.Add(time.Second).Truncate(time.Second), end.Add(time.Second)) {
+		if r.Kind == schedule.Kept {
+			flush()
+			printOccurrence(w, t, id, def)
+			continue
+		}
+		if why := r.String(); run.count > 0 && why == run.why {
+			run.last, run.count = t, run.count+1
+			continue
+		}
+		flush()
+		run.first, run.last, run.count, run.why = t, t, 1, r.String()
+	}
+	flush()
+	if shown < n {
+		fmt.Fprintf(w, "no more occurrences after %s: %s\n", end.In(s.Location()).Format(time.RFC3339), noMore(s, end))
+	}
+}
+
+// printOccurrence prints an occurrence, and when its jitter delays it,
+// when it is launched.
+func printOccurrence(w io.Writer, t time.Time, id string, def engine.Definition) {
+	if j := statemachine.Jitter(id, t, def.Policy.Jitter); j > 0 {
+		fmt.Fprintf(w, "%s  (jitter +%s: launched at %s)\n", t.Format(time.RFC3339), j, t.Add(j).Format(time.RFC3339Nano))
+		return
+	}
+	fmt.Fprintln(w, t.Format(time.RFC3339))
+}
+
+// noMore says why a schedule has no occurrence after t.
+func noMore(s *schedule.Schedule, t time.Time) string {
+	if u := s.Window().Until; !u.IsZero() && !u.After(t.Add(400*24*time.Hour)) {
+		return "its active window ends " + u.In(s.Location()).Format(time.RFC3339)
+	}
+	if len(s.Skip())+len(s.Only()) > 0 {
+		return "its calendars remove every later fire time"
+	}
+	return "its expression has no later fire time"
+}
