@@ -125,7 +125,7 @@ func TestPostgresShapeSurvivesACrashOfPostgreSQL(t *testing.T) {
 	f := startFleet(t)
 	f.pg.Stop(t, "immediate")
 	time.Sleep(3 * time.Second)
-	f.pg.Start(t)
+	f.pg.Restart(t)
 	f.firesAgain(t, time.Now(), 20*time.Second)
 	f.check(t)
 }

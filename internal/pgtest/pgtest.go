@@ -35,6 +35,7 @@ type Server struct {
 	// stop and start again; nil cmd for one SUNDIAL_TEST_DATABASE_URL names.
 	bin, data, dir string
 	port           int
+	durable        bool
 	cred           *syscall.Credential
 	mu             sync.Mutex
 	cmd            *exec.Cmd
@@ -59,7 +60,7 @@ func Shared(t testing.TB) *Server {
 			shared = &Server{URL: u}
 			return
 		}
-		shared, sharedErr = start()
+		shared, sharedErr = Start(false)
 	})
 	if sharedErr != nil {
 		unavailable(t, sharedErr)
@@ -72,11 +73,11 @@ func Shared(t testing.TB) *Server {
 // apply: a test must not crash a server it does not own.
 func Own(t testing.TB) *Server {
 	t.Helper()
-	s, err := start()
+	s, err := Start(false)
 	if err != nil {
 		unavailable(t, err)
 	}
-	t.Cleanup(func() { s.Stop(t, "fast"); os.RemoveAll(s.dir) })
+	t.Cleanup(func() { s.Close() })
 	return s
 }
 
@@ -146,10 +147,13 @@ func Binary(name string) (string, error) {
 	return "", fmt.Errorf("%s is neither on PATH nor in /usr/lib/postgresql/*/bin", name)
 }
 
-// start runs initdb into a new temporary directory and starts the server.
+// Start runs initdb into a new temporary directory and starts the server,
+// for a test or the lab's benchmarks; Close stops it. durable runs it as
+// production runs PostgreSQL (fsync, synchronous commits, full-page
+// writes), for measurements; a test's throw-away cluster skips fsync.
 // PostgreSQL refuses to run as root, so as root it runs as the user
 // postgres (Debian's package makes it) or else nobody.
-func start() (*Server, error) {
+func Start(durable bool) (*Server, error) {
 	bin, initdb, err := binaries()
 	if err != nil {
 		return nil, err
@@ -192,7 +196,7 @@ func start() (*Server, error) {
 	l.Close()
 	s := &Server{
 		URL: fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port),
-		bin: bin, data: data, dir: dir, port: port, cred: cred,
+		bin: bin, data: data, dir: dir, port: port, durable: durable, cred: cred,
 	}
 	if err := s.run(); err != nil {
 		os.RemoveAll(dir)
@@ -202,19 +206,24 @@ func start() (*Server, error) {
 }
 
 // run starts the server process on s's data directory and waits until it
-// accepts connections. fsync is off: a test's cluster is thrown away, and
-// a crash of the server (Crash) loses no committed transaction without an
-// operating-system crash, which no test makes.
+// accepts connections. Unless durable, fsync is off: a test's cluster is
+// thrown away, and an immediate stop loses no committed transaction
+// without an operating-system crash, which no test makes.
 func (s *Server) run() error {
 	logFile, err := os.OpenFile(filepath.Join(s.dir, "postgres.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		return err
 	}
+	fsync := "off"
+	if s.durable {
+		fsync = "on"
+	}
 	cmd := exec.Command(s.bin, "-D", s.data, "-p", strconv.Itoa(s.port), "-k", s.dir,
 		"-c", "listen_addresses=127.0.0.1",
-		"-c", "fsync=off",
+		"-c", "fsync="+fsync,
+		"-c", "synchronous_commit=on",
+		"-c", "full_page_writes=on",
 		"-c", "max_connections=400",
-		"-c", "shared_buffers=64MB",
 	)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// Its own process group, and SIGQUIT (an immediate stop) if the test
@@ -272,12 +281,40 @@ func (s *Server) Stop(t testing.TB, mode string) {
 	s.log.Close()
 }
 
-// Start starts a stopped server again, on its port and data.
-func (s *Server) Start(t testing.TB) {
+// Restart starts a stopped server again, on its port and data.
+func (s *Server) Restart(t testing.TB) {
 	t.Helper()
 	if err := s.run(); err != nil {
 		t.Fatalf("pgtest: %v", err)
 	}
+}
+
+// PID is the postmaster's process id: its children are the server's
+// other processes, whose CPU and memory the lab measures.
+func (s *Server) PID() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cmd.Process.Pid
+}
+
+// Close stops a server Start started (a fast shutdown) and removes its
+// directory.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	cmd, done := s.cmd, s.done
+	s.mu.Unlock()
+	if cmd == nil {
+		return nil
+	}
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+	}
+	s.log.Close()
+	return os.RemoveAll(s.dir)
 }
 
 // LogTail is the end of the server's log, for a failing test.

@@ -1,13 +1,10 @@
 package loadtest
 
 import (
-	"bufio"
-	"os"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/sundial-cron/sundial/lab/loadtest/measure"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/task"
 )
@@ -92,52 +89,13 @@ func (o *observer) results() (late []time.Duration, skipped map[string]int, fail
 	return append([]time.Duration(nil), o.late...), skipped, o.failed, o.repairs
 }
 
-// peakRSS reads the process's peak resident set (VmHWM) from
-// /proc/self/status; 0 where there is no such file.
-func peakRSS() uint64 { return procStatus("VmHWM:") }
+// peakRSS reads the process's peak resident set (VmHWM); 0 where /proc
+// cannot tell.
+func peakRSS() uint64 { return measure.ProcField(0, "status", "VmHWM:") }
 
-// procStatus reads one size field of /proc/self/status, in bytes; 0 where
-// there is no such file.
-func procStatus(field string) uint64 {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		rest, ok := strings.CutPrefix(sc.Text(), field)
-		if !ok {
-			continue
-		}
-		kb, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-		if err != nil {
-			return 0
-		}
-		return kb << 10
-	}
-	return 0
-}
-
-// processCPU is the process's user+system CPU in seconds, from
-// /proc/self/stat (fields 14 and 15, in clock ticks of 1/100 s on Linux);
-// 0 where there is no such file.
+// processCPU is the process's user+system CPU in seconds; 0 where /proc
+// cannot tell.
 func processCPU() float64 {
-	b, err := os.ReadFile("/proc/self/stat")
-	if err != nil {
-		return 0
-	}
-	// The command name (field 2) may hold spaces; the fields after its
-	// closing parenthesis do not.
-	_, rest, ok := strings.Cut(string(b), ") ")
-	f := strings.Fields(rest)
-	if !ok || len(f) < 13 {
-		return 0
-	}
-	utime, err1 := strconv.ParseUint(f[11], 10, 64)
-	stime, err2 := strconv.ParseUint(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0
-	}
-	return float64(utime+stime) / 100
+	st, _ := measure.ReadStat(0)
+	return st.CPU
 }

@@ -168,7 +168,7 @@ func Soak(ctx context.Context, opts SoakOptions) ([]SoakSample, error) {
 		runtime.ReadMemStats(&ms)
 		s := SoakSample{
 			Seconds: opts.Now().Sub(start).Seconds(), DBBytes: size(path), WALBytes: size(path + "-wal"),
-			RSSBytes: procStatus("VmRSS:"), HeapBytes: ms.HeapInuse,
+			RSSBytes: measure.ProcField(0, "status", "VmRSS:"), HeapBytes: ms.HeapInuse,
 			Launched: obs.launched.Load(), Skipped: obs.skipped.Load(),
 			Deleted: deleted.Load(), Passes: passes.Load(), LastPassMs: lastPass.Load(),
 		}

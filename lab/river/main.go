@@ -251,11 +251,11 @@ func run(ctx context.Context, opts Options) (rep Report, err error) {
 	if err := measure.SleepUntil(ctx, opts.Now, start); err != nil {
 		return rep, err
 	}
-	cpu0, pgCPU0 := selfCPU(), treeCPU(pg.pid())
+	cpu0, pgCPU0 := selfCPU(), measure.TreeCPU(pg.pid())
 	if err := measure.SleepUntil(ctx, opts.Now, end); err != nil {
 		return rep, err
 	}
-	cpu1, pgCPU1 := selfCPU(), treeCPU(pg.pid())
+	cpu1, pgCPU1 := selfCPU(), measure.TreeCPU(pg.pid())
 	rep.Expected = opts.Jobs * opts.Minutes
 	for deadline := end.Add(drainGrace); rec.measured() < rep.Expected && opts.Now().Before(deadline); {
 		if err := measure.SleepUntil(ctx, opts.Now, opts.Now().Add(100*time.Millisecond)); err != nil {
@@ -275,9 +275,9 @@ func run(ctx context.Context, opts Options) (rep Report, err error) {
 	if rep.Launches > 0 {
 		rep.CPUPer1000Launches = (rep.CPUSeconds + rep.PostgresCPUSeconds) / float64(rep.Launches) * 1000
 	}
-	rep.CPURunSeconds, rep.PostgresCPURunSeconds = ticks(selfCPU()), ticks(treeCPU(pg.pid()))
+	rep.CPURunSeconds, rep.PostgresCPURunSeconds = ticks(selfCPU()), ticks(measure.TreeCPU(pg.pid()))
 	peaks := mem.peaks()
-	rep.PeakRSSMiB = mib(procField(0, "status", "VmHWM:"))
+	rep.PeakRSSMiB = mib(measure.ProcField(0, "status", "VmHWM:"))
 	rep.PeakHeapMiB = mib(peaks.heap)
 	rep.PostgresPeakRSSMiB, rep.PostgresPeakPSSMiB = mib(peaks.pgRSS), mib(peaks.pgPSS)
 	rep.WallSeconds = opts.Now().Sub(began).Seconds()
@@ -287,12 +287,12 @@ func run(ctx context.Context, opts Options) (rep Report, err error) {
 func mib(b uint64) float64 { return float64(b) / (1 << 20) }
 
 // ticks rounds CPU seconds to /proc's hundredths.
-func ticks(s float64) float64 { return math.Round(s*clockTick) / clockTick }
+func ticks(s float64) float64 { return math.Round(s*measure.ClockTick) / measure.ClockTick }
 
 // selfCPU is the harness's CPU seconds so far.
 func selfCPU() float64 {
-	st, _ := readStat(0)
-	return st.cpu
+	st, _ := measure.ReadStat(0)
+	return st.CPU
 }
 
 // benchArgs are a periodic job's arguments: which job it is, so that a
@@ -418,7 +418,7 @@ func startMemSampler(root int) *memSampler {
 func (m *memSampler) sample() {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	rss, pss := treeMemory(m.root)
+	rss, pss := measure.TreeMemory(m.root)
 	for _, p := range []struct {
 		peak *atomic.Uint64
 		v    uint64
