@@ -28,6 +28,8 @@ func runBench(args []string, stdout, stderr io.Writer, now func() time.Time) int
 	fs.IntVar(&opts.Minutes, "minutes", 3, "measured minutes, after a warm-up minute")
 	fs.StringVar(&opts.DB, "db", "", "database file (default: a temporary one, removed afterwards)")
 	syncMode := fs.String("sync", "full", "SQLite synchronous setting: full (the production setting) or normal")
+	backend := fs.String("backend", "embedded", "the store: embedded (SQLite) or postgres")
+	fs.StringVar(&opts.DatabaseURL, "database-url", "", "postgres: the database (default: a private server started in a temporary directory, durable as in production, and measured too)")
 	fs.DurationVar(&opts.Warmup, "warmup", time.Minute, "unmeasured run before the measured minutes")
 	fs.IntVar(&opts.Workers, "workers", 0, "dispatcher workers (default: the dispatcher's)")
 	fs.DurationVar(&opts.Ahead, "ahead", local.DefaultAhead, "how long before their time tasks are claimed, and launches committed (0: at their time)")
@@ -57,6 +59,14 @@ func runBench(args []string, stdout, stderr io.Writer, now func() time.Time) int
 		opts.Sync = sqlite.SyncNormal
 	default:
 		fmt.Fprintf(stderr, "sundial-lab bench: --sync %q: want full or normal\n", *syncMode)
+		return exitUsage
+	}
+	switch *backend {
+	case "embedded":
+	case "postgres":
+		opts.Postgres = true
+	default:
+		fmt.Fprintf(stderr, "sundial-lab bench: --backend %q: want embedded or postgres\n", *backend)
 		return exitUsage
 	}
 	if *verbose {

@@ -1,8 +1,10 @@
-// Package loadtest measures the embedded engine in real time: N noop jobs
-// on every-minute schedules, run by the real engine, SQLite store, local
-// task dispatcher and watchdog for a number of minutes, and what it made of
+// Package loadtest measures the engine in real time: N noop jobs on
+// every-minute schedules, run by the real engine, store (SQLite, or
+// PostgreSQL: a private server it starts, or one it is given), local task
+// dispatcher and watchdog for a number of minutes, and what it made of
 // them — launches per second, launch lateness, skipped occurrences, store
-// commits per invocation and memory. `sundial-lab bench` prints its Report.
+// commits per invocation, CPU and memory, PostgreSQL's own included.
+// `sundial-lab bench` prints its Report.
 //
 // The clock is injected (Options.Now), as everywhere below cmd/; waits are
 // timers, which need no wall-clock reading here.
@@ -14,8 +16,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"sync"
@@ -52,6 +52,12 @@ type Options struct {
 	// removes it afterwards. An existing file is used as it is.
 	DB   string
 	Sync sqlite.Sync
+	// Postgres runs the PostgreSQL shape's store instead, on DatabaseURL,
+	// or with DatabaseURL "" on a private server it starts (initdb into
+	// a temporary directory, durable as in production) and stops, whose
+	// CPU and memory it measures too.
+	Postgres    bool
+	DatabaseURL string
 	// Workers are the dispatcher's; default local.DefaultWorkers.
 	Workers int
 	// Ahead is how long before their time the dispatcher claims tasks,
@@ -75,7 +81,8 @@ var ErrBadOptions = errors.New("bad options")
 type Report struct {
 	Jobs    int    `json:"jobs"`
 	Minutes int    `json:"minutes"`
-	Sync    string `json:"sync"`
+	Backend string `json:"backend"` // embedded or postgres
+	Sync    string `json:"sync,omitempty"`
 	Workers int    `json:"workers"`
 
 	DefineSeconds float64 `json:"define_s"`
@@ -109,18 +116,27 @@ type Report struct {
 	CommitsPerInvocation float64 `json:"commits_per_invocation"`
 
 	// CPUSeconds is the process's user+system CPU over the measured
-	// minutes, CPUPer1000Launches the same per 1,000 measured launches,
-	// CPURunSeconds that of the whole run (definitions and warm-up too):
-	// the figures the River harness (lab/river) reports for its side.
-	CPUSeconds         float64 `json:"cpu_s"`
-	CPUPer1000Launches float64 `json:"cpu_s_per_1000_launches"`
-	CPURunSeconds      float64 `json:"cpu_run_s"`
+	// minutes, PostgresCPUSeconds its private PostgreSQL server's,
+	// CPUPer1000Launches both per 1,000 measured launches, CPURunSeconds
+	// and PostgresCPURunSeconds those of the whole run (definitions and
+	// warm-up too): the figures the River harness (lab/river) reports for
+	// its side.
+	CPUSeconds            float64 `json:"cpu_s"`
+	PostgresCPUSeconds    float64 `json:"postgres_cpu_s,omitempty"`
+	CPUPer1000Launches    float64 `json:"cpu_s_per_1000_launches"`
+	CPURunSeconds         float64 `json:"cpu_run_s"`
+	PostgresCPURunSeconds float64 `json:"postgres_cpu_run_s,omitempty"`
 
 	// PeakRSSMiB is the process's VmHWM; PeakHeapMiB the largest Go heap
 	// in use seen by a sample every few seconds.
 	PeakRSSMiB  float64 `json:"peak_rss_mib"`
 	PeakHeapMiB float64 `json:"peak_heap_mib"`
-	WallSeconds float64 `json:"wall_time_s"`
+	// PostgresPeakPSSMiB and PostgresPeakRSSMiB are the largest sums, over
+	// the private server's processes, of their proportional and resident
+	// sets, sampled as the heap is (lab/river's figures).
+	PostgresPeakPSSMiB float64 `json:"postgres_peak_pss_mib,omitempty"`
+	PostgresPeakRSSMiB float64 `json:"postgres_peak_rss_mib,omitempty"`
+	WallSeconds        float64 `json:"wall_time_s"`
 }
 
 // OK reports whether every expected occurrence launched and none was
@@ -155,20 +171,11 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	began, cpuBegan := opts.Now(), processCPU()
-	path := opts.DB
-	if path == "" {
-		dir, err := os.MkdirTemp("", "sundial-bench-")
-		if err != nil {
-			return Report{}, err
-		}
-		defer os.RemoveAll(dir)
-		path = filepath.Join(dir, "bench.db")
-	}
-	st, err := sqlite.Open(path, sqlite.Options{Synchronous: opts.Sync})
+	st, err := openStore(ctx, opts)
 	if err != nil {
 		return Report{}, err
 	}
-	defer st.Close()
+	defer st.close()
 
 	obs := newObserver(opts.Now)
 	var eng *engine.Engine
@@ -184,8 +191,11 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	tick := time.NewTicker(time.Minute)
 	wd := watchdog.New(st, eng, watchdog.Options{Now: opts.Now, Logger: opts.Logger, Ticks: tick.C})
 
-	rep := Report{Jobs: opts.Jobs, Minutes: opts.Minutes, Sync: syncName(opts.Sync), Workers: opts.Workers}
-	mem := startMemSampler()
+	rep := Report{Jobs: opts.Jobs, Minutes: opts.Minutes, Backend: "embedded", Sync: syncName(opts.Sync), Workers: opts.Workers}
+	if opts.Postgres {
+		rep.Backend, rep.Sync = "postgres", ""
+	}
+	mem := startMemSampler(st.pgPID)
 	defer mem.stop()
 
 	// The dispatcher runs while the jobs are defined: their first ticks
@@ -204,12 +214,12 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 		bg.Wait()
 	}()
 
-	t0, defining := opts.Now(), st.Stats()
+	t0, defining := opts.Now(), st.stats()
 	if err := define(ctx, eng, opts); err != nil {
 		return rep, err
 	}
 	rep.DefineSeconds = opts.Now().Sub(t0).Seconds()
-	rep.DefineCommits = st.Stats().Commits - defining.Commits
+	rep.DefineCommits = st.stats().Commits - defining.Commits
 
 	// Measure whole minutes from the first second boundary after the
 	// warm-up, so each job has exactly one occurrence per minute in it.
@@ -221,11 +231,11 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	if err := measure.SleepUntil(ctx, opts.Now, start); err != nil {
 		return rep, err
 	}
-	before, cpuBefore := st.Stats(), processCPU()
+	before, cpuBefore, pgBefore := st.stats(), processCPU(), st.pgCPU()
 	if err := measure.SleepUntil(ctx, opts.Now, end); err != nil {
 		return rep, err
 	}
-	after, cpuAfter := st.Stats(), processCPU()
+	after, cpuAfter, pgAfter := st.stats(), processCPU(), st.pgCPU()
 	if opts.HeapProfile != nil {
 		runtime.GC()
 		if err := pprof.Lookup("heap").WriteTo(opts.HeapProfile, 0); err != nil {
@@ -255,11 +265,13 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	if rep.Launches > 0 {
 		rep.UpdatesPerInvocation = float64(rep.StoreUpdates) / float64(rep.Launches)
 		rep.CommitsPerInvocation = float64(rep.StoreCommits) / float64(rep.Launches)
-		rep.CPUPer1000Launches = (cpuAfter - cpuBefore) / float64(rep.Launches) * 1000
+		rep.CPUPer1000Launches = (cpuAfter - cpuBefore + pgAfter - pgBefore) / float64(rep.Launches) * 1000
 	}
 	rep.CPUSeconds, rep.CPURunSeconds = cpuAfter-cpuBefore, processCPU()-cpuBegan
-	rss, heap := mem.peaks()
-	rep.PeakRSSMiB, rep.PeakHeapMiB = float64(rss)/(1<<20), float64(heap)/(1<<20)
+	rep.PostgresCPUSeconds, rep.PostgresCPURunSeconds = pgAfter-pgBefore, st.pgCPU()
+	p := mem.peaks()
+	rep.PeakRSSMiB, rep.PeakHeapMiB = mib(p.rss), mib(p.heap)
+	rep.PostgresPeakPSSMiB, rep.PostgresPeakRSSMiB = mib(p.pgPSS), mib(p.pgRSS)
 	rep.WallSeconds = opts.Now().Sub(began).Seconds()
 	return rep, nil
 }
@@ -302,14 +314,19 @@ func syncName(s sqlite.Sync) string {
 	return fmt.Sprint(int(s))
 }
 
-// memSampler keeps the largest Go heap seen; the kernel keeps the peak RSS.
+func mib(b uint64) float64 { return float64(b) / (1 << 20) }
+
+// memSampler keeps the largest Go heap seen, and of a private PostgreSQL
+// server (pgPID, 0: none) the largest sums of its processes' PSS and RSS;
+// the kernel keeps the peak RSS.
 type memSampler struct {
-	sampler  *measure.Sampler
-	peakHeap atomic.Uint64
+	sampler            *measure.Sampler
+	pgPID              int
+	heap, pgPSS, pgRSS atomic.Uint64
 }
 
-func startMemSampler() *memSampler {
-	m := &memSampler{}
+func startMemSampler(pgPID int) *memSampler {
+	m := &memSampler{pgPID: pgPID}
 	m.sampler = measure.StartSampler(2*time.Second, m.sample)
 	return m
 }
@@ -317,16 +334,28 @@ func startMemSampler() *memSampler {
 func (m *memSampler) sample() {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	if ms.HeapInuse > m.peakHeap.Load() {
-		m.peakHeap.Store(ms.HeapInuse)
+	var rss, pss uint64
+	if m.pgPID != 0 {
+		rss, pss = measure.TreeMemory(m.pgPID)
+	}
+	for _, p := range []struct {
+		peak *atomic.Uint64
+		v    uint64
+	}{{&m.heap, ms.HeapInuse}, {&m.pgRSS, rss}, {&m.pgPSS, pss}} {
+		if p.v > p.peak.Load() {
+			p.peak.Store(p.v)
+		}
 	}
 }
 
 func (m *memSampler) stop() { m.sampler.Stop() }
 
-// peaks returns the peak RSS (0 where /proc cannot tell) and heap, in bytes.
-func (m *memSampler) peaks() (rss, heap uint64) {
+// peaks are the peaks seen, in bytes; rss is the process's (0 where /proc
+// cannot tell).
+type peaks struct{ rss, heap, pgPSS, pgRSS uint64 }
+
+func (m *memSampler) peaks() peaks {
 	m.stop()
 	m.sample()
-	return peakRSS(), m.peakHeap.Load()
+	return peaks{peakRSS(), m.heap.Load(), m.pgPSS.Load(), m.pgRSS.Load()}
 }

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -46,6 +47,19 @@ const DefaultMaxConns = 20
 type Store struct {
 	pool     *pgxpool.Pool
 	adoption adoptionSlot
+
+	updates, commits atomic.Uint64
+}
+
+// Stats are counters since Open, for the lab's benchmarks.
+type Stats struct {
+	Updates uint64 // committed Update calls
+	Commits uint64 // committed transactions: Updates, and the task rows' claims, acknowledgements and heartbeats
+}
+
+// Stats returns the store's counters.
+func (s *Store) Stats() Stats {
+	return Stats{Updates: s.updates.Load(), Commits: s.commits.Load()}
 }
 
 var (

@@ -142,6 +142,7 @@ func (s *Store) ClaimTasks(ctx context.Context, c taskrows.Claim) (claimed []tas
 	if err != nil {
 		return nil, time.Time{}, false, fmt.Errorf("postgres: claim: %w", err)
 	}
+	s.commits.Add(1)
 	// UPDATE … RETURNING gives its rows in no set order.
 	slices.SortStableFunc(claimed, func(a, b taskrows.Claimed) int { return a.ETA.Compare(b.ETA) })
 	return claimed, next, ok, nil
@@ -184,7 +185,7 @@ func (s *Store) AckTasks(ctx context.Context, owner string, done []string, retry
 	if err != nil {
 		return err
 	}
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return ack(ctx, tx, owner, done, names, etas) })
+	return s.counted(pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return ack(ctx, tx, owner, done, names, etas) }))
 }
 
 // Heartbeat records that owner is alive at now, and forgets the owners
@@ -198,7 +199,15 @@ func (s *Store) Heartbeat(ctx context.Context, owner string, now time.Time, orph
 	if err != nil {
 		return err
 	}
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return heartbeat(ctx, tx, owner, n, n-int64(orphanAfter)) })
+	return s.counted(pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return heartbeat(ctx, tx, owner, n, n-int64(orphanAfter)) }))
+}
+
+// counted counts a transaction that committed (err nil) in Stats.
+func (s *Store) counted(err error) error {
+	if err == nil {
+		s.commits.Add(1)
+	}
+	return err
 }
 
 func heartbeat(ctx context.Context, tx pgx.Tx, owner string, now, forgetBefore int64) error {

@@ -27,6 +27,8 @@ func (s *Store) Update(ctx context.Context, jobID string, fn func(store.Tx) erro
 	for range maxAttempts {
 		t, err := s.update(ctx, jobID, fn)
 		if err == nil {
+			s.updates.Add(1)
+			s.commits.Add(1)
 			if t.adoption != nil && len(t.adopted) > 0 {
 				t.adoption.Adopted(t.adopted)
 			}
