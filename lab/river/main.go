@@ -32,6 +32,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivermigrate"
 
+	"github.com/sundial-cron/sundial/internal/pgtest"
 	"github.com/sundial-cron/sundial/lab/loadtest/measure"
 	"github.com/sundial-cron/sundial/schedule"
 )
@@ -55,7 +56,6 @@ type Options struct {
 	// Projects spreads the job ids as `sundial-lab bench` does, so that the
 	// hashed seconds are the same.
 	Projects int
-	RunAs    string
 	Now      func() time.Time
 	Logger   *slog.Logger
 }
@@ -130,7 +130,6 @@ func runBench(args []string, stdout, stderr io.Writer, now func() time.Time) int
 	// 2,000 workers, FetchCooldown 2 ms and FetchPollInterval 20 ms.
 	fs.IntVar(&opts.Workers, "workers", 2000, "the queue's MaxWorkers")
 	fs.IntVar(&opts.Projects, "projects", 100, "projects the job ids spread over (as sundial-lab bench's)")
-	fs.StringVar(&opts.RunAs, "postgres-user", "postgres", "the user PostgreSQL runs as when the harness runs as root")
 	verbose := fs.Bool("v", false, "log River's warnings to stderr")
 	if err := fs.Parse(args); err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
@@ -175,16 +174,18 @@ func runBench(args []string, stdout, stderr io.Writer, now func() time.Time) int
 // run measures and reports.
 func run(ctx context.Context, opts Options) (rep Report, err error) {
 	began := opts.Now()
-	pg, err := startPostgres(ctx, opts.RunAs)
+	// The same private server as sundial-lab bench --backend postgres
+	// starts: durable, as in production.
+	pg, err := pgtest.Start(true)
 	if err != nil {
 		return rep, err
 	}
 	defer func() {
-		if stopErr := pg.stop(); stopErr != nil && err == nil {
+		if stopErr := pg.Close(); stopErr != nil && err == nil {
 			err = stopErr
 		}
 	}()
-	pool, err := pgxpool.New(ctx, pg.url())
+	pool, err := pgxpool.New(ctx, pg.URL)
 	if err != nil {
 		return rep, err
 	}
@@ -226,10 +227,10 @@ func run(ctx context.Context, opts Options) (rep Report, err error) {
 	}()
 
 	rep = Report{
-		Engine: "river", RiverVersion: riverVersion, PostgresVersion: pg.version(ctx, pool),
+		Engine: "river", RiverVersion: riverVersion, PostgresVersion: postgresVersion(ctx, pool),
 		Jobs: opts.Jobs, Minutes: opts.Minutes, Sync: "fsync=on synchronous_commit=on", Workers: opts.Workers,
 	}
-	mem := startMemSampler(pg.pid())
+	mem := startMemSampler(pg.PID())
 	defer mem.stop()
 
 	t0 := opts.Now()
@@ -251,11 +252,11 @@ func run(ctx context.Context, opts Options) (rep Report, err error) {
 	if err := measure.SleepUntil(ctx, opts.Now, start); err != nil {
 		return rep, err
 	}
-	cpu0, pgCPU0 := selfCPU(), measure.TreeCPU(pg.pid())
+	cpu0, pgCPU0 := selfCPU(), measure.TreeCPU(pg.PID())
 	if err := measure.SleepUntil(ctx, opts.Now, end); err != nil {
 		return rep, err
 	}
-	cpu1, pgCPU1 := selfCPU(), measure.TreeCPU(pg.pid())
+	cpu1, pgCPU1 := selfCPU(), measure.TreeCPU(pg.PID())
 	rep.Expected = opts.Jobs * opts.Minutes
 	for deadline := end.Add(drainGrace); rec.measured() < rep.Expected && opts.Now().Before(deadline); {
 		if err := measure.SleepUntil(ctx, opts.Now, opts.Now().Add(100*time.Millisecond)); err != nil {
@@ -275,7 +276,7 @@ func run(ctx context.Context, opts Options) (rep Report, err error) {
 	if rep.Launches > 0 {
 		rep.CPUPer1000Launches = (rep.CPUSeconds + rep.PostgresCPUSeconds) / float64(rep.Launches) * 1000
 	}
-	rep.CPURunSeconds, rep.PostgresCPURunSeconds = ticks(selfCPU()), ticks(measure.TreeCPU(pg.pid()))
+	rep.CPURunSeconds, rep.PostgresCPURunSeconds = ticks(selfCPU()), ticks(measure.TreeCPU(pg.PID()))
 	peaks := mem.peaks()
 	rep.PeakRSSMiB = mib(measure.ProcField(0, "status", "VmHWM:"))
 	rep.PeakHeapMiB = mib(peaks.heap)
