@@ -58,6 +58,11 @@ type Options struct {
 	// CPU and memory it measures too.
 	Postgres    bool
 	DatabaseURL string
+	// Instances runs this many engines, each with its own connection pool
+	// and dispatcher, over the one PostgreSQL database, as as many
+	// instances of the PostgreSQL shape would; default 1. The jobs are
+	// defined through the first.
+	Instances int
 	// Workers are the dispatcher's; default local.DefaultWorkers.
 	Workers int
 	// Ahead is how long before their time the dispatcher claims tasks,
@@ -79,11 +84,12 @@ var ErrBadOptions = errors.New("bad options")
 
 // Report is what a run measured. Times are in seconds.
 type Report struct {
-	Jobs    int    `json:"jobs"`
-	Minutes int    `json:"minutes"`
-	Backend string `json:"backend"` // embedded or postgres
-	Sync    string `json:"sync,omitempty"`
-	Workers int    `json:"workers"`
+	Jobs      int    `json:"jobs"`
+	Minutes   int    `json:"minutes"`
+	Backend   string `json:"backend"` // embedded or postgres
+	Instances int    `json:"instances,omitempty"`
+	Sync      string `json:"sync,omitempty"`
+	Workers   int    `json:"workers"`
 
 	DefineSeconds float64 `json:"define_s"`
 	// DefineCommits are the store's physical commits while the jobs were
@@ -170,6 +176,12 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if opts.Instances <= 0 {
+		opts.Instances = 1
+	}
+	if opts.Instances > 1 && !opts.Postgres {
+		return Report{}, fmt.Errorf("%w: more than one instance needs the PostgreSQL store", ErrBadOptions)
+	}
 	began, cpuBegan := opts.Now(), processCPU()
 	st, err := openStore(ctx, opts)
 	if err != nil {
@@ -178,20 +190,35 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	defer st.close()
 
 	obs := newObserver(opts.Now)
-	var eng *engine.Engine
 	gcCtx, stopGC := context.WithCancel(ctx)
 	defer stopGC()
-	disp := local.New(st, func(ctx context.Context, t task.Task) error { return eng.HandleTask(ctx, t) }, local.Options{
-		Prepare: func(ctx context.Context, t task.Task) (task.Handler, bool) { return eng.PrepareTask(ctx, t) },
-		Workers: opts.Workers, Ahead: local.AheadOf(opts.Ahead), Now: opts.Now, Logger: opts.Logger, Idle: idlegc.Start(gcCtx, opts.Now).Idle,
-	})
-	eng = engine.New(st, disp, map[string]targets.Target{"noop": noop.Target{}}, engine.Options{
-		Now: opts.Now, Observer: obs, Logger: opts.Logger,
-	})
+	idle := idlegc.Start(gcCtx, opts.Now).Idle
+	// instance is one engine and its dispatcher over rows.
+	instance := func(rows rowStore) (*engine.Engine, *local.Dispatcher) {
+		var eng *engine.Engine
+		disp := local.New(rows, func(ctx context.Context, t task.Task) error { return eng.HandleTask(ctx, t) }, local.Options{
+			Prepare: func(ctx context.Context, t task.Task) (task.Handler, bool) { return eng.PrepareTask(ctx, t) },
+			Workers: opts.Workers, Ahead: local.AheadOf(opts.Ahead), Now: opts.Now, Logger: opts.Logger, Idle: idle,
+		})
+		eng = engine.New(rows, disp, map[string]targets.Target{"noop": noop.Target{}}, engine.Options{
+			Now: opts.Now, Observer: obs, Logger: opts.Logger,
+		})
+		return eng, disp
+	}
+	eng, disp := instance(st)
+	dispatchers := []*local.Dispatcher{disp}
+	for range opts.Instances - 1 {
+		other, err := st.another(ctx)
+		if err != nil {
+			return Report{}, err
+		}
+		_, d := instance(other)
+		dispatchers = append(dispatchers, d)
+	}
 	tick := time.NewTicker(time.Minute)
 	wd := watchdog.New(st, eng, watchdog.Options{Now: opts.Now, Logger: opts.Logger, Ticks: tick.C})
 
-	rep := Report{Jobs: opts.Jobs, Minutes: opts.Minutes, Backend: "embedded", Sync: syncName(opts.Sync), Workers: opts.Workers}
+	rep := Report{Jobs: opts.Jobs, Minutes: opts.Minutes, Backend: "embedded", Instances: opts.Instances, Sync: syncName(opts.Sync), Workers: opts.Workers}
 	if opts.Postgres {
 		rep.Backend, rep.Sync = "postgres", ""
 	}
@@ -202,11 +229,13 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	// come due meanwhile.
 	runCtx, stopRun := context.WithCancel(context.WithoutCancel(ctx))
 	var bg sync.WaitGroup
-	bg.Go(func() {
-		if err := disp.Run(runCtx); err != nil {
-			opts.Logger.Error("dispatcher", "err", err)
-		}
-	})
+	for _, d := range dispatchers {
+		bg.Go(func() {
+			if err := d.Run(runCtx); err != nil {
+				opts.Logger.Error("dispatcher", "err", err)
+			}
+		})
+	}
 	bg.Go(func() { wd.Run(runCtx) })
 	defer func() {
 		stopRun()

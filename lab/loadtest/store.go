@@ -18,6 +18,9 @@ import (
 type benchStore struct {
 	rowStore
 	stats func() storeStats
+	// another opens one more store on the same database, for one more
+	// instance, whose counters stats then counts too; nil for SQLite.
+	another func(ctx context.Context) (rowStore, error)
 	// pgPID is the private PostgreSQL server's postmaster, 0 for none.
 	pgPID int
 	close func()
@@ -77,10 +80,31 @@ func openStore(ctx context.Context, opts Options) (*benchStore, error) {
 		stop()
 		return nil, err
 	}
-	return &benchStore{
+	all := []*postgres.Store{st}
+	b := &benchStore{
 		rowStore: st,
-		stats:    func() storeStats { s := st.Stats(); return storeStats{s.Updates, s.Commits} },
-		pgPID:    pgPID,
-		close:    func() { st.Close(); stop() },
-	}, nil
+		stats: func() storeStats {
+			var sum storeStats
+			for _, s := range all {
+				c := s.Stats()
+				sum.Updates, sum.Commits = sum.Updates+c.Updates, sum.Commits+c.Commits
+			}
+			return sum
+		},
+		pgPID: pgPID,
+		close: func() {
+			for _, s := range all {
+				s.Close()
+			}
+			stop()
+		},
+	}
+	b.another = func(ctx context.Context) (rowStore, error) {
+		s, err := postgres.Open(ctx, url, postgres.Options{})
+		if err == nil {
+			all = append(all, s)
+		}
+		return s, err
+	}
+	return b, nil
 }
