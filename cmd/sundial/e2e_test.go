@@ -177,6 +177,21 @@ func (r *receiver) waitFor(t *testing.T, limit time.Duration, what string, cond 
 	}
 }
 
+// onceEach fails the test for each occurrence that reached the receiver
+// more than once, and returns the hits by occurrence ("job time").
+func onceEach(t *testing.T, hits []hit) map[string]hit {
+	t.Helper()
+	seen := map[string]hit{}
+	for _, h := range hits {
+		occ := h.job + " " + h.scheduled
+		if prev, ok := seen[occ]; ok {
+			t.Errorf("occurrence %s launched twice: at %v and %v", occ, prev.at, h.at)
+		}
+		seen[occ] = h
+	}
+	return seen
+}
+
 // eachShape runs fn as a parallel subtest on each shape a test of any
 // store applies to, with the serve flags of a new, empty store of it: a
 // SQLite file, or a database of the tests' PostgreSQL server.

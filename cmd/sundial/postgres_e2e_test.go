@@ -71,24 +71,9 @@ func TestPostgresShapeInstancesShareOneDatabaseAndSurviveKill9(t *testing.T) {
 	survivor.stop(t)
 
 	hits, _ = recv.snapshot()
-	seen := map[string]hit{}
-	for _, h := range hits {
-		occ := h.job + " " + h.scheduled
-		if prev, ok := seen[occ]; ok {
-			t.Errorf("occurrence %s launched twice: at %v and %v", occ, prev.at, h.at)
-		}
-		seen[occ] = h
-	}
-	st, err := postgres.Open(t.Context(), url, postgres.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := accounted(t, url, jobs, onceEach(t, hits))
 	defer st.Close()
 	ctx := withTimeout(t, time.Minute)
-	for i := range jobs {
-		jobID := fmt.Sprintf("e2e/j%d", i)
-		checkAccounted(t, jobID, allInvocations(t, ctx, st, jobID), seen)
-	}
 	inv, err := st.Invocation(ctx, inFlight.job, invocationOf(t, ctx, st, inFlight))
 	if err != nil {
 		t.Fatal(err)

@@ -74,24 +74,24 @@ func (f *fleet) check(t *testing.T) {
 		}
 	}
 	hits, _ := f.recv.snapshot()
-	seen := map[string]hit{}
-	for _, h := range hits {
-		occ := h.job + " " + h.scheduled
-		if prev, ok := seen[occ]; ok {
-			t.Errorf("occurrence %s launched twice: at %v and %v", occ, prev.at, h.at)
-		}
-		seen[occ] = h
-	}
-	st, err := postgres.Open(t.Context(), f.url, postgres.Options{})
+	accounted(t, f.url, fleetJobs, onceEach(t, hits)).Close()
+}
+
+// accounted checks that every occurrence of the jobs e2e/j0... of the
+// database at url is accounted for (checkAccounted), and returns the store
+// it read them from, for more checks.
+func accounted(t *testing.T, url string, jobs int, seen map[string]hit) *postgres.Store {
+	t.Helper()
+	st, err := postgres.Open(t.Context(), url, postgres.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
 	ctx := withTimeout(t, time.Minute)
-	for i := range fleetJobs {
+	for i := range jobs {
 		jobID := fmt.Sprintf("e2e/j%d", i)
 		checkAccounted(t, jobID, allInvocations(t, ctx, st, jobID), seen)
 	}
+	return st
 }
 
 // admin runs statements on the test's server as its superuser.

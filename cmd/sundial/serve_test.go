@@ -62,17 +62,12 @@ func TestServeSurvivesKill9(t *testing.T) {
 	second.stop(t)
 
 	hits, _ = recv.snapshot()
-	seen := map[string]hit{}
 	for _, h := range hits {
 		if h.job == "" || h.scheduled == "" || h.key == "" || h.attempt == "" {
 			t.Errorf("a request without the Sundial headers: %+v", h)
 		}
-		occ := h.job + " " + h.scheduled
-		if prev, ok := seen[occ]; ok {
-			t.Errorf("occurrence %s launched twice: at %v and %v", occ, prev.at, h.at)
-		}
-		seen[occ] = h
 	}
+	seen := onceEach(t, hits)
 
 	st, err := sqlite.Open(db, sqlite.Options{})
 	if err != nil {
