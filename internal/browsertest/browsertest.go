@@ -61,9 +61,23 @@ func Tab(t testing.TB, timeout time.Duration, extra ...chromedp.ExecAllocatorOpt
 	)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	t.Cleanup(cancel)
-	ctx, cancelAlloc := chromedp.NewExecAllocator(ctx, append(opts, extra...)...)
-	t.Cleanup(cancelAlloc)
-	ctx, cancelTab := chromedp.NewContext(ctx)
-	t.Cleanup(cancelTab)
-	return ctx
+	// The browser starts here rather than at the test's first action, and
+	// is started again if it exits before it listens: on a machine whose
+	// cores are all taken (CI running every package's tests at once),
+	// chromium sometimes dies at start, which says nothing of the page
+	// under test.
+	for attempt := 1; attempt <= 3; attempt++ {
+		allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, append(opts, extra...)...)
+		tab, cancelTab := chromedp.NewContext(allocCtx)
+		if err = chromedp.Run(tab); err == nil {
+			t.Cleanup(cancelAlloc)
+			t.Cleanup(cancelTab)
+			return tab
+		}
+		cancelTab()
+		cancelAlloc()
+		t.Logf("chromium did not start (attempt %d of 3): %v", attempt, err)
+	}
+	t.Fatalf("chromium did not start: %v", err)
+	return nil
 }
