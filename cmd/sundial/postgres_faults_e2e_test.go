@@ -25,6 +25,7 @@ type fleet struct {
 	pg        *pgtest.Server
 	url       string
 	recv      *receiver
+	args      []string // each instance's serve flags
 	instances []*runningServer
 }
 
@@ -39,8 +40,9 @@ func startFleet(t *testing.T) *fleet {
 	configs := filepath.Join(t.TempDir(), "configs")
 	mkdir(t, configs)
 	writeConfig(t, configs, "e2e", everySecond(fleetJobs, f.recv.URL))
+	f.args = []string{"--backend", "postgres", "--database-url", f.url, "--config-dir", configs}
 	for range 2 {
-		f.instances = append(f.instances, serve(t, "--backend", "postgres", "--database-url", f.url, "--config-dir", configs))
+		f.instances = append(f.instances, serve(t, f.args...))
 	}
 	f.recv.waitFor(t, time.Minute, "three launches of every job", func(hits []hit) bool {
 		return minPerJob(hits, fleetJobs, time.Time{}) >= 3
@@ -114,6 +116,26 @@ func (f *fleet) admin(t *testing.T, sql ...string) {
 // caller's.
 const terminateSundial = `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
 	WHERE datname = current_setting('sundial.test_db') AND pid <> pg_backend_pid()`
+
+// TestPostgresShapeSurvivesInstancesKilledInALoop: each instance in turn
+// killed with -9 and started again, eight times two seconds apart, under
+// load; then both run on. Every job fires again within 100 s of the last
+// kill (the bound of TestPostgresShapeInstancesShareOneDatabaseAndSurviveKill9).
+func TestPostgresShapeSurvivesInstancesKilledInALoop(t *testing.T) {
+	t.Parallel()
+	f := startFleet(t)
+	var last time.Time
+	for i := range 8 {
+		n := i % 2
+		f.instances[n].kill(t)
+		last = time.Now()
+		time.Sleep(time.Second)
+		f.instances[n] = serve(t, f.args...)
+		time.Sleep(time.Second)
+	}
+	f.firesAgain(t, last, 100*time.Second)
+	f.check(t)
+}
 
 // TestPostgresShapeSurvivesACrashOfPostgreSQL: PostgreSQL stopped as by a
 // crash (SIGQUIT: pg_ctl stop -m immediate), down for 3 s, and started
