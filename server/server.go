@@ -144,7 +144,7 @@ func Run(ctx context.Context, s Settings, logger *slog.Logger, now func() time.T
 		logger.Warn("telling systemd the server is ready", "err", err)
 	}
 	services := append(slices.Clone(b.services), p.passes...)
-	services = append(services, systemdWatchdog{store: b.store, now: now, logger: logger})
+	services = append(services, systemdWatchdog{store: b.store, logger: logger})
 	return runServer(ctx, logger, ln, srv, b.shutdownGrace, services...)
 }
 
@@ -383,20 +383,16 @@ func runServer(ctx context.Context, logger *slog.Logger, ln net.Listener, srv *h
 }
 
 // systemdWatchdog pets systemd's watchdog (WatchdogSec=) while the store
-// answers an indexed read, the one the watchdog pass makes, within half
-// the interval: a server whose database hangs is restarted. It asks
-// nothing of the HTTP server, which callers can keep busy on purpose.
+// answers (store.Answers) within half the interval: a server whose
+// database hangs is restarted. It asks nothing of the HTTP server, which
+// callers can keep busy on purpose.
 type systemdWatchdog struct {
 	store  store.Store
-	now    func() time.Time
 	logger *slog.Logger
 }
 
 func (w systemdWatchdog) Run(ctx context.Context) error {
-	return sdnotify.Watchdog(ctx, w.logger, func(ctx context.Context) error {
-		_, err := w.store.Overdue(ctx, w.now(), 1)
-		return err
-	})
+	return sdnotify.Watchdog(ctx, w.logger, func(ctx context.Context) error { return store.Answers(ctx, w.store) })
 }
 
 // refreshTicks ticks every period, give or take a tenth, and at every

@@ -40,6 +40,7 @@ func TestBadRequestsChangeNothing(t *testing.T) {
 		{"a path outside the API is a JSON 404", req{method: "GET", path: "/console"}, 404, "no such path: /console"},
 		{"the root is a JSON 404", req{method: "GET", path: "/"}, 404, "no such path: /"},
 		{"a change posted to /healthz is not allowed", req{method: "POST", path: "/healthz"}, 405, "allowed: GET, HEAD"},
+		{"a change posted to /readyz is not allowed", req{method: "POST", path: "/readyz"}, 405, "allowed: GET, HEAD"},
 
 		{"triggering an unknown job is not found", req{method: "POST", path: "/api/v1/projects/billing/jobs/nope/trigger"}, 404, "job billing/nope not found"},
 		{"pausing an unknown job is not found", req{method: "POST", path: "/api/v1/projects/billing/jobs/nope/pause", body: `{"reason": "x"}`}, 404, "job billing/nope not found"},

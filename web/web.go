@@ -84,7 +84,7 @@ type server struct {
 	webhookSecret []byte
 }
 
-// New returns the handler of /api/v1/..., /healthz and, with
+// New returns the handler of /api/v1/..., /healthz, /readyz and, with
 // Options.Metrics, /metrics.
 func New(opts Options) http.Handler {
 	if opts.Engine == nil || opts.Store == nil || opts.Roles == nil {
@@ -131,6 +131,10 @@ func New(opts Options) http.Handler {
 		io.WriteString(w, "ok\n")
 	})
 	mux.Handle("/healthz", s.methodNotAllowed([]string{"GET", "HEAD"}))
+	// Readiness: whether this instance may take traffic, which it cannot
+	// do usefully while its store does not answer.
+	mux.HandleFunc("GET /readyz", s.ready)
+	mux.Handle("/readyz", s.methodNotAllowed([]string{"GET", "HEAD"}))
 	if opts.Console {
 		mux.Handle("/", s.console(opts))
 	} else {
