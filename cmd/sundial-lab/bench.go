@@ -29,6 +29,7 @@ func runBench(args []string, stdout, stderr io.Writer, now func() time.Time) int
 	fs.StringVar(&opts.DB, "db", "", "database file (default: a temporary one, removed afterwards)")
 	syncMode := fs.String("sync", "full", "SQLite synchronous setting: full (the production setting) or normal")
 	backend := fs.String("backend", "embedded", "the store: embedded (SQLite) or postgres")
+	maxConns := fs.Int("database-max-conns", 0, "postgres: each instance's connections at most (default: serve's)")
 	fs.IntVar(&opts.Instances, "instances", 1, "postgres: engines with their own pools and dispatchers over the one database, as instances of the PostgreSQL shape")
 	fs.StringVar(&opts.DatabaseURL, "database-url", "", "postgres: the database (default: a private server started in a temporary directory, durable as in production, and measured too)")
 	fs.DurationVar(&opts.Warmup, "warmup", time.Minute, "unmeasured run before the measured minutes")
@@ -65,7 +66,7 @@ func runBench(args []string, stdout, stderr io.Writer, now func() time.Time) int
 	switch *backend {
 	case "embedded":
 	case "postgres":
-		opts.Postgres = true
+		opts.Postgres, opts.MaxConns = true, int32(*maxConns)
 	default:
 		fmt.Fprintf(stderr, "sundial-lab bench: --backend %q: want embedded or postgres\n", *backend)
 		return exitUsage

@@ -58,6 +58,9 @@ type Options struct {
 	// CPU and memory it measures too.
 	Postgres    bool
 	DatabaseURL string
+	// MaxConns bounds each instance's connections to PostgreSQL; default
+	// the store's (postgres.DefaultMaxConns).
+	MaxConns int32
 	// Instances runs this many engines, each with its own connection pool
 	// and dispatcher, over the one PostgreSQL database, as as many
 	// instances of the PostgreSQL shape would; default 1. The jobs are

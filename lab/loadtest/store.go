@@ -75,7 +75,7 @@ func openStore(ctx context.Context, opts Options) (*benchStore, error) {
 		}
 		url, pgPID, stop = srv.URL, srv.PID(), func() { srv.Close() }
 	}
-	st, err := postgres.Open(ctx, url, postgres.Options{})
+	st, err := postgres.Open(ctx, url, postgres.Options{MaxConns: opts.MaxConns})
 	if err != nil {
 		stop()
 		return nil, err
@@ -100,7 +100,7 @@ func openStore(ctx context.Context, opts Options) (*benchStore, error) {
 		},
 	}
 	b.another = func(ctx context.Context) (rowStore, error) {
-		s, err := postgres.Open(ctx, url, postgres.Options{})
+		s, err := postgres.Open(ctx, url, postgres.Options{MaxConns: opts.MaxConns})
 		if err == nil {
 			all = append(all, s)
 		}

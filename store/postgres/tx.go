@@ -78,8 +78,11 @@ func (s *Store) update(ctx context.Context, jobID string, fn func(store.Tx) erro
 	}
 	defer pt.Rollback(context.WithoutCancel(ctx))
 	t := &tx{s: s, ctx: ctx, pt: pt, jobID: jobID, invs: map[string]*store.InvocationRecord{}}
-	// The job row is read with the lock, in the same round trip: nearly
-	// every fn begins by reading it.
+	// The job row is read in the round trip that takes the lock: nearly
+	// every fn begins by reading it. Two statements, not one: at READ
+	// COMMITTED each statement reads as of its start, and one that read
+	// the row as it waited for the lock would read it as the previous
+	// holder found it.
 	var b pgx.Batch
 	b.Queue("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", jobID)
 	b.Queue("SELECT "+jobColumns+" FROM sundial.jobs WHERE id = $1", jobID)
@@ -114,6 +117,9 @@ func (s *Store) update(ctx context.Context, jobID string, fn func(store.Tx) erro
 	}
 	if err := pt.Commit(ctx); err != nil {
 		return nil, fmt.Errorf("postgres: commit of %s: %w", jobID, err)
+	}
+	for _, d := range t.defs {
+		t.s.definitions.Put(jobID, d.hash)
 	}
 	return t, nil
 }
@@ -293,6 +299,9 @@ func (t *tx) PutDefinition(encoded []byte) (string, error) {
 		return "", err
 	}
 	hash := store.DefinitionHash(encoded)
+	if t.s.definitions.Stored(t.jobID, hash) {
+		return hash, nil
+	}
 	for _, d := range t.defs {
 		if d.hash == hash {
 			return hash, nil

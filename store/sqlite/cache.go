@@ -88,7 +88,7 @@ func (t *tx) committed() {
 		return
 	}
 	for _, d := range t.defs {
-		t.s.definitions.put(t.jobID, d.hash)
+		t.s.definitions.Put(t.jobID, d.hash)
 	}
 	if len(t.adopted) > 0 {
 		t.adoption.Adopted(t.adopted)
@@ -144,38 +144,4 @@ func (t *tx) committed() {
 		invs = nil // most jobs, between occurrences: an empty map is not free
 	}
 	t.s.cache.put(t.jobID, &cachedGroup{version: version, job: job, invs: invs})
-}
-
-// storedDefinitions knows, per job, the hash of the definition it last
-// stored or found stored. A stored definition is never replaced nor
-// deleted, so unlike the row cache this is a fact, not a guess; one whose
-// definitions could be deleted (retention) must keep the job's current
-// one, the one its new invocations put. It holds one entry per job that
-// created an invocation since Open: a plain map of the hashes' bytes,
-// where a sync.Map of their hex took about 180 bytes a job.
-type storedDefinitions struct {
-	mu sync.Mutex
-	m  map[string]store.DefinitionSum // by job id
-}
-
-func (d *storedDefinitions) stored(jobID, hash string) bool {
-	d.mu.Lock()
-	sum, ok := d.m[jobID]
-	d.mu.Unlock()
-	return ok && sum.Names(hash)
-}
-
-func (d *storedDefinitions) put(jobID, hash string) {
-	sum, ok := store.ParseDefinitionHash(hash)
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if !ok {
-		// Not a hash this map can hold: forget, rather than keep a stale one.
-		delete(d.m, jobID)
-		return
-	}
-	if d.m == nil {
-		d.m = map[string]store.DefinitionSum{}
-	}
-	d.m[jobID] = sum
 }

@@ -86,7 +86,7 @@ type Store struct {
 	read        *sql.DB // WAL readers, query_only
 	readStmts   readStmts
 	cache       rowCache
-	definitions storedDefinitions
+	definitions store.StoredDefinitions
 
 	writeDB *sql.DB
 	queue   queue

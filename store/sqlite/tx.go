@@ -485,7 +485,7 @@ func (t *tx) PutDefinition(encoded []byte) (string, error) {
 		return "", err
 	}
 	hash := store.DefinitionHash(encoded)
-	if t.s.definitions.stored(t.jobID, hash) {
+	if t.s.definitions.Stored(t.jobID, hash) {
 		return hash, nil
 	}
 	for _, d := range t.defs {
