@@ -43,10 +43,7 @@ func main() {
 const usage = `usage:
   sundial serve [flags]
   sundial validate [--calendars PATH] DIR_OR_FILE...
-  sundial schedule next EXPR [--tz ZONE] [--from RFC3339] [-n N] [--job-id ID] [--dst-gap skip|shift] [--dst-repeat first|last|both]
-  sundial schedule next --config FILE --job ID [--calendars PATH] [--from RFC3339] [-n N]
-  sundial schedule explain EXPR [same flags] | --config FILE --job ID [--calendars PATH] [--from RFC3339]
-  sundial backup [--db PATH] FILE
+` + cli.ScheduleUsage + `  sundial backup [--db PATH] FILE
   sundial migrate [--database-url URL] [--dry-run]
   sundial setup-gcp [--gcp-project P] [--location L] [--queue Q] [--public-url URL] [--invoker SA] [--dry-run]
 ` + cli.Usage + `  sundial version [--json]     (or sundial --version)
@@ -67,7 +64,7 @@ func run(args []string, stdout, stderr io.Writer, now func() time.Time) int {
 	case "validate":
 		return runValidate(args[1:], stdout, stderr)
 	case "schedule":
-		return runSchedule(args[1:], stdout, stderr, now)
+		return cli.RunSchedule(args[1:], stdout, stderr, now)
 	case "serve":
 		return runServe(args[1:], stdout, stderr, now)
 	case "setup-gcp":

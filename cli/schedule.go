@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"errors"
@@ -10,12 +10,19 @@ import (
 	"github.com/sundial-cron/sundial/schedule"
 )
 
-// runSchedule runs "sundial schedule next|explain EXPR [flags]", or of a
-// job of a config file with --config and --job (runJobSchedule).
-func runSchedule(args []string, stdout, stderr io.Writer, now func() time.Time) int {
+// ScheduleUsage lists the schedule verbs, for the command's usage.
+const ScheduleUsage = `  sundial schedule next EXPR [--tz ZONE] [--from RFC3339] [-n N] [--job-id ID] [--dst-gap skip|shift] [--dst-repeat first|last|both]
+  sundial schedule next --config FILE --job ID [--calendars PATH] [--from RFC3339] [-n N]
+  sundial schedule explain EXPR [same flags] | --config FILE --job ID [--calendars PATH] [--from RFC3339]
+`
+
+// RunSchedule runs "sundial schedule next|explain EXPR [flags]", or of a
+// job of a config file with --config and --job (runJobSchedule): the
+// command's verbs that ask no server.
+func RunSchedule(args []string, stdout, stderr io.Writer, now func() time.Time) int {
 	if len(args) == 0 || (args[0] != "next" && args[0] != "explain") {
-		fmt.Fprint(stderr, "sundial schedule: expected next or explain\n"+usage)
-		return exitUsage
+		fmt.Fprint(stderr, "sundial schedule: expected next or explain\n"+ScheduleUsage)
+		return ExitUsage
 	}
 	verb := args[0]
 	q, err := parseScheduleArgs(verb, args[1:], stderr)
@@ -23,13 +30,13 @@ func runSchedule(args []string, stdout, stderr io.Writer, now func() time.Time) 
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(stderr, "sundial schedule %s: %v\n", verb, err)
 		}
-		return exitUsage
+		return ExitUsage
 	}
 	from := now()
 	if q.from != "" {
 		if from, err = time.Parse(time.RFC3339Nano, q.from); err != nil {
 			fmt.Fprintf(stderr, "sundial schedule %s: --from %q is not an RFC3339 time such as 2026-03-08T01:00:00-05:00\n", verb, q.from)
-			return exitUsage
+			return ExitUsage
 		}
 	}
 	if q.config != "" {
@@ -38,7 +45,7 @@ func runSchedule(args []string, stdout, stderr io.Writer, now func() time.Time) 
 	s, err := schedule.Parse(q.expr, q.opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "sundial schedule %s: %q: %v\n", verb, q.expr, err)
-		return exitUsage
+		return ExitUsage
 	}
 	n := q.n
 	if verb == "explain" {
