@@ -68,8 +68,10 @@ func TestAPIVerbsAgainstARealServer(t *testing.T) {
 
 		var out string
 		for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+			// Each job is its own transaction, and the PostgreSQL shape
+			// commits a revision's jobs side by side: wait for both.
 			code, o, e := sundial(append([]string{"jobs", "demo"}, api...)...)
-			if code == 0 && strings.Contains(o, "demo/tick") {
+			if code == 0 && strings.Contains(o, "demo/tick") && strings.Contains(o, "demo/on-demand") {
 				out = o
 				break
 			}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sundial-cron/sundial/jobid"
 )
 
 // TestRunsLogsAndDescribeAgainstARealServer: on-call's verbs against a
@@ -39,8 +41,12 @@ func TestRunsLogsAndDescribeAgainstARealServer(t *testing.T) {
 `, release))
 		writeConfig(t, configs, "billing", "jobs:\n  - id: yearly\n    schedule: \"0 0 1 1 *\"\n    noop: {}\n")
 		srv, api := serveAPI(t, storage, dir, "--config-dir", configs, "--command-projects", "ops")
-		waitForJob(t, srv, "ops", "slow")
-		waitForJob(t, srv, "billing", "yearly")
+		// Each job is its own transaction (side by side on PostgreSQL):
+		// wait for every one the test steers.
+		for _, j := range []string{"ops/ok", "ops/fails", "ops/slow", "billing/yearly"} {
+			id := jobid.Split(j)
+			waitForJob(t, srv, id.Project, id.Job)
+		}
 		run := func(args ...string) (int, string, string) {
 			t.Helper()
 			return sundial(append(args, api...)...)
