@@ -50,12 +50,12 @@ type cliJobDetail struct {
 // describe prints a job: its definition and revision, its state and why,
 // what runs now, its next fire times and its newest invocations; raw, the
 // API's JSON of it with those invocations.
-func describe(ctx context.Context, c *client.Client, jobPath string, raw bool, stdout io.Writer) error {
+func describe(ctx context.Context, c *client.Client, jobPath string, raw bool, now time.Time, stdout io.Writer) error {
 	var d cliJobDetail
-	return call(ctx, c, "GET", fmt.Sprintf("%s?limit=%d", jobPath, describedRuns), nil, raw, stdout, &d, func() { printDetail(d, stdout) })
+	return call(ctx, c, "GET", fmt.Sprintf("%s?limit=%d", jobPath, describedRuns), nil, raw, stdout, &d, func() { printDetail(d, now, stdout) })
 }
 
-func printDetail(d cliJobDetail, stdout io.Writer) {
+func printDetail(d cliJobDetail, now time.Time, stdout io.Writer) {
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	line := func(k, v string) { fmt.Fprintf(tw, "%s:\t%s\n", k, v) }
 	line("Job", d.ID)
@@ -124,7 +124,6 @@ func printDetail(d cliJobDetail, stdout io.Writer) {
 		fmt.Fprintln(stdout, "  none yet")
 		return
 	}
-	now := time.Now()
 	tw = tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "  INVOCATION\tOCCURRENCE\tSTATUS\tATTEMPT\tDURATION\tMESSAGE")
 	for _, r := range d.Invocations {

@@ -85,7 +85,7 @@ type cliRun struct {
 // printRuns prints the newest q.limit invocations of listing, a page of
 // the API at a time (a page may be short: the caller may read only some
 // of the project's jobs), as a table or, raw, as {"invocations": [...]}.
-func printRuns(ctx context.Context, c *client.Client, listing string, q runsQuery, raw bool, stdout, stderr io.Writer) error {
+func printRuns(ctx context.Context, c *client.Client, listing string, q runsQuery, raw bool, now time.Time, stdout, stderr io.Writer) error {
 	var all []json.RawMessage
 	more := false
 	for cursor := ""; len(all) < q.limit; {
@@ -120,7 +120,6 @@ func printRuns(ctx context.Context, c *client.Client, listing string, q runsQuer
 		fmt.Fprintln(stderr, "no invocations"+q.describe())
 		return nil
 	}
-	now := time.Now()
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "JOB\tINVOCATION\tOCCURRENCE\tSTATUS\tATTEMPT\tDURATION\tMESSAGE")
 	for _, b := range all {

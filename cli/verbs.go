@@ -74,7 +74,7 @@ const (
 // answer readably, or as the API's JSON with --json; the API's error goes
 // to stderr with exit status 1. The exit statuses are ExitFailure and
 // those after it.
-func Run(verb string, args []string, stdout, stderr io.Writer) int {
+func Run(verb string, args []string, stdout, stderr io.Writer, now func() time.Time) int {
 	// Everything printed may hold what a config's author or a caller
 	// wrote: no escape sequence of theirs reaches the terminal.
 	stdout, stderr = &inert{w: stdout}, &inert{w: stderr}
@@ -257,9 +257,9 @@ func Run(verb string, args []string, stdout, stderr io.Writer) int {
 		if job != "" {
 			listing = jobPath + "/invocations"
 		}
-		err = printRuns(ctx, c, listing, runs, raw, stdout, stderr)
+		err = printRuns(ctx, c, listing, runs, raw, now(), stdout, stderr)
 	case verb == "describe":
-		err = describe(ctx, c, jobPath, raw, stdout)
+		err = describe(ctx, c, jobPath, raw, now(), stdout)
 	case job == "" && (verb == "pause" || verb == "resume"):
 		body := map[string]any{"prefix": bulk.prefix}
 		if verb == "pause" {

@@ -74,7 +74,7 @@ func run(args []string, stdout, stderr io.Writer, now func() time.Time) int {
 	case "backup":
 		return runBackup(args[1:], stdout, stderr, now)
 	case "jobs", "runs", "logs", "describe", "trigger", "pause", "resume", "abort", "backfill", "whoami", "config":
-		return cli.Run(args[0], args[1:], stdout, stderr)
+		return cli.Run(args[0], args[1:], stdout, stderr, now)
 	case "token":
 		return cli.RunToken(args[1:], stdout, stderr)
 	case "version", "--version":
