@@ -40,14 +40,6 @@ func fromETA(n int64) time.Time {
 	return time.Unix(0, n).UTC()
 }
 
-// nullTime is t for a timestamptz column, nil for the zero time.
-func nullTime(t time.Time) any {
-	if t.IsZero() {
-		return nil
-	}
-	return t
-}
-
 // fromNull is a nullable timestamptz read back, in UTC.
 func fromNull(t *time.Time) time.Time {
 	if t == nil {
@@ -70,24 +62,17 @@ func scanJob(row scanner) (*store.JobRecord, error) {
 	return &j, nil
 }
 
-func jobArgs(j *store.JobRecord) []any {
-	return []any{j.ID, j.Project, j.State, nullTime(j.WatchdogTimerTs), j.Definition, j.EncodedState}
-}
-
 const invColumns = "job_id, id, occurrence, status, attempt, manual, created, started, ended, message, reason, count, last, definition, log, definition_hash, triggered_by, backfill"
 
-// invPlaceholders and invUpdate are an upsert's VALUES and SET for
-// invColumns.
-var invPlaceholders, invUpdate = func() (string, string) {
-	cols := strings.Split(invColumns, ", ")
-	ph, set := make([]string, len(cols)), []string{}
-	for i, c := range cols {
-		ph[i] = fmt.Sprintf("$%d", i+1)
+// invUpdate is an upsert's SET for invColumns.
+var invUpdate = func() string {
+	var set []string
+	for c := range strings.SplitSeq(invColumns, ", ") {
 		if c != "job_id" && c != "id" {
 			set = append(set, c+" = excluded."+c)
 		}
 	}
-	return strings.Join(ph, ", "), strings.Join(set, ", ")
+	return strings.Join(set, ", ")
 }()
 
 func scanInvocation(row scanner) (*store.InvocationRecord, error) {
@@ -104,10 +89,4 @@ func scanInvocation(row scanner) (*store.InvocationRecord, error) {
 	inv.Ended = fromNull(ended)
 	inv.Last = fromNull(last)
 	return &inv, nil
-}
-
-func invArgs(inv *store.InvocationRecord) []any {
-	return []any{inv.JobID, inv.ID, inv.Occurrence, inv.Status, inv.Attempt, inv.Manual,
-		nullTime(inv.Created), nullTime(inv.Started), nullTime(inv.Ended), inv.Message, inv.Reason, inv.Count, nullTime(inv.Last),
-		inv.Definition, inv.Log, inv.DefinitionHash, inv.TriggeredBy, inv.Backfill}
 }

@@ -57,6 +57,7 @@ type Store struct {
 	pool        *pgxpool.Pool
 	adoption    adoptionSlot
 	definitions store.StoredDefinitions
+	pending     updates // group.go
 
 	updates, commits atomic.Uint64
 }
@@ -64,7 +65,7 @@ type Store struct {
 // Stats are counters since Open, for the lab's benchmarks.
 type Stats struct {
 	Updates uint64 // committed Update calls
-	Commits uint64 // committed transactions: Updates, and the task rows' claims, acknowledgements and heartbeats
+	Commits uint64 // committed transactions: batches of Updates, and the task rows' claims, acknowledgements and heartbeats
 }
 
 // Stats returns the store's counters.
@@ -98,11 +99,15 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		pool.Close()
 		return nil, err
 	}
-	return &Store{pool: pool}, nil
+	s := &Store{pool: pool}
+	s.startBatchers()
+	return s, nil
 }
 
-// Close closes the pool.
+// Close answers the Updates still queued with an error, waits for the
+// batches in flight, and closes the pool.
 func (s *Store) Close() error {
+	s.stopBatchers()
 	s.pool.Close()
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync/atomic"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -15,137 +16,28 @@ import (
 	"github.com/sundial-cron/sundial/task/taskrows"
 )
 
-// maxAttempts bounds how often Update runs a transaction PostgreSQL gave
-// up (isRetryable) before it returns store.ErrConflict. The group's lock
-// makes such failures rare: they come from a concurrent first insert of
-// one definition or task by another group's transaction.
-const maxAttempts = 10
-
-// Update runs fn in a transaction that holds the advisory lock of jobID's
-// group, and commits what fn put in one batch with the COMMIT.
-func (s *Store) Update(ctx context.Context, jobID string, fn func(store.Tx) error) ([]task.Task, error) {
-	for range maxAttempts {
-		t, err := s.update(ctx, jobID, fn)
-		if err == nil {
-			s.updates.Add(1)
-			s.commits.Add(1)
-			if t.adoption != nil && len(t.adopted) > 0 {
-				t.adoption.Adopted(t.adopted)
-			}
-			return t.tasks, nil
-		}
-		if !isRetryable(err) || ctx.Err() != nil {
-			return nil, err
-		}
-	}
-	return nil, fmt.Errorf("postgres: update of %s: %w", jobID, store.ErrConflict)
-}
-
-// Submit starts Update on a goroutine of its own: a transaction here is a
-// few round trips to the server, which many in flight share.
-func (s *Store) Submit(ctx context.Context, jobID string, fn func(store.Tx) error) (wait func() ([]task.Task, error)) {
-	type result struct {
-		tasks []task.Task
-		err   error
-		panic any
-	}
-	done := make(chan result, 1)
-	go func() {
-		var r result
-		defer func() {
-			if p := recover(); p != nil {
-				r.panic = p
-			}
-			done <- r
-		}()
-		r.tasks, r.err = s.Update(ctx, jobID, fn)
-	}()
-	return func() ([]task.Task, error) {
-		r := <-done
-		if r.panic != nil {
-			panic(r.panic)
-		}
-		return r.tasks, r.err
-	}
-}
-
-// update runs fn once. A failure of a Tx method is the Update's, even if
-// fn swallowed it.
-func (s *Store) update(ctx context.Context, jobID string, fn func(store.Tx) error) (*tx, error) {
-	pt, err := s.pool.Begin(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: begin: %w", err)
-	}
-	defer pt.Rollback(context.WithoutCancel(ctx))
-	t := &tx{s: s, ctx: ctx, pt: pt, jobID: jobID, invs: map[string]*store.InvocationRecord{}}
-	// The job row is read in the round trip that takes the lock: nearly
-	// every fn begins by reading it. Two statements, not one: at READ
-	// COMMITTED each statement reads as of its start, and one that read
-	// the row as it waited for the lock would read it as the previous
-	// holder found it.
-	var b pgx.Batch
-	b.Queue("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", jobID)
-	b.Queue("SELECT "+jobColumns+" FROM sundial.jobs WHERE id = $1", jobID)
-	br := pt.SendBatch(ctx, &b)
-	if _, err := br.Exec(); err != nil {
-		br.Close()
-		return nil, fmt.Errorf("postgres: lock of %s: %w", jobID, err)
-	}
-	j, err := scanJob(br.QueryRow())
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		t.jobAbsent = true
-	case err != nil:
-		br.Close()
-		return nil, fmt.Errorf("postgres: read job %s: %w", jobID, err)
-	default:
-		t.loaded = j
-	}
-	if err := br.Close(); err != nil {
-		return nil, fmt.Errorf("postgres: read job %s: %w", jobID, err)
-	}
-	err = fn(t)
-	t.ended.Store(true)
-	if err == nil {
-		err = t.failed
-	}
-	if err != nil {
-		return nil, err
-	}
-	if err := t.apply(); err != nil {
-		return nil, err
-	}
-	if err := pt.Commit(ctx); err != nil {
-		return nil, fmt.Errorf("postgres: commit of %s: %w", jobID, err)
-	}
-	for _, d := range t.defs {
-		t.s.definitions.Put(jobID, d.hash)
-	}
-	return t, nil
-}
-
-// tx is store.Tx on one PostgreSQL transaction. Reads go to the server
-// (the group's lock makes them current); writes are kept until fn returns
-// nil, so that an fn that fails wrote nothing.
+// tx is store.Tx on one job's group within a batch's PostgreSQL
+// transaction (group.go). Reads go to the server (the group's lock makes
+// them current); writes are kept until fn returns nil, so that an fn that
+// fails wrote nothing and the batch commits the others'.
 type tx struct {
-	s     *Store
-	ctx   context.Context
-	pt    pgx.Tx
-	jobID string
+	ctx    context.Context
+	pt     pgx.Tx
+	jobID  string
+	stored *store.StoredDefinitions // the store's, to skip a definition it holds
 
-	loaded    *store.JobRecord // the job as read with the lock
-	jobAbsent bool
-	job       *store.JobRecord // PutJob's, if any
-	invs      map[string]*store.InvocationRecord
-	invOrder  []string
-	defs      []definition
-	dels      []string
-	tasks     []task.Task
-
-	adopted  []task.Task
-	adoption *taskrows.Adoption
+	loaded   *store.JobRecord // the job as read with the lock
+	job      *store.JobRecord // PutJob's, if any
+	invs     map[string]*store.InvocationRecord
+	invOrder []string
+	defs     []definition
+	dels     []string
+	tasks    []task.Task
 
 	failed error
+	// broken is a read the server failed: the batch's transaction may be
+	// aborted, so no request in it can commit.
+	broken error
 	ended  atomic.Bool // fn has returned: the Tx must not be used
 }
 
@@ -168,6 +60,14 @@ func (t *tx) fail(err error) error {
 		t.failed = err
 	}
 	return err
+}
+
+// serverFailed records a read the server failed.
+func (t *tx) serverFailed(err error) error {
+	if t.broken == nil {
+		t.broken = err
+	}
+	return t.fail(err)
 }
 
 func cloneJob(j *store.JobRecord) *store.JobRecord {
@@ -221,7 +121,7 @@ func (t *tx) Invocation(id string) (*store.InvocationRecord, error) {
 	case errors.Is(err, pgx.ErrNoRows):
 		return nil, store.ErrNotFound
 	case err != nil:
-		return nil, t.fail(fmt.Errorf("postgres: read invocation %s/%s: %w", t.jobID, id, err))
+		return nil, t.serverFailed(fmt.Errorf("postgres: read invocation %s/%s: %w", t.jobID, id, err))
 	}
 	return inv, nil
 }
@@ -244,7 +144,7 @@ func (t *tx) HasInvocations(ids []string) ([]bool, error) {
 	}
 	rows, err := t.pt.Query(t.ctx, "SELECT id FROM sundial.invocations WHERE job_id = $1 AND id = ANY($2)", t.jobID, ask)
 	if err != nil {
-		return nil, t.fail(fmt.Errorf("postgres: read invocations of %s: %w", t.jobID, err))
+		return nil, t.serverFailed(fmt.Errorf("postgres: read invocations of %s: %w", t.jobID, err))
 	}
 	found := map[string]bool{}
 	var id string
@@ -253,7 +153,7 @@ func (t *tx) HasInvocations(ids []string) ([]bool, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, t.fail(fmt.Errorf("postgres: read invocations of %s: %w", t.jobID, err))
+		return nil, t.serverFailed(fmt.Errorf("postgres: read invocations of %s: %w", t.jobID, err))
 	}
 	for i, id := range ids {
 		has[i] = has[i] || found[id]
@@ -299,7 +199,7 @@ func (t *tx) PutDefinition(encoded []byte) (string, error) {
 		return "", err
 	}
 	hash := store.DefinitionHash(encoded)
-	if t.s.definitions.Stored(t.jobID, hash) {
+	if t.stored.Stored(t.jobID, hash) {
 		return hash, nil
 	}
 	for _, d := range t.defs {
@@ -330,102 +230,222 @@ func (t *tx) Enqueue(tk task.Task) error {
 	return nil
 }
 
-// apply sends what fn put and enqueued in one batch. Tasks already due are
-// written claimed by the adopting dispatcher, if there is one.
-func (t *tx) apply() error {
-	var b pgx.Batch
+// writes gathers what a batch's functions put, for one statement a table.
+type writes struct {
+	jobs []*store.JobRecord
+	defs struct {
+		jobIDs, hashes []string
+		encoded        [][]byte
+	}
+	invs  []*store.InvocationRecord
+	dels  struct{ jobIDs, ids []string }
+	tasks []task.Task
+}
+
+func (w *writes) add(t *tx) {
 	if t.job != nil {
-		b.Queue(`INSERT INTO sundial.jobs (`+jobColumns+`) VALUES ($1, $2, $3, $4, $5, $6)
-			ON CONFLICT (id) DO UPDATE SET project = excluded.project, state = excluded.state,
-				watchdog_ts = excluded.watchdog_ts, definition = excluded.definition, machine = excluded.machine`,
-			jobArgs(t.job)...)
+		w.jobs = append(w.jobs, t.job)
 	}
 	for _, d := range t.defs {
-		b.Queue("INSERT INTO sundial.definitions (job_id, hash, definition) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING", t.jobID, d.hash, d.encoded)
+		w.defs.jobIDs = append(w.defs.jobIDs, t.jobID)
+		w.defs.hashes = append(w.defs.hashes, d.hash)
+		w.defs.encoded = append(w.defs.encoded, d.encoded)
 	}
 	for _, id := range t.invOrder {
-		b.Queue(`INSERT INTO sundial.invocations (`+invColumns+`) VALUES (`+invPlaceholders+`)
-			ON CONFLICT (job_id, id) DO UPDATE SET `+invUpdate, invArgs(t.invs[id])...)
+		w.invs = append(w.invs, t.invs[id])
 	}
-	if len(t.dels) > 0 {
-		b.Queue("DELETE FROM sundial.invocations WHERE job_id = $1 AND id = ANY($2) AND status IN ('SUCCEEDED', 'FAILED', 'ABORTED', 'SKIPPED')", t.jobID, t.dels)
+	for _, id := range t.dels {
+		w.dels.jobIDs = append(w.dels.jobIDs, t.jobID)
+		w.dels.ids = append(w.dels.ids, id)
 	}
-	a := t.adoptionNow()
+	w.tasks = append(w.tasks, t.tasks...)
+}
+
+// The batch's statements: each writes its table's rows from one array a
+// column.
+const (
+	writeJobs = `INSERT INTO sundial.jobs (` + jobColumns + `)
+		SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::bytea[], $6::bytea[])
+		ON CONFLICT (id) DO UPDATE SET project = excluded.project, state = excluded.state,
+			watchdog_ts = excluded.watchdog_ts, definition = excluded.definition, machine = excluded.machine`
+	writeDefinitions = `INSERT INTO sundial.definitions (job_id, hash, definition)
+		SELECT * FROM unnest($1::text[], $2::text[], $3::bytea[]) ON CONFLICT DO NOTHING`
+	deleteInvocations = `DELETE FROM sundial.invocations i USING unnest($1::text[], $2::text[]) AS d(job_id, id)
+		WHERE i.job_id = d.job_id AND i.id = d.id AND i.status IN ('SUCCEEDED', 'FAILED', 'ABORTED', 'SKIPPED')`
+	// writeTasks returns the names it inserted: a task already queued
+	// keeps its row, and is not adopted again.
+	writeTasks = `INSERT INTO sundial.tasks (name, job_id, kind, nonce, eta, invocation, attempt, owner, lease_until)
+		SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::text[], $7::integer[], $8::text[], $9::bigint[])
+		ON CONFLICT (name) DO NOTHING RETURNING name`
+)
+
+// writeInvocations upserts invColumns from one array a column.
+var writeInvocations = `INSERT INTO sundial.invocations (` + invColumns + `)
+	SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::text[], $5::integer[], $6::boolean[],
+		$7::timestamptz[], $8::timestamptz[], $9::timestamptz[], $10::text[], $11::text[], $12::integer[], $13::timestamptz[],
+		$14::bytea[], $15::bytea[], $16::text[], $17::text[], $18::boolean[])
+	ON CONFLICT (job_id, id) DO UPDATE SET ` + invUpdate
+
+// send writes w in one round trip. Tasks already due are written claimed
+// by a, the adopting dispatcher, if there is one; send returns those it
+// inserted, for a.Adopted once the transaction commits.
+func (w *writes) send(ctx context.Context, pt pgx.Tx, a *taskrows.Adoption) ([]task.Task, error) {
+	var b pgx.Batch
+	if len(w.jobs) > 0 {
+		b.Queue(writeJobs, jobColumnsOf(w.jobs)...)
+	}
+	if len(w.defs.hashes) > 0 {
+		b.Queue(writeDefinitions, w.defs.jobIDs, w.defs.hashes, w.defs.encoded)
+	}
+	if len(w.invs) > 0 {
+		b.Queue(writeInvocations, invColumnsOf(w.invs)...)
+	}
+	if len(w.dels.ids) > 0 {
+		b.Queue(deleteInvocations, w.dels.jobIDs, w.dels.ids)
+	}
+	var adoptable map[string]task.Task
+	if len(w.tasks) > 0 {
+		cols, adoptAt, err := taskColumnsOf(w.tasks, a)
+		if err != nil {
+			return nil, err
+		}
+		adoptable = cols.adoptable
+		b.Queue(writeTasks, cols.args()...)
+		if len(adoptable) > 0 {
+			// The claims are only as good as the owner's heartbeat.
+			b.Queue(beatQuery, a.Owner, adoptAt)
+		}
+	}
+	if b.Len() == 0 {
+		return nil, nil
+	}
+	br := pt.SendBatch(ctx, &b)
+	defer br.Close()
+	for _, step := range []struct {
+		what string
+		n    int
+	}{{"jobs", len(w.jobs)}, {"definitions", len(w.defs.hashes)}, {"invocations", len(w.invs)}, {"deletions of invocations", len(w.dels.ids)}} {
+		if step.n == 0 {
+			continue
+		}
+		if _, err := br.Exec(); err != nil {
+			return nil, fmt.Errorf("postgres: write %s: %w", step.what, err)
+		}
+	}
+	var adopted []task.Task
+	if len(w.tasks) > 0 {
+		rows, err := br.Query()
+		if err != nil {
+			return nil, fmt.Errorf("postgres: enqueue: %w", err)
+		}
+		var name string
+		if _, err := pgx.ForEachRow(rows, []any{&name}, func() error {
+			if tk, ok := adoptable[name]; ok {
+				adopted = append(adopted, tk)
+			}
+			return nil
+		}); err != nil {
+			return nil, fmt.Errorf("postgres: enqueue: %w", err)
+		}
+		if len(adoptable) > 0 {
+			if _, err := br.Exec(); err != nil {
+				return nil, fmt.Errorf("postgres: heartbeat of %s: %w", a.Owner, err)
+			}
+		}
+	}
+	return adopted, br.Close()
+}
+
+func jobColumnsOf(jobs []*store.JobRecord) []any {
+	ids, projects, states := make([]string, len(jobs)), make([]string, len(jobs)), make([]string, len(jobs))
+	watchdogs := make([]*time.Time, len(jobs))
+	defs, machines := make([][]byte, len(jobs)), make([][]byte, len(jobs))
+	for i, j := range jobs {
+		ids[i], projects[i], states[i] = j.ID, j.Project, j.State
+		if !j.WatchdogTimerTs.IsZero() {
+			watchdogs[i] = &j.WatchdogTimerTs
+		}
+		defs[i], machines[i] = j.Definition, j.EncodedState
+	}
+	return []any{ids, projects, states, watchdogs, defs, machines}
+}
+
+func invColumnsOf(invs []*store.InvocationRecord) []any {
+	n := len(invs)
+	jobIDs, ids, statuses, messages, reasons, hashes, triggeredBy := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	occurrences := make([]time.Time, n)
+	created, started, ended, last := make([]*time.Time, n), make([]*time.Time, n), make([]*time.Time, n), make([]*time.Time, n)
+	attempts, counts := make([]int32, n), make([]int32, n)
+	manual, backfill := make([]bool, n), make([]bool, n)
+	defs, logs := make([][]byte, n), make([][]byte, n)
+	for i, inv := range invs {
+		jobIDs[i], ids[i], occurrences[i], statuses[i] = inv.JobID, inv.ID, inv.Occurrence, inv.Status
+		attempts[i], manual[i] = int32(inv.Attempt), inv.Manual
+		created[i], started[i], ended[i] = timeOrNil(inv.Created), timeOrNil(inv.Started), timeOrNil(inv.Ended)
+		messages[i], reasons[i], counts[i], last[i] = inv.Message, inv.Reason, int32(inv.Count), timeOrNil(inv.Last)
+		defs[i], logs[i], hashes[i], triggeredBy[i], backfill[i] = inv.Definition, inv.Log, inv.DefinitionHash, inv.TriggeredBy, inv.Backfill
+	}
+	return []any{jobIDs, ids, occurrences, statuses, attempts, manual, created, started, ended, messages, reasons, counts, last, defs, logs, hashes, triggeredBy, backfill}
+}
+
+// timeOrNil is t for a timestamptz array's element, nil (NULL) for the
+// zero time.
+func timeOrNil(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+// taskArrays are the task rows' arrays, and the tasks among them written
+// claimed, by name.
+type taskArrays struct {
+	names, jobIDs, kinds, invocations []string
+	nonces, etas                      []int64
+	attempts                          []int32
+	owners                            []*string
+	leases                            []*int64
+	adoptable                         map[string]task.Task
+}
+
+func (c *taskArrays) args() []any {
+	return []any{c.names, c.jobIDs, c.kinds, c.nonces, c.etas, c.invocations, c.attempts, c.owners, c.leases}
+}
+
+// taskColumnsOf returns the rows of tasks, those due by a's clock claimed
+// by a, and that clock's reading.
+func taskColumnsOf(tasks []task.Task, a *taskrows.Adoption) (*taskArrays, int64, error) {
 	var adoptAt int64
 	if a != nil {
 		n, err := nanos(a.Now())
 		if err != nil {
-			return fmt.Errorf("postgres: adoption clock: %w", err)
+			return nil, 0, fmt.Errorf("postgres: adoption clock: %w", err)
 		}
 		adoptAt = n
 	}
-	var adoptable []task.Task
-	for _, tk := range t.tasks {
-		eta, _ := etaNanos(tk.ETA)
-		if a != nil && eta <= adoptAt {
-			adoptable = append(adoptable, tk)
-			b.Queue(`INSERT INTO sundial.tasks (name, job_id, kind, nonce, eta, invocation, attempt, owner, lease_until)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (name) DO NOTHING`,
-				tk.Name(), tk.JobID, string(tk.Kind), tk.Nonce, eta, tk.Invocation, tk.Attempt, a.Owner, adoptAt+int64(a.Lease))
-			continue
-		}
-		b.Queue(`INSERT INTO sundial.tasks (name, job_id, kind, nonce, eta, invocation, attempt)
-			VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (name) DO NOTHING`,
-			tk.Name(), tk.JobID, string(tk.Kind), tk.Nonce, eta, tk.Invocation, tk.Attempt)
-	}
-	if len(adoptable) > 0 {
-		// The claims are only as good as the owner's heartbeat.
-		b.Queue(beatQuery, a.Owner, adoptAt)
-	}
-	if b.Len() == 0 {
-		return nil
-	}
-	br := t.pt.SendBatch(t.ctx, &b)
-	defer br.Close()
-	if t.job != nil {
-		if _, err := br.Exec(); err != nil {
-			return fmt.Errorf("postgres: write job %s: %w", t.jobID, err)
-		}
-	}
-	for range t.defs {
-		if _, err := br.Exec(); err != nil {
-			return fmt.Errorf("postgres: write a definition of %s: %w", t.jobID, err)
-		}
-	}
-	for _, id := range t.invOrder {
-		if _, err := br.Exec(); err != nil {
-			return fmt.Errorf("postgres: write invocation %s/%s: %w", t.jobID, id, err)
-		}
-	}
-	if len(t.dels) > 0 {
-		if _, err := br.Exec(); err != nil {
-			return fmt.Errorf("postgres: delete invocations of %s: %w", t.jobID, err)
-		}
-	}
-	for _, tk := range t.tasks {
-		ct, err := br.Exec()
+	c := &taskArrays{adoptable: map[string]task.Task{}}
+	for _, tk := range tasks {
+		eta, err := etaNanos(tk.ETA)
 		if err != nil {
-			return fmt.Errorf("postgres: enqueue %s: %w", tk.Name(), err)
+			return nil, 0, err
 		}
-		if a != nil && ct.RowsAffected() == 1 && slices.ContainsFunc(adoptable, func(x task.Task) bool { return x.Name() == tk.Name() }) {
-			t.adopted = append(t.adopted, tk)
+		name := tk.Name()
+		var owner *string
+		var lease *int64
+		if a != nil && eta <= adoptAt {
+			until := adoptAt + int64(a.Lease)
+			owner, lease = &a.Owner, &until
+			c.adoptable[name] = tk
 		}
+		c.names = append(c.names, name)
+		c.jobIDs = append(c.jobIDs, tk.JobID)
+		c.kinds = append(c.kinds, string(tk.Kind))
+		c.nonces = append(c.nonces, tk.Nonce)
+		c.etas = append(c.etas, eta)
+		c.invocations = append(c.invocations, tk.Invocation)
+		c.attempts = append(c.attempts, int32(tk.Attempt))
+		c.owners = append(c.owners, owner)
+		c.leases = append(c.leases, lease)
 	}
-	if len(adoptable) > 0 {
-		if _, err := br.Exec(); err != nil {
-			return fmt.Errorf("postgres: heartbeat of %s: %w", a.Owner, err)
-		}
-		if len(t.adopted) > 0 {
-			t.adoption = a
-		}
-	}
-	return br.Close()
-}
-
-// adoptionNow is the Store's adoption when this transaction applies.
-func (t *tx) adoptionNow() *taskrows.Adoption {
-	if len(t.tasks) == 0 {
-		return nil
-	}
-	return t.s.adoption.load()
+	return c, adoptAt, nil
 }
