@@ -318,17 +318,25 @@ func (s *Store) commitBatch(ctx context.Context, batch []*pending) ([]*batchTx, 
 		return nil, err
 	}
 	ts := make([]*batchTx, len(batch))
-	var w writes
+	errs := make([]error, len(batch))
+	r := newReads(ctx, pt, len(batch), &s.readTrips)
 	for i, p := range batch {
-		t := &batchTx{tx: tx{ctx: ctx, pt: pt, jobID: p.jobID, stored: &s.definitions, loaded: loaded[p.jobID], invs: map[string]*store.InvocationRecord{}}}
+		t := &batchTx{tx: tx{reads: r, jobID: p.jobID, stored: &s.definitions, loaded: loaded[p.jobID], invs: map[string]*store.InvocationRecord{}}}
 		ts[i] = t
-		err := t.run(p.fn)
+		go func() {
+			defer r.finished()
+			errs[i] = t.run(p.fn)
+		}()
+	}
+	r.serve()
+	var w writes
+	for i, t := range ts {
 		if t.broken != nil {
 			return ts, t.broken
 		}
-		if err != nil {
+		if errs[i] != nil {
 			t.answered = true
-			p.done <- t.outcome(err)
+			batch[i].done <- t.outcome(errs[i])
 			continue
 		}
 		w.add(&t.tx)

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/sundial-cron/sundial/store"
 	"github.com/sundial-cron/sundial/task"
@@ -142,6 +143,51 @@ func TestUpdatesWaitingTogetherShareOneTransaction(t *testing.T) {
 	// then one batch for each of its nine others.
 	if got, want := after.Commits-before.Commits, uint64(batchers+1+9); got != want {
 		t.Errorf("%d transactions committed, want %d", got, want)
+	}
+}
+
+// TestTheReadsOfABatchShareRoundTrips: functions that each read one
+// invocation, then another, make two round trips between them, and each
+// reads its own.
+func TestTheReadsOfABatchShareRoundTrips(t *testing.T) {
+	t.Parallel()
+	s := open(t)
+	t0 := time.Date(2026, 3, 8, 9, 0, 0, 0, time.UTC)
+	for i := range 50 {
+		id := fmt.Sprintf("p/job-%02d", i)
+		if _, err := s.Update(t.Context(), id, func(tx store.Tx) error {
+			return tx.PutInvocation(&store.InvocationRecord{JobID: id, ID: "first", Occurrence: t0, Status: "SUCCEEDED", Message: id})
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	release := hold(t, s)
+	before := s.Stats().ReadTrips
+	var waits []func() ([]task.Task, error)
+	for i := range 50 {
+		id := fmt.Sprintf("p/job-%02d", i)
+		waits = append(waits, s.Submit(t.Context(), id, func(tx store.Tx) error {
+			first, err := tx.Invocation("first")
+			if err != nil {
+				return err
+			}
+			if first.Message != id {
+				return fmt.Errorf("%s read %s's invocation", id, first.Message)
+			}
+			if _, err := tx.Invocation("second"); !errors.Is(err, store.ErrNotFound) {
+				return fmt.Errorf("the absent invocation: %v", err)
+			}
+			return nil
+		}))
+	}
+	release()
+	for _, wait := range waits {
+		if _, err := wait(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := s.Stats().ReadTrips - before; got != 2 {
+		t.Errorf("50 functions reading twice made %d round trips, want 2", got)
 	}
 }
 

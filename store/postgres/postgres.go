@@ -59,18 +59,21 @@ type Store struct {
 	definitions store.StoredDefinitions
 	pending     updates // group.go
 
-	updates, commits atomic.Uint64
+	updates, commits, readTrips atomic.Uint64
 }
 
 // Stats are counters since Open, for the lab's benchmarks.
 type Stats struct {
 	Updates uint64 // committed Update calls
 	Commits uint64 // committed transactions: batches of Updates, and the task rows' claims, acknowledgements and heartbeats
+	// ReadTrips counts the round trips of the reads Updates' functions
+	// made, each shared by the reads of one batch asked together.
+	ReadTrips uint64
 }
 
 // Stats returns the store's counters.
 func (s *Store) Stats() Stats {
-	return Stats{Updates: s.updates.Load(), Commits: s.commits.Load()}
+	return Stats{Updates: s.updates.Load(), Commits: s.commits.Load(), ReadTrips: s.readTrips.Load()}
 }
 
 var (

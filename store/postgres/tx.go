@@ -17,12 +17,12 @@ import (
 )
 
 // tx is store.Tx on one job's group within a batch's PostgreSQL
-// transaction (group.go). Reads go to the server (the group's lock makes
-// them current); writes are kept until fn returns nil, so that an fn that
-// fails wrote nothing and the batch commits the others'.
+// transaction (group.go). Reads go to the server with the batch's other
+// reads (reads.go; the group's lock makes them current); writes are kept
+// until fn returns nil, so that an fn that fails wrote nothing and the
+// batch commits the others'.
 type tx struct {
-	ctx    context.Context
-	pt     pgx.Tx
+	reads  *reads
 	jobID  string
 	stored *store.StoredDefinitions // the store's, to skip a definition it holds
 
@@ -116,12 +116,20 @@ func (t *tx) Invocation(id string) (*store.InvocationRecord, error) {
 	if inv, ok := t.invs[id]; ok {
 		return cloneInvocation(inv), nil
 	}
-	inv, err := scanInvocation(t.pt.QueryRow(t.ctx, "SELECT "+invColumns+" FROM sundial.invocations WHERE job_id = $1 AND id = $2", t.jobID, id))
+	var inv *store.InvocationRecord
+	err := t.reads.query("SELECT "+invColumns+" FROM sundial.invocations WHERE job_id = $1 AND id = $2", []any{t.jobID, id}, func(rows pgx.Rows) error {
+		if !rows.Next() {
+			return nil
+		}
+		var err error
+		inv, err = scanInvocation(rows)
+		return err
+	})
 	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		return nil, store.ErrNotFound
 	case err != nil:
 		return nil, t.serverFailed(fmt.Errorf("postgres: read invocation %s/%s: %w", t.jobID, id, err))
+	case inv == nil:
+		return nil, store.ErrNotFound
 	}
 	return inv, nil
 }
@@ -142,15 +150,14 @@ func (t *tx) HasInvocations(ids []string) ([]bool, error) {
 	if len(ask) == 0 {
 		return has, nil
 	}
-	rows, err := t.pt.Query(t.ctx, "SELECT id FROM sundial.invocations WHERE job_id = $1 AND id = ANY($2)", t.jobID, ask)
-	if err != nil {
-		return nil, t.serverFailed(fmt.Errorf("postgres: read invocations of %s: %w", t.jobID, err))
-	}
 	found := map[string]bool{}
-	var id string
-	_, err = pgx.ForEachRow(rows, []any{&id}, func() error {
-		found[id] = true
-		return nil
+	err := t.reads.query("SELECT id FROM sundial.invocations WHERE job_id = $1 AND id = ANY($2)", []any{t.jobID, ask}, func(rows pgx.Rows) error {
+		var id string
+		_, err := pgx.ForEachRow(rows, []any{&id}, func() error {
+			found[id] = true
+			return nil
+		})
+		return err
 	})
 	if err != nil {
 		return nil, t.serverFailed(fmt.Errorf("postgres: read invocations of %s: %w", t.jobID, err))
