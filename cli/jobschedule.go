@@ -89,18 +89,8 @@ func loadJob(q scheduleQuery, stderr io.Writer) (engine.Definition, string, int)
 // explainJob says what decides the job's fire times, one thing a line.
 func explainJob(w io.Writer, id string, def engine.Definition, s *schedule.Schedule) {
 	fmt.Fprintf(w, "%s: %s\n", id, s.Explain())
-	fmt.Fprintf(w, "  time zone: %s\n", s.Location())
-	if s.Kind() == schedule.Cron {
-		fmt.Fprintf(w, "  DST: gap %s, repeat %s\n", s.Gap(), s.Repeat())
-	}
-	for _, c := range s.Only() {
-		fmt.Fprintf(w, "  only on: %s\n", c)
-	}
-	for _, c := range s.Skip() {
-		fmt.Fprintf(w, "  skips: %s\n", c)
-	}
-	if win := s.Window(); !win.IsZero() {
-		fmt.Fprintf(w, "  active: %s to %s\n", bound(win.From, s.Location(), "the start"), bound(win.Until, s.Location(), "no end"))
+	for _, set := range s.Settings() {
+		fmt.Fprintf(w, "  %s: %s\n", set.Name, set.Value)
 	}
 	if m := def.Policy.MaxRuns; m > 0 {
 		fmt.Fprintf(w, "  max_runs: %d scheduled runs, counted by the server from when the cap was set; not shown below\n", m)
@@ -108,13 +98,6 @@ func explainJob(w io.Writer, id string, def engine.Definition, s *schedule.Sched
 	if j := def.Policy.Jitter; j > 0 {
 		fmt.Fprintf(w, "  jitter: below %s, hashed from the job and the occurrence\n", j)
 	}
-}
-
-func bound(t time.Time, loc *time.Location, none string) string {
-	if t.IsZero() {
-		return none
-	}
-	return t.In(loc).Format(time.RFC3339Nano)
 }
 
 // listOccurrences prints the job's next n occurrences after from, and the

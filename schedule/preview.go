@@ -134,3 +134,34 @@ func (s *Schedule) noMore(t time.Time) string {
 	}
 	return "its expression has no later fire time"
 }
+
+// Setting is one thing besides its expression that decides a schedule's
+// occurrences, as a reader is told it: "time zone", "America/New_York".
+type Setting struct{ Name, Value string }
+
+// Settings lists what, besides its expression, decides the schedule's
+// occurrences: its time zone, its DST policy (cron schedules), the
+// calendars it runs only on and skips, and its active window.
+func (s *Schedule) Settings() []Setting {
+	out := []Setting{{"time zone", s.loc.String()}}
+	if s.kind == Cron {
+		out = append(out, Setting{"DST", fmt.Sprintf("gap %s, repeat %s", s.gap, s.repeat)})
+	}
+	for _, c := range s.only {
+		out = append(out, Setting{"only on", c.String()})
+	}
+	for _, c := range s.skip {
+		out = append(out, Setting{"skips", c.String()})
+	}
+	if w := s.window; !w.IsZero() {
+		out = append(out, Setting{"active", bound(w.From, s.loc, "the start") + " to " + bound(w.Until, s.loc, "no end")})
+	}
+	return out
+}
+
+func bound(t time.Time, loc *time.Location, none string) string {
+	if t.IsZero() {
+		return none
+	}
+	return t.In(loc).Format(time.RFC3339Nano)
+}
