@@ -38,18 +38,18 @@ type jobPage struct {
 	Upcoming   upcoming
 	// PausedUntil is when a pause with an end resumes the job by itself.
 	PausedUntil *moment
-	FireErr    string
-	Timeline   timeline
-	Durations  durations
-	Active     []active
-	Backfill   *backfillView // the backfill under way, if any
-	Audit      []engine.AuditEntry
-	History    []historyRow
-	NextPage   string // the link to older invocations; "" at the end
-	Newest     bool   // the history shows the newest invocations
-	Done       string // what the viewer's last action did
-	May        mayDo
-	Now        time.Time
+	FireErr     string
+	Timeline    timeline
+	Durations   durations
+	Active      []active
+	Backfill    *backfillView // the backfill under way, if any
+	Audit       []engine.AuditEntry
+	History     []historyRow
+	NextPage    string // the link to older invocations; "" at the end
+	Newest      bool   // the history shows the newest invocations
+	Done        string // what the viewer's last action did
+	May         mayDo
+	Now         time.Time
 }
 
 func (jobPage) refreshes() {}

@@ -32,7 +32,7 @@ func billingSite(t *testing.T) *site {
 	def := engine.Definition{Schedule: "30 2 * * *", TimeZone: "America/New_York", Gap: "skip", Target: "noop", Spec: []byte(`{}`),
 		Active:        engine.Window{From: "2026-03-04", Until: "2026-03-13"},
 		OnlyCalendars: []*schedule.Calendar{business}, SkipCalendars: []*schedule.Calendar{holidays},
-		Policy:        statemachine.Policy{MaxRuns: 3, Jitter: 30 * time.Second}}
+		Policy: statemachine.Policy{MaxRuns: 3, Jitter: 30 * time.Second}}
 	if err := s.eng.ApplyProject(s.ctx, "billing", engine.Revision{ID: "billing-1", File: "billing.yaml", Jobs: []engine.Job{{ID: "billing/report", Definition: def}}}); err != nil {
 		t.Fatal(err)
 	}
