@@ -36,20 +36,19 @@ type jobPage struct {
 	Definition []field
 	Spec       string
 	Upcoming   upcoming
-	// PausedUntil is when a pause with an end resumes the job by itself.
-	PausedUntil *moment
-	FireErr     string
-	Timeline    timeline
-	Durations   durations
-	Active      []active
-	Backfill    *backfillView // the backfill under way, if any
-	Audit       []engine.AuditEntry
-	History     []historyRow
-	NextPage    string // the link to older invocations; "" at the end
-	Newest      bool   // the history shows the newest invocations
-	Done        string // what the viewer's last action did
-	May         mayDo
-	Now         time.Time
+	Resumes    *moment // when a pause with an end resumes the job by itself
+	FireErr    string
+	Timeline   timeline
+	Durations  durations
+	Active     []active
+	Backfill   *backfillView // the backfill under way, if any
+	Audit      []engine.AuditEntry
+	History    []historyRow
+	NextPage   string // the link to older invocations; "" at the end
+	Newest     bool   // the history shows the newest invocations
+	Done       string // what the viewer's last action did
+	May        mayDo
+	Now        time.Time
 }
 
 func (jobPage) refreshes() {}
@@ -159,7 +158,7 @@ func (c *console) job(w http.ResponseWriter, r *http.Request, v viewer) error {
 		Audit:     view.Audit, Newest: cursor == "", Done: doneText[q.Get("done")], Now: now,
 	}
 	if view.State.State == statemachine.Paused {
-		page.PausedUntil = at(view.State.PausedUntil, now)
+		page.Resumes = at(view.State.PausedUntil, now)
 	}
 	if next != "" {
 		page.NextPage = "?before=" + base64.RawURLEncoding.EncodeToString([]byte(next))
