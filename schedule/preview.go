@@ -7,12 +7,16 @@ import (
 
 // Lookahead says which occurrences a Preview lists: the next N strictly
 // after From. When Capped, the job's run cap (max_runs) allows RunsLeft
-// more of them; those after are listed as removed by the cap.
+// more of them; those after are listed as removed by the cap. When
+// Paused, those before PausedUntil (every one, when it is zero) are
+// listed as removed by the pause.
 type Lookahead struct {
-	From     time.Time
-	N        int
-	Capped   bool
-	RunsLeft int64
+	From        time.Time
+	N           int
+	Capped      bool
+	RunsLeft    int64
+	Paused      bool
+	PausedUntil time.Time
 }
 
 // PreviewLine is one line of a Preview: an occurrence (Why is ""), or
@@ -48,6 +52,8 @@ const (
 	WhyDSTGap = "in the DST gap (the clocks sprang forward), skipped under dst_gap skip"
 	// WhyRunCap: the job's run cap (max_runs) is reached before it.
 	WhyRunCap = "past the job's max_runs"
+	// WhyPaused: the job is paused then; it is recorded skipped.
+	WhyPaused = "while the job is paused"
 )
 
 // Preview lists the occurrences la asks for and, before and between
@@ -66,6 +72,10 @@ func (s *Schedule) Preview(la Lookahead) Preview {
 	}
 	kept := int64(0)
 	keep := func(t time.Time) {
+		if la.Paused && (la.PausedUntil.IsZero() || t.Before(la.PausedUntil)) {
+			add(t, 1, WhyPaused)
+			return
+		}
 		if la.Capped && kept >= la.RunsLeft {
 			add(t, 1, WhyRunCap)
 			return

@@ -28,8 +28,8 @@ func previewText(p schedule.Preview) string {
 // A preview lists every fire time of the expression from the first
 // asked for to the last occurrence listed: the occurrences, and the
 // others with why, runs of one reason on one line: the window, the
-// calendars, the DST gap the job skips, and the run cap past its last
-// allowed run.
+// calendars, the DST gap the job skips, the run cap past its last
+// allowed run, and a pause until its end, which the cap does not count.
 func TestPreviewSaysWhyEachFireTimeIsRemoved(t *testing.T) {
 	t.Parallel()
 	ny, err := time.LoadLocation("America/New_York")
@@ -72,6 +72,15 @@ no more occurrences after 2026-03-13T02:30:00-04:00: its active window ends 2026
 `
 	if got != want {
 		t.Errorf("with one run left of its cap:\n got:\n%s\nwant:\n%s", got, want)
+	}
+	got = previewText(s.Preview(schedule.Lookahead{From: start, N: 3, Capped: true, RunsLeft: 1,
+		Paused: true, PausedUntil: time.Date(2026, 3, 5, 12, 0, 0, 0, time.UTC)}))
+	want = `2026-03-02T02:30:00-05:00..2026-03-03T02:30:00-05:00 2: before the active window
+2026-03-04T02:30:00-05:00..2026-03-05T02:30:00-05:00 2: ` + schedule.WhyPaused + `
+2026-03-06T02:30:00-05:00
+`
+	if got != want {
+		t.Errorf("paused until 2026-03-05T12:00Z, with one run left:\n got:\n%s\nwant:\n%s", got, want)
 	}
 	if p := s.Preview(schedule.Lookahead{From: start, N: 0}); len(p.Lines) != 0 || p.End != "" {
 		t.Errorf("none asked for: %+v", p)

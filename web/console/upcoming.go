@@ -74,11 +74,14 @@ func noJitter(time.Time) time.Duration { return 0 }
 
 // jobUpcoming is a job's next occurrences as the server will run them:
 // its schedule's preview, with its cap on runs counted from the runs it
-// has had, and its jitter.
+// has had, its pause, and its jitter.
 func jobUpcoming(s *schedule.Schedule, view engine.View, now time.Time) upcoming {
 	p := view.Definition.Policy
 	la := schedule.Lookahead{From: now, N: fireTimes}
 	la.RunsLeft, la.Capped = statemachine.RunsLeft(view.State, p)
+	if view.State.State == statemachine.Paused {
+		la.Paused, la.PausedUntil = true, view.State.PausedUntil
+	}
 	u := upcomingOf(s, la, func(t time.Time) time.Duration { return statemachine.Jitter(view.Job.ID, t, p.Jitter) })
 	if la.Capped {
 		u.Settings = append(u.Settings, field{"max_runs", fmt.Sprintf("%d scheduled runs; %d left", p.MaxRuns, la.RunsLeft)})

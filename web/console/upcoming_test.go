@@ -178,7 +178,8 @@ func TestPlaygroundTakesAJobsContext(t *testing.T) {
 
 // A pause from the job page may say until when, in UTC: the job shows
 // paused until then, the audit trail records the end as the API's pause
-// does, and at the end the job resumes by itself. An end typed wrong or
+// does, the occurrences before the end show as the pause's, and at the
+// end the job resumes by itself. An end typed wrong or
 // past is refused and the job runs on.
 func TestPauseUntilFromTheJobPage(t *testing.T) {
 	t.Parallel()
@@ -215,6 +216,13 @@ func TestPauseUntilFromTheJobPage(t *testing.T) {
 	page := s.get(t, admin, reportPath)
 	wants(t, "the paused job's page", page.text(), "paused until 2026-03-10 12:00:00 UTC", "resumes by itself", "pause until 2026-03-10 12:00:00 UTC : month end")
 	wants(t, "the billing page", s.get(t, admin, "/projects/billing").text(), "until 2026-03-10 12:00:00 UTC")
+	// The occurrence before the end is the pause's, and the cap does not
+	// count it: the one after the last before is kept.
+	lines := page.upcomingLines()
+	if len(lines) != 7 || !strings.HasPrefix(lines[3], "removed 2026-03-10 06:30:00 UTC — Tue 2026-03-10 02:30:00 EDT "+schedule.WhyPaused) ||
+		!strings.HasPrefix(lines[6], "2026-03-13 06:30:00 UTC") {
+		t.Errorf("the paused job's page lists:\n%s", strings.Join(lines, "\n"))
+	}
 
 	s.runUntil(t, end.Add(time.Minute))
 	v = s.view(t, "billing/report")
