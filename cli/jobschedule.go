@@ -89,18 +89,8 @@ func loadJob(q scheduleQuery, stderr io.Writer) (engine.Definition, string, int)
 // explainJob says what decides the job's fire times, one thing a line.
 func explainJob(w io.Writer, id string, def engine.Definition, s *schedule.Schedule) {
 	fmt.Fprintf(w, "%s: %s\n", id, s.Explain())
-	fmt.Fprintf(w, "  time zone: %s\n", s.Location())
-	if s.Kind() == schedule.Cron {
-		fmt.Fprintf(w, "  DST: gap %s, repeat %s\n", s.Gap(), s.Repeat())
-	}
-	for _, c := range s.Only() {
-		fmt.Fprintf(w, "  only on: %s\n", c)
-	}
-	for _, c := range s.Skip() {
-		fmt.Fprintf(w, "  skips: %s\n", c)
-	}
-	if win := s.Window(); !win.IsZero() {
-		fmt.Fprintf(w, "  active: %s to %s\n", bound(win.From, s.Location(), "the start"), bound(win.Until, s.Location(), "no end"))
+	for _, set := range s.Settings() {
+		fmt.Fprintf(w, "  %s: %s\n", set.Name, set.Value)
 	}
 	if m := def.Policy.MaxRuns; m > 0 {
 		fmt.Fprintf(w, "  max_runs: %d scheduled runs, counted by the server from when the cap was set; not shown below\n", m)
@@ -110,64 +100,26 @@ func explainJob(w io.Writer, id string, def engine.Definition, s *schedule.Sched
 	}
 }
 
-func bound(t time.Time, loc *time.Location, none string) string {
-	if t.IsZero() {
-		return none
-	}
-	return t.In(loc).Format(time.RFC3339Nano)
-}
-
 // listOccurrences prints the job's next n occurrences after from, and the
 // fire times of its expression before and between them that are not
-// occurrences, with why.
+// occurrences, with why (schedule.Preview). The cap on runs is not known
+// here: the server counts them.
 func listOccurrences(w io.Writer, s *schedule.Schedule, def engine.Definition, id string, from time.Time, n int) {
-	if s.Kind() != schedule.Cron {
-		for t, ok := s.Next(from); ok && n > 0; t, ok = s.Next(t) {
-			printOccurrence(w, t, id, def)
-			n--
-		}
-		return
-	}
-	var run struct {
-		first, last time.Time
-		count       int
-		why         string
-	}
-	flush := func() {
+	p := s.Preview(schedule.Lookahead{From: from, N: n})
+	for _, l := range p.Lines {
 		switch {
-		case run.count == 1:
-			fmt.Fprintf(w, "%s  removed: %s\n", run.first.Format(time.RFC3339), run.why)
-		case run.count > 1:
-			fmt.Fprintf(w, "%s .. %s  %d removed: %s\n", run.first.Format(time.RFC3339), run.last.Format(time.RFC3339), run.count, run.why)
+		case !l.Removed():
+			printOccurrence(w, l.First, id, def)
+		case l.Count == 1:
+			fmt.Fprintf(w, "%s  removed: %s\n", l.First.Format(time.RFC3339), l.Why)
+		case l.First.Equal(l.Last):
+			fmt.Fprintf(w, "%s  %d removed: %s\n", l.First.Format(time.RFC3339), l.Count, l.Why)
+		default:
+			fmt.Fprintf(w, "%s .. %s  %d removed: %s\n", l.First.Format(time.RFC3339), l.Last.Format(time.RFC3339), l.Count, l.Why)
 		}
-		run.count = 0
 	}
-	// The last occurrence to list bounds the walk over the expression's
-	// fire times; when there are fewer, the last there is does, and why
-	// none follows is said instead.
-	end, shown := from, 0
-	for t, ok := s.Next(from); ok && shown < n; t, ok = s.Next(t) {
-		end, shown = t, shown+1
-	}
-	if n == 0 {
-		return
-	}
-	for t, r := range s.FireTimes(from.Add(time.Second).Truncate(time.Second), end.Add(time.Second)) {
-		if r.Kind == schedule.Kept {
-			flush()
-			printOccurrence(w, t, id, def)
-			continue
-		}
-		if why := r.String(); run.count > 0 && why == run.why {
-			run.last, run.count = t, run.count+1
-			continue
-		}
-		flush()
-		run.first, run.last, run.count, run.why = t, t, 1, r.String()
-	}
-	flush()
-	if shown < n {
-		fmt.Fprintf(w, "no more occurrences after %s: %s\n", end.In(s.Location()).Format(time.RFC3339), noMore(s, end))
+	if p.End != "" {
+		fmt.Fprintln(w, p.End)
 	}
 }
 
@@ -179,15 +131,4 @@ func printOccurrence(w io.Writer, t time.Time, id string, def engine.Definition)
 		return
 	}
 	fmt.Fprintln(w, t.Format(time.RFC3339))
-}
-
-// noMore says why a schedule has no occurrence after t.
-func noMore(s *schedule.Schedule, t time.Time) string {
-	if u := s.Window().Until; !u.IsZero() && !u.After(t.Add(400*24*time.Hour)) {
-		return "its active window ends " + u.In(s.Location()).Format(time.RFC3339)
-	}
-	if len(s.Skip())+len(s.Only()) > 0 {
-		return "its calendars remove every later fire time"
-	}
-	return "its expression has no later fire time"
 }

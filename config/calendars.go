@@ -122,22 +122,6 @@ func (d *decoder) calendar(name string, n *yaml.Node, fs map[string]field, path 
 	return c, true
 }
 
-var weekdayNames = map[string]time.Weekday{
-	"sun": time.Sunday, "mon": time.Monday, "tue": time.Tuesday, "wed": time.Wednesday,
-	"thu": time.Thursday, "fri": time.Friday, "sat": time.Saturday,
-}
-
-// weekday reads a weekday's name, of three letters or whole.
-func weekday(s string) (time.Weekday, bool) {
-	s = strings.ToLower(s)
-	for short, w := range weekdayNames {
-		if s == short || s == strings.ToLower(w.String()) {
-			return w, true
-		}
-	}
-	return 0, false
-}
-
 // weekdays reads a list of weekdays and ranges of them: [mon-fri, sun].
 func (d *decoder) weekdays(n *yaml.Node, path string) []time.Weekday {
 	list := resolve(n)
@@ -152,22 +136,12 @@ func (d *decoder) weekdays(n *yaml.Node, path string) []time.Weekday {
 		if !ok {
 			continue
 		}
-		lo, hi, isRange := strings.Cut(s, "-")
-		from, ok1 := weekday(lo)
-		to, ok2 := from, true
-		if isRange {
-			to, ok2 = weekday(hi)
-		}
-		if !ok1 || !ok2 {
+		ws, ok := schedule.ParseWeekdays(s)
+		if !ok {
 			d.errorf(item, p, "%q: want a weekday (mon, tue, ... sun) or a range of them (mon-fri)", clip(s, maxQuoted))
 			continue
 		}
-		for w := from; ; w = (w + 1) % 7 {
-			out = append(out, w)
-			if w == to {
-				break
-			}
-		}
+		out = append(out, ws...)
 	}
 	return out
 }
@@ -187,18 +161,12 @@ func (d *decoder) dates(n *yaml.Node, path string) []schedule.DateRange {
 		if !ok {
 			continue
 		}
-		lo, hi, isRange := strings.Cut(s, "..")
-		first, err := schedule.ParseDate(lo)
-		last := first
-		if err == nil && isRange {
-			last, err = schedule.ParseDate(hi)
-		}
-		if err != nil {
+		r, ok, err := schedule.ParseDateRange(s)
+		if !ok {
 			d.errorf(item, p, "%q: want a date (2026-12-25) or a range of dates (2026-12-24..2026-12-31)", clip(s, maxQuoted))
 			continue
 		}
-		r := schedule.DateRange{First: first, Last: last}
-		if _, err := schedule.NewCalendar("", nil, nil, []schedule.DateRange{r}); err != nil {
+		if err != nil {
 			d.errorf(item, p, "%v", err)
 			continue
 		}

@@ -180,18 +180,26 @@ func (m *Machine) recordCalendar() {
 	}
 }
 
-// capped reports whether the job has had the runs its cap allows
-// (Policy.MaxRuns), counting the scheduled occurrence that waits for a
-// slot as one: it will run. Past its cap a job has no occurrences.
+// capped reports whether the job has had the runs its cap allows: past
+// its cap a job has no occurrences.
 func (m *Machine) capped() bool {
-	if m.Policy.MaxRuns == 0 {
-		return false
+	left, capped := RunsLeft(m.Job, m.Policy)
+	return capped && left == 0
+}
+
+// RunsLeft says how many more scheduled occurrences the job's cap on runs
+// (Policy.MaxRuns) lets become invocations, counting the scheduled
+// occurrence that waits for a slot as one: it will run. capped is false
+// when the policy has no cap.
+func RunsLeft(j JobState, p Policy) (left int64, capped bool) {
+	if p.MaxRuns == 0 {
+		return 0, false
 	}
-	n := m.Job.Runs
-	if p := m.Job.Pending; p != nil && !p.Manual && !p.Backfill {
+	n := j.Runs
+	if o := j.Pending; o != nil && !o.Manual && !o.Backfill {
 		n++
 	}
-	return n >= m.Policy.MaxRuns
+	return max(p.MaxRuns-n, 0), true
 }
 
 // fromBackup reports whether an occurrence is one a restored backup held

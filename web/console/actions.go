@@ -3,8 +3,6 @@ package console
 import (
 	"errors"
 	"net/http"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/sundial-cron/sundial/access"
 	"github.com/sundial-cron/sundial/statemachine"
@@ -44,16 +42,7 @@ var actions = []action{
 		id, err := c.Engine.Trigger(r.Context(), jobID, v.ID)
 		return "triggered " + id, err
 	}},
-	{name: "pause", perm: access.Steer, do: func(c *console, r *http.Request, v viewer, jobID string) (string, error) {
-		reason := strings.TrimSpace(r.PostFormValue("reason"))
-		switch n := utf8.RuneCountInString(reason); {
-		case n == 0:
-			return "", badRequest("pause needs a reason: say why, for whoever finds the job paused")
-		case n > maxReason:
-			return "", badRequest("reason: %d characters; at most %d", n, maxReason)
-		}
-		return "paused", c.Engine.Pause(r.Context(), jobID, v.ID, reason)
-	}},
+	{name: "pause", perm: access.Steer, do: pause},
 	{name: "resume", perm: access.Steer, do: func(c *console, r *http.Request, v viewer, jobID string) (string, error) {
 		return "resumed", c.Engine.Resume(r.Context(), jobID, v.ID)
 	}},

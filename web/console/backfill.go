@@ -11,16 +11,16 @@ import (
 	"github.com/sundial-cron/sundial/statemachine"
 )
 
-// backfillTimes are the layouts a backfill's bounds may take: what a
-// datetime-local input sends (read in UTC, as its label says, so the
-// range does not depend on the browser's zone) and RFC 3339, as the API
-// takes it.
-var backfillTimes = []string{"2006-01-02T15:04", "2006-01-02T15:04:05", time.RFC3339}
+// formTimes are the layouts a time of a form (a backfill's bounds, a
+// pause's end) may take: what a datetime-local input sends (read in UTC,
+// as its label says, so the time does not depend on the browser's zone)
+// and RFC 3339, as the API takes it.
+var formTimes = []string{"2006-01-02T15:04", "2006-01-02T15:04:05", time.RFC3339}
 
-// backfillTime reads one bound of a backfill's range from the form.
-func backfillTime(r *http.Request, name string) (time.Time, error) {
+// formTime reads a time from the form.
+func formTime(r *http.Request, name string) (time.Time, error) {
 	v := strings.TrimSpace(r.PostFormValue(name))
-	for _, layout := range backfillTimes {
+	for _, layout := range formTimes {
 		if t, err := time.Parse(layout, v); err == nil {
 			return t, nil
 		}
@@ -33,11 +33,11 @@ func backfillTime(r *http.Request, name string) (time.Time, error) {
 // past the retention age is the viewer's mistake (400); one under way is
 // a conflict (409, through act).
 func backfill(c *console, r *http.Request, v viewer, jobID string) (string, error) {
-	from, err := backfillTime(r, "from")
+	from, err := formTime(r, "from")
 	if err != nil {
 		return "", err
 	}
-	to, err := backfillTime(r, "to")
+	to, err := formTime(r, "to")
 	if err != nil {
 		return "", err
 	}

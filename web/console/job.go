@@ -35,7 +35,8 @@ type jobPage struct {
 	Config     engine.Project
 	Definition []field
 	Spec       string
-	Fires      []fireTime
+	Upcoming   upcoming
+	Resumes    *moment // when a pause with an end resumes the job by itself
 	FireErr    string
 	Timeline   timeline
 	Durations  durations
@@ -156,6 +157,9 @@ func (c *console) job(w http.ResponseWriter, r *http.Request, v viewer) error {
 		Durations: drawDurations(view.Job.ID, recent),
 		Audit:     view.Audit, Newest: cursor == "", Done: doneText[q.Get("done")], Now: now,
 	}
+	if view.State.State == statemachine.Paused {
+		page.Resumes = at(view.State.PausedUntil, now)
+	}
 	if next != "" {
 		page.NextPage = "?before=" + base64.RawURLEncoding.EncodeToString([]byte(next))
 	}
@@ -164,7 +168,7 @@ func (c *console) job(w http.ResponseWriter, r *http.Request, v viewer) error {
 		page.FireErr = err.Error()
 		s = nil
 	} else {
-		page.Fires = nextFires(s, now, fireTimes)
+		page.Upcoming = jobUpcoming(s, view, now)
 	}
 	page.Backfill = showBackfill(view.State.Backfill, s)
 	for _, a := range view.State.Active {
@@ -260,33 +264,4 @@ func prettyJSON(raw json.RawMessage) string {
 		return string(raw)
 	}
 	return string(b)
-}
-
-// nextFires lists a schedule's next n fire times after from, calling out
-// each change of the zone's offset between two of them (the first is
-// compared with from): a DST transition the viewer should not be
-// surprised by.
-func nextFires(s *schedule.Schedule, from time.Time, n int) []fireTime {
-	var out []fireTime
-	loc := s.Location()
-	prev := from.In(loc)
-	for t, ok := s.Next(from); ok && len(out) < n; t, ok = s.Next(t) {
-		local := t.In(loc)
-		f := fireTime{T: t, Zone: local.Format("Mon 2006-01-02 15:04:05 MST")}
-		pn, po := prev.Zone()
-		if ln, lo := local.Zone(); lo != po {
-			f.Note = fmt.Sprintf("DST: the offset changes before this one, %s (%s) to %s (%s)", pn, offset(po), ln, offset(lo))
-		}
-		out = append(out, f)
-		prev = local
-	}
-	return out
-}
-
-func offset(secs int) string {
-	sign := "+"
-	if secs < 0 {
-		sign, secs = "-", -secs
-	}
-	return fmt.Sprintf("UTC%s%02d:%02d", sign, secs/3600, secs%3600/60)
 }

@@ -54,17 +54,18 @@ var funcs = template.FuncMap{
 	"skipReasons": func() []skipReason { return skipReasons },
 }
 
-// parsePages parses each page's template with the frame around it.
+// parsePages parses each page's template with the frame around it and
+// the partials every page may use (templates/parts*.html).
 func parsePages() map[string]*template.Template {
 	names, err := fs.Glob(templateFS, "templates/*.html")
 	if err != nil {
 		panic(err)
 	}
-	base := template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/parts.html"))
+	base := template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/parts*.html"))
 	pages := map[string]*template.Template{}
 	for _, n := range names {
 		name := strings.TrimSuffix(strings.TrimPrefix(n, "templates/"), ".html")
-		if name == "layout" || name == "parts" {
+		if name == "layout" || strings.HasPrefix(name, "parts") {
 			continue
 		}
 		pages[name] = template.Must(template.Must(base.Clone()).ParseFS(templateFS, n))

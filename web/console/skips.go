@@ -17,6 +17,7 @@ var skipReasons = []skipReason{
 	{"paused", "P", "it fell while the job was paused"},
 	{"disabled", "D", "it was due, or waiting its turn, when the job was disabled"},
 	{"dst_gap", "G", "its wall-clock time did not exist that day (the clocks sprang forward) and the job's dst_gap policy is skip"},
+	{"calendar", "C", "its day is one the job's calendars remove: a day of a calendar it skips (skip_calendars), or of none of those it runs only on (only_calendars)"},
 }
 
 // reasonOf is a skip reason by its name; an unknown one (a newer
