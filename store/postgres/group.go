@@ -295,31 +295,39 @@ const lockQuery = `SELECT pg_advisory_xact_lock(k) FROM (SELECT hashtextextended
 // commitBatch runs the batch in one transaction. It returns each Update's
 // tx, answered if fn failed (or panicked) and its Update was answered so.
 // A nil error means the rest committed and were answered.
-func (s *Store) commitBatch(ctx context.Context, batch []*pending) ([]*batchTx, error) {
-	pt, err := s.pool.Begin(ctx)
+func (s *Store) commitBatch(ctx context.Context, batch []*pending) (ts []*batchTx, err error) {
+	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: begin: %w", err)
+		return nil, fmt.Errorf("postgres: a connection: %w", err)
 	}
-	defer pt.Rollback(context.WithoutCancel(ctx))
+	committed := false
+	defer func() {
+		if !committed {
+			// A connection left in a transaction is closed by the pool.
+			conn.Exec(context.WithoutCancel(ctx), "ROLLBACK")
+		}
+		conn.Release()
+	}()
 	ids := make([]string, len(batch))
 	for i, p := range batch {
 		ids[i] = p.jobID
 	}
-	// The jobs are read in the round trip that takes the locks: nearly
-	// every fn begins by reading its job. Two statements, not one: at
-	// READ COMMITTED each statement reads as of its start, and one that
-	// read the rows as it waited for the locks would read them as the
-	// previous holders found them.
+	// The transaction begins in the round trip that takes the locks and
+	// reads the jobs: nearly every fn begins by reading its job. Two
+	// statements, not one: at READ COMMITTED each statement reads as of
+	// its start, and one that read the rows as it waited for the locks
+	// would read them as the previous holders found them.
 	var b pgx.Batch
+	b.Queue("BEGIN")
 	b.Queue(lockQuery, ids)
 	b.Queue("SELECT "+jobColumns+" FROM sundial.jobs WHERE id = ANY($1)", ids)
-	loaded, err := readLocked(pt.SendBatch(ctx, &b))
+	loaded, err := readLocked(conn.SendBatch(ctx, &b))
 	if err != nil {
 		return nil, err
 	}
-	ts := make([]*batchTx, len(batch))
+	ts = make([]*batchTx, len(batch))
 	errs := make([]error, len(batch))
-	r := newReads(ctx, pt, len(batch), &s.readTrips)
+	r := newReads(ctx, conn, len(batch), &s.readTrips)
 	for i, p := range batch {
 		t := &batchTx{tx: tx{reads: r, jobID: p.jobID, stored: &s.definitions, loaded: loaded[p.jobID], invs: map[string]*store.InvocationRecord{}}}
 		ts[i] = t
@@ -342,13 +350,11 @@ func (s *Store) commitBatch(ctx context.Context, batch []*pending) ([]*batchTx, 
 		w.add(&t.tx)
 	}
 	adoption := s.adoption.load()
-	adopted, err := w.send(ctx, pt, adoption)
+	adopted, err := w.commit(ctx, conn, adoption)
 	if err != nil {
 		return ts, err
 	}
-	if err := pt.Commit(ctx); err != nil {
-		return ts, fmt.Errorf("postgres: commit: %w", err)
-	}
+	committed = true
 	if len(adopted) > 0 {
 		adoption.Adopted(adopted)
 	}
@@ -369,6 +375,9 @@ func (s *Store) commitBatch(ctx context.Context, batch []*pending) ([]*batchTx, 
 // readLocked reads the results of the lock and the jobs' read.
 func readLocked(br pgx.BatchResults) (map[string]*store.JobRecord, error) {
 	defer br.Close()
+	if _, err := br.Exec(); err != nil {
+		return nil, fmt.Errorf("postgres: begin: %w", err)
+	}
 	if _, err := br.Exec(); err != nil {
 		return nil, fmt.Errorf("postgres: lock: %w", err)
 	}

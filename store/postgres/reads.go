@@ -18,7 +18,7 @@ import (
 // reads serves the reads of one batch's functions over its transaction.
 type reads struct {
 	ctx   context.Context
-	pt    pgx.Tx
+	conn  sender         // in the batch's transaction
 	trips *atomic.Uint64 // the store's count
 
 	mu      sync.Mutex
@@ -35,8 +35,13 @@ type read struct {
 	done    chan error
 }
 
-func newReads(ctx context.Context, pt pgx.Tx, functions int, trips *atomic.Uint64) *reads {
-	return &reads{ctx: ctx, pt: pt, trips: trips, running: functions, wake: make(chan struct{}, 1)}
+// sender is a connection, or a transaction on one.
+type sender interface {
+	SendBatch(context.Context, *pgx.Batch) pgx.BatchResults
+}
+
+func newReads(ctx context.Context, conn sender, functions int, trips *atomic.Uint64) *reads {
+	return &reads{ctx: ctx, conn: conn, trips: trips, running: functions, wake: make(chan struct{}, 1)}
 }
 
 // query runs sql with args and hands its rows to collect, once every
@@ -93,7 +98,7 @@ func (r *reads) send(asked []*read) {
 		b.Queue(rd.sql, rd.args...)
 	}
 	r.trips.Add(1)
-	br := r.pt.SendBatch(r.ctx, &b)
+	br := r.conn.SendBatch(r.ctx, &b)
 	for _, rd := range asked {
 		rows, err := br.Query()
 		if err == nil {

@@ -54,7 +54,9 @@ const beatQuery = `INSERT INTO sundial.owners (owner, heartbeat) VALUES ($1, $2)
 // free ones from the tasks_free index, and those of owners neither alive
 // ($3) nor holding a lease at $4 with a heartbeat after $6 from the
 // tasks_claimed index, each locked, skipping what another claim locked.
-// A task is held from $4 or its ETA, whichever is later, for $7.
+// A task is held from $4 or its ETA, whichever is later, for $7. A claim
+// of any task records $5's heartbeat at $4 and forgets the owners silent
+// since $6, as Heartbeat does, in the same statement.
 const claimQuery = `WITH free AS (
 		SELECT name, eta FROM sundial.tasks WHERE owner IS NULL AND eta <= $1 ORDER BY eta LIMIT $2 FOR UPDATE SKIP LOCKED
 	), orphaned AS (
@@ -63,10 +65,19 @@ const claimQuery = `WITH free AS (
 		ORDER BY eta LIMIT $2 FOR UPDATE SKIP LOCKED
 	), picked AS (
 		SELECT name FROM (SELECT * FROM free UNION ALL SELECT * FROM orphaned) c ORDER BY eta LIMIT $2
+	), claimed AS (
+		UPDATE sundial.tasks t SET owner = $5, lease_until = greatest(t.eta, $4) + $7
+		FROM picked WHERE t.name = picked.name
+		RETURNING ` + "t.name, t.job_id, t.kind, t.nonce, t.eta, t.invocation, t.attempt, t.failures" + `
+	), beat AS (
+		INSERT INTO sundial.owners (owner, heartbeat) SELECT $5, $4 WHERE EXISTS (SELECT 1 FROM claimed)
+		ON CONFLICT (owner) DO UPDATE SET heartbeat = greatest(owners.heartbeat, excluded.heartbeat)
+	), forgotten AS (
+		-- Not $5's row, which beat may be updating: one statement must
+		-- not change a row twice.
+		DELETE FROM sundial.owners WHERE heartbeat <= $6 AND owner <> $5 AND EXISTS (SELECT 1 FROM claimed)
 	)
-	UPDATE sundial.tasks t SET owner = $5, lease_until = greatest(t.eta, $4) + $7
-	FROM picked WHERE t.name = picked.name
-	RETURNING ` + "t.name, t.job_id, t.kind, t.nonce, t.eta, t.invocation, t.attempt, t.failures"
+	SELECT * FROM claimed`
 
 // nextDueQuery is when a task can next be claimed ($1: OrphanAfter, $2:
 // the owners known alive): the earliest free one, or a held one's ETA, or
@@ -108,37 +119,44 @@ func (s *Store) ClaimTasks(ctx context.Context, c taskrows.Claim) (claimed []tas
 	if alive == nil {
 		alive = []string{} // NULL would make <> ALL say nothing
 	}
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		claimed, next, ok = nil, time.Time{}, false
-		if err := ack(ctx, tx, c.Owner, c.Done, names, etas); err != nil {
-			return err
-		}
-		if len(c.Release) > 0 {
-			if _, err := tx.Exec(ctx, "UPDATE sundial.tasks SET owner = NULL, lease_until = NULL WHERE name = ANY($1) AND owner = $2", c.Release, c.Owner); err != nil {
+	// One round trip: the statements of a batch before its one Sync are
+	// one implicit transaction, which commits at the Sync or not at all.
+	var b pgx.Batch
+	queueAck(&b, c.Owner, c.Done, names, etas)
+	if len(c.Release) > 0 {
+		b.Queue("UPDATE sundial.tasks SET owner = NULL, lease_until = NULL WHERE name = ANY($1) AND owner = $2", c.Release, c.Owner)
+	}
+	if c.Max > 0 {
+		b.Queue(claimQuery, dueBy, c.Max, alive, now, c.Owner, now-int64(c.OrphanAfter), int64(c.Lease))
+		b.Queue(nextDueQuery, int64(c.OrphanAfter), alive)
+	}
+	err = func() error {
+		br := s.pool.SendBatch(ctx, &b)
+		defer br.Close()
+		for range b.Len() - 2*min(c.Max, 1) {
+			if _, err := br.Exec(); err != nil {
 				return err
 			}
 		}
 		if c.Max <= 0 {
-			return nil
+			return br.Close()
 		}
-		rows, err := tx.Query(ctx, claimQuery, dueBy, c.Max, alive, now, c.Owner, now-int64(c.OrphanAfter), int64(c.Lease))
+		rows, err := br.Query()
 		if err != nil {
 			return err
 		}
 		if claimed, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (taskrows.Claimed, error) { return scanTask(r) }); err != nil {
 			return err
 		}
-		if len(claimed) > 0 {
-			if err := heartbeat(ctx, tx, c.Owner, now, now-int64(c.OrphanAfter)); err != nil {
-				return err
-			}
+		if next, ok, err = scanNextDue(br.QueryRow()); err != nil {
+			return err
 		}
 		if len(claimed) == c.Max {
-			return nil
+			// More may be due now: the caller asks again.
+			next, ok = time.Time{}, false
 		}
-		next, ok, err = scanNextDue(tx.QueryRow(ctx, nextDueQuery, int64(c.OrphanAfter), alive))
-		return err
-	})
+		return br.Close()
+	}()
 	if err != nil {
 		return nil, time.Time{}, false, fmt.Errorf("postgres: claim: %w", err)
 	}
@@ -160,19 +178,33 @@ func retries(retry []taskrows.Retry) ([]string, []int64, error) {
 	return names, etas, nil
 }
 
-// ack deletes done and hands back the retried tasks owner still holds at
-// their new ETAs, with one more failure.
-func ack(ctx context.Context, tx pgx.Tx, owner string, done, retry []string, etas []int64) error {
+// queueAck queues the statements that delete done and hand back the
+// retried tasks owner still holds at their new ETAs, with one more
+// failure.
+func queueAck(b *pgx.Batch, owner string, done, retry []string, etas []int64) {
 	if len(done) > 0 {
-		if _, err := tx.Exec(ctx, "DELETE FROM sundial.tasks WHERE name = ANY($1)", done); err != nil {
+		b.Queue("DELETE FROM sundial.tasks WHERE name = ANY($1)", done)
+	}
+	if len(retry) > 0 {
+		b.Queue(`UPDATE sundial.tasks t SET eta = r.eta, failures = t.failures + 1, owner = NULL, lease_until = NULL
+			FROM unnest($1::text[], $2::bigint[]) AS r(name, eta) WHERE t.name = r.name AND t.owner = $3`, retry, etas, owner)
+	}
+}
+
+// send runs b's statements, which return no rows, in one round trip and
+// one implicit transaction.
+func (s *Store) send(ctx context.Context, b *pgx.Batch) error {
+	br := s.pool.SendBatch(ctx, b)
+	defer br.Close()
+	for range b.Len() {
+		if _, err := br.Exec(); err != nil {
 			return err
 		}
 	}
-	if len(retry) > 0 {
-		_, err := tx.Exec(ctx, `UPDATE sundial.tasks t SET eta = r.eta, failures = t.failures + 1, owner = NULL, lease_until = NULL
-			FROM unnest($1::text[], $2::bigint[]) AS r(name, eta) WHERE t.name = r.name AND t.owner = $3`, retry, etas, owner)
+	if err := br.Close(); err != nil {
 		return err
 	}
+	s.commits.Add(1)
 	return nil
 }
 
@@ -185,7 +217,9 @@ func (s *Store) AckTasks(ctx context.Context, owner string, done []string, retry
 	if err != nil {
 		return err
 	}
-	return s.counted(pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return ack(ctx, tx, owner, done, names, etas) }))
+	var b pgx.Batch
+	queueAck(&b, owner, done, names, etas)
+	return s.send(ctx, &b)
 }
 
 // Heartbeat records that owner is alive at now, and forgets the owners
@@ -199,23 +233,10 @@ func (s *Store) Heartbeat(ctx context.Context, owner string, now time.Time, orph
 	if err != nil {
 		return err
 	}
-	return s.counted(pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return heartbeat(ctx, tx, owner, n, n-int64(orphanAfter)) }))
-}
-
-// counted counts a transaction that committed (err nil) in Stats.
-func (s *Store) counted(err error) error {
-	if err == nil {
-		s.commits.Add(1)
-	}
-	return err
-}
-
-func heartbeat(ctx context.Context, tx pgx.Tx, owner string, now, forgetBefore int64) error {
-	if _, err := tx.Exec(ctx, beatQuery, owner, now); err != nil {
-		return err
-	}
-	_, err := tx.Exec(ctx, "DELETE FROM sundial.owners WHERE heartbeat <= $1", forgetBefore)
-	return err
+	var b pgx.Batch
+	b.Queue(beatQuery, owner, n)
+	b.Queue("DELETE FROM sundial.owners WHERE heartbeat <= $1 AND owner <> $2", n-int64(orphanAfter), owner)
+	return s.send(ctx, &b)
 }
 
 // NextDue is when ClaimTasks could next claim something (taskrows.Rows).

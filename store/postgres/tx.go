@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -293,10 +294,11 @@ var writeInvocations = `INSERT INTO sundial.invocations (` + invColumns + `)
 		$14::bytea[], $15::bytea[], $16::text[], $17::text[], $18::boolean[])
 	ON CONFLICT (job_id, id) DO UPDATE SET ` + invUpdate
 
-// send writes w in one round trip. Tasks already due are written claimed
-// by a, the adopting dispatcher, if there is one; send returns those it
-// inserted, for a.Adopted once the transaction commits.
-func (w *writes) send(ctx context.Context, pt pgx.Tx, a *taskrows.Adoption) ([]task.Task, error) {
+// commit writes w and commits the transaction conn is in, in one round
+// trip. Tasks already due are written claimed by a, the adopting
+// dispatcher, if there is one; commit returns those it inserted, for
+// a.Adopted.
+func (w *writes) commit(ctx context.Context, conn sender, a *taskrows.Adoption) ([]task.Task, error) {
 	var b pgx.Batch
 	if len(w.jobs) > 0 {
 		b.Queue(writeJobs, jobColumnsOf(w.jobs)...)
@@ -323,10 +325,8 @@ func (w *writes) send(ctx context.Context, pt pgx.Tx, a *taskrows.Adoption) ([]t
 			b.Queue(beatQuery, a.Owner, adoptAt)
 		}
 	}
-	if b.Len() == 0 {
-		return nil, nil
-	}
-	br := pt.SendBatch(ctx, &b)
+	b.Queue("COMMIT")
+	br := conn.SendBatch(ctx, &b)
 	defer br.Close()
 	for _, step := range []struct {
 		what string
@@ -359,6 +359,11 @@ func (w *writes) send(ctx context.Context, pt pgx.Tx, a *taskrows.Adoption) ([]t
 				return nil, fmt.Errorf("postgres: heartbeat of %s: %w", a.Owner, err)
 			}
 		}
+	}
+	// A COMMIT of a transaction that failed answers ROLLBACK, not an
+	// error.
+	if tag, err := br.Exec(); err != nil || tag.String() != "COMMIT" {
+		return nil, fmt.Errorf("postgres: commit: %w", cmp.Or(err, fmt.Errorf("the server answered %s", tag)))
 	}
 	return adopted, br.Close()
 }
