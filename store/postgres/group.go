@@ -39,10 +39,11 @@ const maxAttempts = 10
 // groups' locks (which other instances' batches may wait for) briefly.
 const maxBatch = 512
 
-// batchers is how many batches run at once on an instance: one fills
-// while another commits, and PostgreSQL flushes their commits' log
-// together.
-const batchers = 4
+// batchersOf is how many batches run at once on an instance with
+// maxConns connections: one fills while another commits, and PostgreSQL
+// flushes their commits' log together. Each holds a connection while it
+// runs; the other half are the dispatcher's claims' and the readers'.
+func batchersOf(maxConns int32) int { return max(1, int(maxConns)/2) }
 
 var errClosed = errors.New("postgres: the store is closed")
 
@@ -80,11 +81,13 @@ type updates struct {
 	closed bool
 	ready  chan struct{} // a token when the queue may be non-empty
 	wg     sync.WaitGroup
+	n      int // batchers
 }
 
-func (s *Store) startBatchers() {
+func (s *Store) startBatchers(n int) {
 	s.pending.ready = make(chan struct{}, 1)
-	for range batchers {
+	s.pending.n = n
+	for range n {
 		s.pending.wg.Go(s.batcher)
 	}
 }

@@ -58,7 +58,7 @@ func hold(t *testing.T, s *Store) (release func()) {
 	t.Helper()
 	gate := make(chan struct{})
 	var wg sync.WaitGroup
-	for i := range batchers {
+	for i := range s.pending.n {
 		entered := make(chan struct{})
 		wg.Go(func() {
 			_, err := s.Update(t.Context(), fmt.Sprintf("held/%d", i), func(tx store.Tx) error {
@@ -136,12 +136,13 @@ func TestUpdatesWaitingTogetherShareOneTransaction(t *testing.T) {
 		t.Fatalf("%d tasks queued (%v), want 100", n, err)
 	}
 	after := s.Stats()
-	if got := after.Updates - before.Updates; got != 110+batchers {
-		t.Errorf("%d Updates committed, want %d", got, 110+batchers)
+	held := uint64(s.pending.n)
+	if got := after.Updates - before.Updates; got != 110+held {
+		t.Errorf("%d Updates committed, want %d", got, 110+held)
 	}
 	// The held ones, then a batch of the 100 and the first of "p/shared",
 	// then one batch for each of its nine others.
-	if got, want := after.Commits-before.Commits, uint64(batchers+1+9); got != want {
+	if got, want := after.Commits-before.Commits, held+1+9; got != want {
 		t.Errorf("%d transactions committed, want %d", got, want)
 	}
 }

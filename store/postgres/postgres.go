@@ -103,7 +103,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{pool: pool}
-	s.startBatchers()
+	s.startBatchers(batchersOf(cfg.MaxConns))
 	return s, nil
 }
 
