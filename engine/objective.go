@@ -42,7 +42,7 @@ func (e *Engine) judgeLaunch(jobID string, attempt int, inv *store.InvocationRec
 	if !ok || attempt != 1 || inv == nil || inv.Manual || inv.Backfill {
 		return
 	}
-	obj := def.Objective.Fill(e.opts.Objective)
+	obj := e.Objective(def)
 	if obj.Set() && obj.Lateness > 0 {
 		tell(o, jobID, slo.KindLateness, obj.OnTime, slo.OnTime(obj, lateness))
 	}
@@ -52,4 +52,10 @@ func tell(o ObjectiveObserver, jobID string, kind slo.Kind, target float64, j sl
 	if j.Total > 0 {
 		o.Judged(jobID, kind, target, j)
 	}
+}
+
+// Objective is the objectives a job with definition def has: its own, or
+// the server's defaults when its config says nothing of them.
+func (e *Engine) Objective(def *Definition) slo.Objective {
+	return def.Objective.Fill(e.opts.Objective)
 }

@@ -125,7 +125,7 @@ func (e *Engine) txFunc(jobID string, fn func(*jobTx) error, c *committed) func(
 		}
 		*c = committed{acts: jt.actions, records: jt.records, state: jt.m, notices: notices}
 		if jt.def != nil {
-			c.objective = jt.def.Objective.Fill(e.opts.Objective)
+			c.objective = e.Objective(jt.def)
 		}
 		if r := jt.m.Reason; jt.m.State == statemachine.Disabled && (jt.loaded.State != statemachine.Disabled || jt.loaded.Reason.Kind != r.Kind) {
 			c.disabled = &r

@@ -60,11 +60,12 @@ func parsePages() map[string]*template.Template {
 	if err != nil {
 		panic(err)
 	}
-	base := template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/parts.html"))
+	// parts*.html hold the pieces every page may use, a file per idea.
+	base := template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/parts*.html"))
 	pages := map[string]*template.Template{}
 	for _, n := range names {
 		name := strings.TrimSuffix(strings.TrimPrefix(n, "templates/"), ".html")
-		if name == "layout" || name == "parts" {
+		if name == "layout" || strings.HasPrefix(name, "parts") {
 			continue
 		}
 		pages[name] = template.Must(template.Must(base.Clone()).ParseFS(templateFS, n))
