@@ -228,6 +228,7 @@ func definitionFields(d engine.Definition) []field {
 	if p.Idempotent {
 		out = append(out, field{"idempotent", "true"})
 	}
+	out = append(out, field{"slo", objectiveConfig(d.Objective)})
 	kept := out[:0]
 	for _, f := range out {
 		if f.Value != "" {

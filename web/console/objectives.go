@@ -270,3 +270,28 @@ func shortDuration(d time.Duration) string {
 	}
 	return s
 }
+
+// objectiveConfig writes a job's objectives as its config does; "" for
+// none given.
+func objectiveConfig(o slo.Objective) string {
+	if o.None {
+		return "none"
+	}
+	var parts []string
+	if o.Lateness > 0 {
+		parts = append(parts, "lateness: "+shortDuration(o.Lateness))
+	}
+	if o.OnTime > 0 {
+		parts = append(parts, "on_time: "+slo.Percent(o.OnTime))
+	}
+	if o.Success > 0 {
+		parts = append(parts, "success: "+slo.Percent(o.Success))
+	}
+	if o.Window > 0 {
+		parts = append(parts, "window: "+slo.FormatWindow(o.Window))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}

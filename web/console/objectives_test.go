@@ -105,7 +105,7 @@ func TestJobPageShowsItsObjectives(t *testing.T) {
 	text := s.get(t, admin, "/projects/billing/jobs/heartbeat").text()
 	wants(t, "heartbeat's page", text, "Objectives, last 28 days",
 		"95% of scheduled launches within 5m of their time; 95% of ended invocations succeed", "from the job's config",
-		"100% left")
+		"100% left", "slo {lateness: 5m, on_time: 95%, success: 95%, window: 28d}")
 	if text := s.get(t, admin, "/projects/billing/jobs/cleanup").text(); strings.Contains(text, "Objectives, last") {
 		t.Errorf("cleanup's page shows objectives it does not have: %s", text)
 	}
