@@ -9,9 +9,9 @@ import (
 // objective reads a job's lateness and success objectives: a mapping of
 // lateness (a duration), on_time and success (percentages) and window
 // (days or a duration), or the word none to opt out of the server's
-// defaults. A job that gives slo: sets its own objectives whole: what it
-// leaves out it has no objective for, but for on_time and window, which
-// take slo.DefaultOnTime and slo.DefaultWindow.
+// defaults. A job that gives slo: sets its own objectives whole: it has no
+// objective of a kind it leaves out; on_time and window left out take
+// slo.DefaultOnTime and slo.DefaultWindow.
 func (d *decoder) objective(n *yaml.Node, path string, o *slo.Objective) {
 	n = resolve(n)
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!str" && n.Value == "none" {

@@ -39,10 +39,10 @@ type Judgement struct{ Good, Total int }
 // Late judges a record against a lateness objective. A launch counts
 // once, by its first attempt; an occurrence skipped because it was found
 // too late (missed, or superseded by a later one that catch-up ran) counts
-// as late, as does one not launched by the time it was due to be; skips
-// the job asked for (overrun, calendars, a pause) do not count. A record
-// of a later attempt counts only when it is late anyway: its first
-// launch is not kept.
+// as late, as does one not launched by its deadline; skips the job asked
+// for (overrun, calendars, a pause) do not count. A record of a later
+// attempt launched after the deadline does not count: its first launch,
+// which may have been on time, is not kept.
 func Late(o Objective, r Record, now time.Time) Judgement {
 	if o.Lateness <= 0 || r.Manual || r.Backfill {
 		return Judgement{}

@@ -38,10 +38,11 @@ const (
 	DefaultWindow = 7 * 24 * time.Hour
 )
 
-// Bounds on what an objective may say: a window no shorter than the
-// longest window the alert rules read (3 days) makes no sense for them, and
-// none longer than the longest retention a config may ask for; a target of
-// 100% leaves no budget, and the burn rate divides by it.
+// Bounds on what an objective may say: a window of a day at least, as
+// the alert rules' slow pair reads a day and more, and none longer than
+// the longest retention a config may ask for, beyond which there is no
+// history to judge; a target of 100% leaves no budget, and the burn rate
+// divides by it.
 const (
 	MinWindow = 24 * time.Hour
 	MaxWindow = 400 * 24 * time.Hour
