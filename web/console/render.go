@@ -54,13 +54,13 @@ var funcs = template.FuncMap{
 	"skipReasons": func() []skipReason { return skipReasons },
 }
 
-// parsePages parses each page's template with the frame around it.
+// parsePages parses each page's template with the frame around it and
+// the partials every page may use (templates/parts*.html).
 func parsePages() map[string]*template.Template {
 	names, err := fs.Glob(templateFS, "templates/*.html")
 	if err != nil {
 		panic(err)
 	}
-	// parts*.html hold the pieces every page may use, a file per idea.
 	base := template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/parts*.html"))
 	pages := map[string]*template.Template{}
 	for _, n := range names {
