@@ -22,7 +22,7 @@ var jobFields = append([]string{
 	"id", "schedule", "time_zone", "dst", "overlap", "max_concurrent",
 	"catchup_window", "timeout", "retries", "auto_disable_after", "jitter",
 	"idempotent", "disabled", "notify", "retention",
-	"skip_calendars", "only_calendars", "active", "max_runs",
+	"skip_calendars", "only_calendars", "active", "max_runs", "slo",
 }, TargetKinds...)
 
 // The defaults of a job's policy; docs/config.md lists them. They are
@@ -62,6 +62,9 @@ func (d *decoder) job(project string, n *yaml.Node, path string, known map[strin
 	}
 	if f, ok := fs["retention"]; ok {
 		d.retention(f.value, path+".retention", &def.Retention)
+	}
+	if f, ok := fs["slo"]; ok {
+		d.objective(f.value, path+".slo", &def.Objective)
 	}
 	d.when(fs, n, path, j.ID, def)
 	d.target(fs, n, path, project, j.ID, def, known)

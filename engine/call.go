@@ -159,7 +159,9 @@ func (e *Engine) launch(ctx context.Context, jobID, invocation string, attempt i
 		return nil, err
 	}
 	if o := e.opts.Observer; o != nil {
-		o.Launched(jobID, e.opts.Now().Sub(req.Occurrence.Add(statemachine.Jitter(jobID, req.Occurrence, def.Policy.Jitter))))
+		lateness := e.opts.Now().Sub(req.Occurrence.Add(statemachine.Jitter(jobID, req.Occurrence, def.Policy.Jitter)))
+		o.Launched(jobID, lateness)
+		e.judgeLaunch(jobID, attempt, inv, def, lateness)
 	}
 	var res targets.Result
 	if tgt == nil {

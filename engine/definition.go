@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sundial-cron/sundial/schedule"
+	"github.com/sundial-cron/sundial/slo"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store"
 )
@@ -43,6 +44,9 @@ type Definition struct {
 	// Retention is how long the job's invocation records are kept; its
 	// zero fields take the server's defaults.
 	Retention Retention `json:"retention,omitzero"`
+	// Objective is the job's lateness and success objectives as its
+	// config wrote them: zero takes the server's defaults (slo.Fill).
+	Objective slo.Objective `json:"-"`
 	// Revision is the config revision (a commit, or a file's hash) that
 	// brought this definition; the invocations that run under it name it.
 	// It is not part of what the job is: a revision that leaves the job
@@ -56,7 +60,7 @@ type Definition struct {
 func (d *Definition) Equal(o *Definition) bool {
 	return d.Schedule == o.Schedule && d.TimeZone == o.TimeZone && d.Gap == o.Gap && d.Repeat == o.Repeat &&
 		d.Policy == o.Policy && d.Target == o.Target && sameJSON(d.Spec, o.Spec) && d.Notify.equal(o.Notify) &&
-		d.Retention == o.Retention && d.Active == o.Active &&
+		d.Retention == o.Retention && d.Active == o.Active && d.Objective == o.Objective &&
 		slices.EqualFunc(d.SkipCalendars, o.SkipCalendars, (*schedule.Calendar).Equal) &&
 		slices.EqualFunc(d.OnlyCalendars, o.OnlyCalendars, (*schedule.Calendar).Equal)
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/sundial-cron/sundial/jobid"
+	"github.com/sundial-cron/sundial/slo"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store"
 	"github.com/sundial-cron/sundial/targets"
@@ -51,6 +52,9 @@ type Options struct {
 	// definition sets none: a backfill may not reach back past it. The
 	// zero value takes DefaultRetention.
 	Retention Retention
+	// Objective is the server's default objectives, for jobs whose
+	// definition sets none; the zero value sets none.
+	Objective slo.Objective
 }
 
 // Observer is told about what committed, for metrics.
@@ -80,6 +84,14 @@ type Observer interface {
 // not be changed nor kept.
 type StateObserver interface {
 	Settled(jobID string, s statemachine.JobState)
+}
+
+// ObjectiveObserver is an Observer that is also told how each first
+// launch, each end and each occurrence skipped for lateness counts
+// against the job's objectives (slo.Late, slo.Succeeded), for burn-rate
+// metrics; jobs without objectives tell it nothing.
+type ObjectiveObserver interface {
+	Judged(jobID string, kind slo.Kind, target float64, j slo.Judgement)
 }
 
 // Engine runs jobs. It is safe for concurrent use.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sundial-cron/sundial/access"
 	"github.com/sundial-cron/sundial/schedule"
+	"github.com/sundial-cron/sundial/slo"
 	"github.com/sundial-cron/sundial/statemachine"
 )
 
@@ -169,6 +170,12 @@ var definitionGoldens = map[string]Definition{
 	"v1-retention.json": {Schedule: "@every 1s", Target: "noop", Retention: Retention{
 		Age: 36 * time.Hour, Count: 500, FailureAge: 2160 * time.Hour, FailureCount: 2000,
 	}},
+	// The objectives, added within version 1: a job's own, and one that
+	// opts out of the server's.
+	"v1-slo.json": {Schedule: "*/5 * * * *", Target: "noop", Objective: slo.Objective{
+		Lateness: 30 * time.Second, OnTime: 0.995, Success: 0.99, Window: 28 * 24 * time.Hour,
+	}},
+	"v1-slo-none.json": {Schedule: "@every 5m", Target: "noop", Objective: slo.Objective{None: true}},
 }
 
 func goldenCalendar(name, zone string, weekdays []time.Weekday, dates ...string) *schedule.Calendar {

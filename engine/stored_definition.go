@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sundial-cron/sundial/schedule"
+	"github.com/sundial-cron/sundial/slo"
 	"github.com/sundial-cron/sundial/statemachine"
 )
 
@@ -48,6 +49,19 @@ type storedDefinition struct {
 	Active        *storedWindow    `json:"active,omitempty"`
 	SkipCalendars []storedCalendar `json:"skip_calendars,omitempty"`
 	OnlyCalendars []storedCalendar `json:"only_calendars,omitempty"`
+	// SLO was added within version 1, left out when the job's config
+	// says nothing of objectives, so every definition before it keeps its
+	// bytes and its hash; a release before it drops it.
+	SLO *storedSLO `json:"slo,omitempty"`
+}
+
+// storedSLO is a job's objectives; targets are fractions (0.99).
+type storedSLO struct {
+	Lateness string  `json:"lateness,omitempty"`
+	OnTime   float64 `json:"on_time,omitempty"`
+	Success  float64 `json:"success,omitempty"`
+	Window   string  `json:"window,omitempty"`
+	None     bool    `json:"none,omitempty"`
 }
 
 type storedWindow struct {
@@ -142,6 +156,10 @@ func encodeDefinition(def Definition) ([]byte, error) {
 	if r := def.Retention; r != (Retention{}) {
 		out.Retention = &storedRetention{Age: durationString(r.Age), Count: r.Count,
 			FailureAge: durationString(r.FailureAge), FailureCount: r.FailureCount}
+	}
+	if o := def.Objective; o != (slo.Objective{}) {
+		out.SLO = &storedSLO{Lateness: durationString(o.Lateness), OnTime: o.OnTime, Success: o.Success,
+			Window: durationString(o.Window), None: o.None}
 	}
 	b, err := json.Marshal(out)
 	if err != nil {
@@ -305,6 +323,25 @@ func (in storedDefinition) definition() (Definition, error) {
 	}
 	if def.OnlyCalendars, err = decodeCalendars("only_calendars", in.OnlyCalendars); err != nil {
 		return Definition{}, err
+	}
+	if o := in.SLO; o != nil {
+		def.Objective = slo.Objective{OnTime: o.OnTime, Success: o.Success, None: o.None}
+		for _, d := range []struct {
+			name string
+			in   string
+			out  *time.Duration
+		}{
+			{"lateness", o.Lateness, &def.Objective.Lateness},
+			{"window", o.Window, &def.Objective.Window},
+		} {
+			if d.in == "" {
+				continue
+			}
+			var err error
+			if *d.out, err = time.ParseDuration(d.in); err != nil {
+				return Definition{}, fmt.Errorf("slo.%s: %w", d.name, err)
+			}
+		}
 	}
 	if r := in.Retention; r != nil {
 		def.Retention = Retention{Count: r.Count, FailureCount: r.FailureCount}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sundial-cron/sundial/schedule"
+	"github.com/sundial-cron/sundial/slo"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store"
 	"github.com/sundial-cron/sundial/task"
@@ -61,6 +62,8 @@ type committed struct {
 	// notices are the transitions to tell people of, recorded in their
 	// invocations' logs by the transaction.
 	notices []Notice
+	// objective is the job's objectives, the server's defaults filled in.
+	objective slo.Objective
 }
 
 // update runs fn in a transaction on the job and commits what its steps
@@ -121,6 +124,9 @@ func (e *Engine) txFunc(jobID string, fn func(*jobTx) error, c *committed) func(
 			return errUnchanged
 		}
 		*c = committed{acts: jt.actions, records: jt.records, state: jt.m, notices: notices}
+		if jt.def != nil {
+			c.objective = e.Objective(jt.def)
+		}
 		if r := jt.m.Reason; jt.m.State == statemachine.Disabled && (jt.loaded.State != statemachine.Disabled || jt.loaded.Reason.Kind != r.Kind) {
 			c.disabled = &r
 		}
@@ -144,6 +150,7 @@ func (e *Engine) afterUpdate(ctx context.Context, jobID string, c committed, tas
 		}
 	}
 	e.observe(jobID, c.acts)
+	e.judge(jobID, c)
 	if o := e.opts.Observer; o != nil && c.disabled != nil {
 		o.Disabled(jobID, *c.disabled)
 	}

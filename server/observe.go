@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sundial-cron/sundial/engine"
+	"github.com/sundial-cron/sundial/slo"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/task"
 )
@@ -92,6 +93,14 @@ func (obs observers) Settled(jobID string, s statemachine.JobState) {
 	for _, o := range obs {
 		if so, ok := o.(engine.StateObserver); ok {
 			so.Settled(jobID, s)
+		}
+	}
+}
+
+func (obs observers) Judged(jobID string, kind slo.Kind, target float64, j slo.Judgement) {
+	for _, o := range obs {
+		if jo, ok := o.(engine.ObjectiveObserver); ok {
+			jo.Judged(jobID, kind, target, j)
 		}
 	}
 }

@@ -272,6 +272,7 @@ func assemble(s *Settings, b *backends, auth signin.Setup, roles *access.Roles, 
 		Notifier:           notifier,
 		MaxCallsPerProject: s.MaxCallsPerProject,
 		Retention:          s.Retention,
+		Objective:          s.Objective,
 	})
 	metrics.Read(web.Sources{Store: b.store, Engine: eng, Now: now, Names: s.MetricsNames})
 	configs, err := s.Configs.refresher(&s.repoResources, eng, b.store, config.RefresherOptions{

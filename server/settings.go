@@ -18,6 +18,7 @@ import (
 	"github.com/sundial-cron/sundial/access"
 	"github.com/sundial-cron/sundial/config"
 	"github.com/sundial-cron/sundial/engine"
+	"github.com/sundial-cron/sundial/slo"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store/postgres"
 	"github.com/sundial-cron/sundial/store/sqlite"
@@ -70,6 +71,9 @@ type Settings struct {
 	// Retention is the history kept of jobs whose config says nothing of
 	// theirs.
 	Retention engine.Retention
+	// Objective is the lateness and success objectives of jobs whose
+	// config says nothing of theirs; the zero value sets none.
+	Objective slo.Objective
 
 	// Egress is what jobs' targets may reach.
 	Egress Egress
@@ -226,6 +230,12 @@ func (s *Settings) Check() error {
 	}
 	if r := s.Retention; r.Age <= 0 || r.Count <= 0 || r.FailureAge <= 0 || r.FailureCount <= 0 {
 		return errors.New("--retention-age, --retention-count, --retention-failure-age and --retention-failure-count must be positive")
+	}
+	if err := s.Objective.Check(); err != nil {
+		return fmt.Errorf("--slo-%s", strings.Replace(err.Error(), "_", "-", 1))
+	}
+	if o := s.Objective; o.OnTime > 0 && o.Lateness == 0 {
+		return errors.New("--slo-on-time: applies only with --slo-lateness, which says what on time is")
 	}
 	if s.Configs.Refresh <= 0 || s.TaskGrace <= 0 || s.StopGrace < 0 || s.MaxCallsPerProject < 0 || s.MaxConnections <= 0 {
 		return errors.New("--config-refresh, --task-grace and --max-connections must be positive, --stop-grace and --max-calls-per-project not negative")

@@ -40,6 +40,7 @@ type Metrics struct {
 	failures        *prometheus.CounterVec
 	troubles        *troubles
 	notified        *prometheus.CounterVec
+	objectives      *objectiveMetrics
 }
 
 // latenessBuckets run from 10 ms (a healthy launch) to 10 minutes (a tick
@@ -85,6 +86,7 @@ func NewMetrics(backlog Backlog) *Metrics {
 			Name: "sundial_notifications_total",
 			Help: "Notifications of jobs' notify:, by result: delivered, failed (refused, timed out, not 2xx) or rate_limited.",
 		}, []string{"result"}),
+		objectives: newObjectiveMetrics(),
 	}
 	for _, r := range notify.Results {
 		m.notified.WithLabelValues(r)
@@ -109,6 +111,7 @@ func NewMetrics(backlog Backlog) *Metrics {
 		}
 	}
 	m.reg.MustRegister(m.ended, m.endedAsLaunches, m.lateness, m.skipped, m.repairs, m.disabled, m.failures, m.notified,
+		m.objectives.events, m.objectives.budgetSpent,
 		troubleCollector{m.troubles}, version.Collector(),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if backlog != nil {

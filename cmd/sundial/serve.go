@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sundial-cron/sundial/server"
+	"github.com/sundial-cron/sundial/slo"
 	"github.com/sundial-cron/sundial/store/sqlite"
 	"github.com/sundial-cron/sundial/targets/pubsub"
 	"github.com/sundial-cron/sundial/targets/swarming"
@@ -46,6 +47,13 @@ func serveFlags(fs *flag.FlagSet, s *server.Settings) (finish func() error) {
 	fs.IntVar(&s.Retention.Count, "retention-count", s.Retention.Count, "default number of a job's newest SUCCEEDED and skip records kept")
 	fs.DurationVar(&s.Retention.FailureAge, "retention-failure-age", s.Retention.FailureAge, "default age past which FAILED and ABORTED records are deleted")
 	fs.IntVar(&s.Retention.FailureCount, "retention-failure-count", s.Retention.FailureCount, "default number of a job's newest FAILED and ABORTED records kept")
+	fs.DurationVar(&s.Objective.Lateness, "slo-lateness", s.Objective.Lateness, "default lateness objective of jobs whose config has no slo: how late after its time a launch is still on time (default: none)")
+	fs.Func("slo-on-time", "default share of launches that must be on time, as a percentage (default 99%)", percentFlag(&s.Objective.OnTime))
+	fs.Func("slo-success", "default success objective of jobs whose config has no slo: the share of ended invocations that must succeed, such as 99% (default: none)", percentFlag(&s.Objective.Success))
+	fs.Func("slo-window", "default window the objectives are measured over, in days (7d) or as a duration (default 7d)", func(v string) (err error) {
+		s.Objective.Window, err = slo.ParseWindow(v)
+		return err
+	})
 
 	fs.Func("command-projects", "comma-separated ids of the projects whose command targets run, as the server's user or --command-user (default: none; never in the cloud shape)", listFlag(&s.Commands.Projects))
 	fs.StringVar(&s.Commands.User, "command-user", s.Commands.User, "the Unix user (name or uid) commands run as, without supplementary groups; the server must run as root (default: the server's own user, who can read its database)")
@@ -148,4 +156,12 @@ func runServe(args []string, stdout, stderr io.Writer, now func() time.Time) int
 		return 1
 	}
 	return 0
+}
+
+// percentFlag reads a percentage ("99.9%") into a fraction.
+func percentFlag(out *float64) func(string) error {
+	return func(v string) (err error) {
+		*out, err = slo.ParsePercent(v)
+		return err
+	}
 }

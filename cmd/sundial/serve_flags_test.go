@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sundial-cron/sundial/server"
+	"github.com/sundial-cron/sundial/slo"
 	"github.com/sundial-cron/sundial/targets/pubsub"
 )
 
@@ -55,6 +56,19 @@ func TestServeFlags(t *testing.T) {
 				t.Errorf("retention: %+v", f.Retention)
 			}
 		}},
+		{name: "objective flags set the defaults", args: []string{"--slo-lateness", "1m", "--slo-success", "99.5%", "--slo-window", "28d"}, check: func(t *testing.T, f server.Settings) {
+			if want := (slo.Objective{Lateness: time.Minute, Success: 0.995, Window: 28 * 24 * time.Hour}); f.Objective != want {
+				t.Errorf("objective: %+v, want %+v", f.Objective, want)
+			}
+		}},
+		{name: "no objective by default", check: func(t *testing.T, f server.Settings) {
+			if f.Objective != (slo.Objective{}) {
+				t.Errorf("objective: %+v, want none", f.Objective)
+			}
+		}},
+		{name: "a success objective that is not a percentage", args: []string{"--slo-success", "0.99"}, wantErr: "slo-success"},
+		{name: "an on-time share without a lateness", args: []string{"--slo-on-time", "95%"}, wantErr: "--slo-on-time: applies only with --slo-lateness"},
+		{name: "an objective window too short", args: []string{"--slo-success", "99%", "--slo-window", "2h"}, wantErr: "--slo-window: 2h0m0s: want from 1d to 400d"},
 		{name: "the cloud shape without its project", args: []string{"--backend", "cloud", "--platform", "appengine", "--tasks-location", "l"}, wantErr: "--backend=cloud needs --gcp-project"},
 		{name: "the cloud shape outside any platform", args: []string{"--backend", "cloud", "--gcp-project", "p", "--tasks-location", "l"}, wantErr: "--platform"},
 		{name: "Cloud Run without its URL and invoker", args: append(cloud, "--platform", "cloudrun"), wantErr: "--public-url, --invoker"},

@@ -92,6 +92,7 @@ func New(opts Options) http.Handler {
 	mux.Handle("GET /playground", c.page(c.playground))
 	mux.Handle("GET /projects/{project}", c.page(c.jobs))
 	mux.Handle("GET /projects/{project}/grid", c.page(c.grid))
+	mux.Handle("GET /projects/{project}/objectives", c.page(c.objectivesOf))
 	mux.Handle("POST /projects/{project}/pause", c.page(c.bulk(true)))
 	mux.Handle("POST /projects/{project}/resume", c.page(c.bulk(false)))
 	mux.Handle("GET "+jobPath, c.page(c.job))

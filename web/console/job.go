@@ -42,6 +42,7 @@ type jobPage struct {
 	Durations  durations
 	Active     []active
 	Backfill   *backfillView // the backfill under way, if any
+	Objectives *objectives   // nil for a job without objectives
 	Audit      []engine.AuditEntry
 	History    []historyRow
 	NextPage   string // the link to older invocations; "" at the end
@@ -171,6 +172,9 @@ func (c *console) job(w http.ResponseWriter, r *http.Request, v viewer) error {
 		page.Upcoming = jobUpcoming(s, view, now)
 	}
 	page.Backfill = showBackfill(view.State.Backfill, s)
+	if page.Objectives, err = c.judgeJob(ctx, view, now); err != nil {
+		return err
+	}
 	for _, a := range view.State.Active {
 		page.Active = append(page.Active, active{ID: a.ID, URL: invocationURL(view.Job.ID, a.ID), Phase: string(c.Engine.Phase(view, a)),
 			Occurrence: a.At, Attempt: a.Attempt, Since: at(a.Since, now), Backfill: a.Backfill})
@@ -228,6 +232,7 @@ func definitionFields(d engine.Definition) []field {
 	if p.Idempotent {
 		out = append(out, field{"idempotent", "true"})
 	}
+	out = append(out, field{"slo", objectiveConfig(d.Objective)})
 	kept := out[:0]
 	for _, f := range out {
 		if f.Value != "" {
