@@ -22,13 +22,13 @@ const (
 // Options say over which horizons a Diff looks, from when, and what it
 // calls a herd.
 type Options struct {
-	Start time.Time
+	Start time.Time `json:"start"`
 	// Week is the horizon whose fire times are compared (DefaultWeek if
 	// 0); Day the one whose launches per second are (DefaultDay if 0).
-	Week, Day time.Duration
+	Week, Day time.Duration `json:"-"`
 	// Herd is the most launches one second may get from a change without
 	// a warning (DefaultHerd if 0).
-	Herd int
+	Herd int `json:"herd"`
 }
 
 // Defaults of Options.
@@ -46,48 +46,57 @@ const MaxListed = 5
 // changes, and to the launches per second.
 type Diff struct {
 	Options
-	Jobs []JobDiff // by id
-	// Before and After are the launches of the whole configs in the
-	// busiest second of the day, and when it starts.
-	BeforePeak, AfterPeak         int
-	BeforePeakAt, AfterPeakAt     time.Time
-	BeforeLaunches, AfterLaunches int // over the day
+	Jobs []JobDiff `json:"jobs"` // by id
+	// BeforePeak and AfterPeak are the launches of the whole configs in
+	// the busiest second of the day, and BeforePeakAt and AfterPeakAt
+	// when it starts.
+	BeforePeak     int       `json:"before_peak"`
+	BeforePeakAt   time.Time `json:"before_peak_at"`
+	AfterPeak      int       `json:"after_peak"`
+	AfterPeakAt    time.Time `json:"after_peak_at"`
+	BeforeLaunches int       `json:"before_launches"` // over the day
+	AfterLaunches  int       `json:"after_launches"`
 	// Herds are the busiest of the seconds of the day that the change
 	// takes past Options.Herd launches, busiest first (the first
 	// MaxListed of HerdSeconds).
-	Herds       []Herd
-	HerdSeconds int
+	Herds       []Herd `json:"herds"`
+	HerdSeconds int    `json:"herd_seconds"`
 	// Invalid are the jobs of either config whose schedule does not
 	// parse, with why; they are left out of the forecasts.
-	Invalid []string
+	Invalid []string `json:"invalid,omitempty"`
 }
 
 // JobDiff is what a change does to one job.
 type JobDiff struct {
-	ID     string
-	Change Change
-	Fields []Field // for Changed
+	ID     string  `json:"id"`
+	Change Change  `json:"change"`
+	Fields []Field `json:"fields,omitempty"` // for Changed
 	// Gone are the first of the fire times in the week that the change
 	// removes, Come of those it adds (with their counts): all of them
 	// for a job added or removed, those that move for a changed one.
-	Gone, Come           []time.Time
-	GoneCount, ComeCount int
+	Gone      []time.Time `json:"gone"`
+	GoneCount int         `json:"gone_count"`
+	Come      []time.Time `json:"come"`
+	ComeCount int         `json:"come_count"`
 }
 
 // Herd is a second that a change takes past the herd threshold.
 type Herd struct {
-	At            time.Time
-	Before, After int
+	At     time.Time `json:"at"`
+	Before int       `json:"before"`
+	After  int       `json:"after"`
 	// Jobs are the first jobs the change brings to this second (of
 	// JobCount), each with the schedule that would spread it.
-	Jobs     []Spread
-	JobCount int
+	Jobs     []Spread `json:"jobs"`
+	JobCount int      `json:"job_count"`
 }
 
 // Spread is a job in a herd, with an expression that hashes (H) what it
 // fixes, and "" when there is none to suggest.
 type Spread struct {
-	ID, Schedule, Suggest string
+	ID       string `json:"id"`
+	Schedule string `json:"schedule"`
+	Suggest  string `json:"suggest,omitempty"`
 }
 
 // Warnings is how many warnings the diff carries: its herd seconds.

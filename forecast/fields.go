@@ -13,8 +13,9 @@ import (
 // Field is one field of a job's definition that a change sets to another
 // value, named as the config writes it; "" is a field left out.
 type Field struct {
-	Name     string
-	Old, New string
+	Name string `json:"name"`
+	Old  string `json:"old"`
+	New  string `json:"new"`
 }
 
 // fieldsOf renders a definition's fields as the config names them,
