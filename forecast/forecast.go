@@ -29,6 +29,9 @@ type Job struct {
 	ID       string // "<project>/<job>"
 	Schedule *schedule.Schedule
 	Jitter   time.Duration
+	// NotBefore, if set, is when the job may launch again: a paused
+	// job's resumption. It has no launch before.
+	NotBefore time.Time
 }
 
 // Of returns the job of a definition, its schedule parsed as the engine
@@ -46,6 +49,9 @@ func Of(id string, def *engine.Definition) (Job, error) {
 // plus a part of the interval hashed from the job's id, so that the
 // forecast of many interval jobs spreads them as their runs' ends would.
 func (j Job) Launches(from, to time.Time) iter.Seq[time.Time] {
+	if from.Before(j.NotBefore) {
+		from = j.NotBefore
+	}
 	return func(yield func(time.Time) bool) {
 		s := j.Schedule
 		if s == nil || s.Kind() == schedule.Triggered {
@@ -111,6 +117,7 @@ func (j Job) sharedKey(step time.Duration) string {
 	b.WriteString(s.Location().String())
 	b.WriteByte(0)
 	b.WriteString(s.Gap().String() + "/" + s.Repeat().String())
+	b.WriteString("\x00" + j.NotBefore.String())
 	w := s.Window()
 	b.WriteString("\x00" + w.From.String() + "\x00" + w.Until.String())
 	for _, c := range s.Skip() {

@@ -102,6 +102,13 @@ func TestLoads(t *testing.T) {
 		{name: "Paris's 02:30 happens twice on the night the clocks go back, and the job runs once (repeat: first)",
 			jobs: []forecast.Job{job(t, "p/a", "30 2 * * *", "Europe/Paris", 0)}, horizon: 48 * time.Hour, stepSize: time.Hour,
 			total: 2, peak: 1, peakAt: time.Date(2026, 10, 24, 0, 0, 0, 0, time.UTC)},
+		{name: "a job paused until noon launches from noon",
+			jobs: []forecast.Job{func() forecast.Job {
+				j := job(t, "p/a", "0 * * * *", "", 0)
+				j.NotBefore = start.Add(12 * time.Hour)
+				return j
+			}()}, horizon: 24 * time.Hour, stepSize: time.Hour,
+			total: 12, peak: 1, peakAt: start.Add(12 * time.Hour)},
 		{name: "a triggered job never launches by itself",
 			jobs: []forecast.Job{job(t, "p/a", "triggered", "", 0)}, horizon: 24 * time.Hour, stepSize: time.Minute,
 			total: 0, peak: 0, peakAt: start},
