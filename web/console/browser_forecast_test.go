@@ -40,3 +40,26 @@ func TestBrowserLoadForecast(t *testing.T) {
 	}
 	b.shoot("forecast-phone")
 }
+
+// What a project's last import did to its schedules, in a real browser,
+// reached from the configs page: the herd it made first, with the H that
+// spreads each job, then the jobs; no wider than a phone. A screenshot
+// at a desktop's width.
+func TestBrowserConfigChanges(t *testing.T) {
+	t.Parallel()
+	s := demoSite(t)
+	s.reimport(t)
+	b := newBrowser(t, s, admin)
+	b.open("/configs")
+	changes := b.click(`a[href="/configs/nightly/changes"]`)
+	wants(t, "nightly's changes", changes, "Last import of nightly", "1 second past 100 launches", "→ H 2 * * *", "index changed")
+	b.shoot("config-changes")
+
+	b.run(emulation.SetDeviceMetricsOverride(390, 844, 2, true))
+	b.open("/configs/nightly/changes")
+	var wide bool
+	b.run(chromedp.Evaluate(`document.documentElement.scrollWidth > document.documentElement.clientWidth`, &wide))
+	if wide {
+		t.Error("the changes page is wider than a phone")
+	}
+}

@@ -89,6 +89,7 @@ func New(opts Options) http.Handler {
 	mux.Handle("GET /{$}", c.page(c.projects))
 	mux.Handle("GET /fleet", c.page(c.fleet))
 	mux.Handle("GET /configs", c.page(c.configs))
+	mux.Handle("GET /configs/{project}/changes", c.page(c.configChanges))
 	mux.Handle("GET /forecast", c.page(c.loadForecast))
 	mux.Handle("GET /playground", c.page(c.playground))
 	mux.Handle("GET /projects/{project}", c.page(c.jobs))
