@@ -69,6 +69,7 @@ func TestEveryControlIsLabelled(t *testing.T) {
 	signInPage := tokenSignInPage(t, s)
 	for _, path := range []string{"/", "/configs", "/playground?expr=H+*+*+*+*&job=a%2Fb", "/projects/payments", jobPath("settle"), jobPath("reconcile"),
 		invPath("settle", inv.ID), "/fleet", "/projects/payments/grid", "/projects/payments/grid?span=6h", "/playground?expr=61+*+*+*+*&tz=Mars",
+		"/forecast", "/forecast?project=payments", "/configs/payments/changes",
 		signin.TokenSignInPath} {
 		p := s.get(t, owner, path)
 		if path == signin.TokenSignInPath {
