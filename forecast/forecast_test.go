@@ -148,15 +148,20 @@ func TestSpreading(t *testing.T) {
 }
 
 // BenchmarkDayPerMinute forecasts a day per minute for 10,000 jobs that
-// fire every minute: written alike ("* * * * *", computed once) and each
-// at its own hashed second ("H * * * * *", computed one by one).
+// fire every minute: written alike ("* * * * *", computed once), each at
+// its own hashed second ("H * * * * *", which moves no launch out of its
+// minute: computed once too), and each with a jitter (computed one by
+// one, the worst case).
 func BenchmarkDayPerMinute(b *testing.B) {
-	for _, expr := range []string{"* * * * *", "H * * * * *"} {
+	for _, c := range []struct {
+		name, expr string
+		jitter     time.Duration
+	}{{"alike", "* * * * *", 0}, {"hashed-second", "H * * * * *", 0}, {"jittered", "* * * * *", 30 * time.Second}} {
 		jobs := make([]forecast.Job, 10000)
 		for i := range jobs {
-			jobs[i] = job(b, fmt.Sprintf("p/j%d", i), expr, "", 0)
+			jobs[i] = job(b, fmt.Sprintf("p/j%d", i), c.expr, "", c.jitter)
 		}
-		b.Run(expr, func(b *testing.B) {
+		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
 				forecast.Count(jobs, start, 24*time.Hour, time.Minute)
 			}
