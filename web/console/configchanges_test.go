@@ -68,3 +68,24 @@ func TestTheLastImportsChangesToTheSchedules(t *testing.T) {
 		t.Errorf("the narrow reader's changes of nightly: %d, want 404", p.status)
 	}
 }
+
+// An import that changed more jobs than the project's record lists (50)
+// says that the others are counted as they are now.
+func TestTheLastImportsChangesPastTheRecordsListSayTheyArePartial(t *testing.T) {
+	t.Parallel()
+	s := newSite(t)
+	for i, sched := range []string{"0 3 * * *", "0 4 * * *"} {
+		r := engine.Revision{ID: fmt.Sprintf("r%d", i), File: "many.yaml"}
+		for j := range engine.MaxChanges + 10 {
+			r.Jobs = append(r.Jobs, engine.Job{ID: fmt.Sprintf("many/j%02d", j), Definition: engine.Definition{Schedule: sched, Target: "noop"}})
+		}
+		if err := s.eng.ApplyProject(s.ctx, "many", r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	text := s.get(t, admin, "/configs/many/changes").text()
+	wants(t, "many's changes", text, "Jobs it changed 50", "the first 50 of each kind", "j49 changed", "Launches over the next day 60 before, 60 now")
+	if strings.Contains(text, "j50") {
+		t.Errorf("a job past the record's list shows as changed: %q", text)
+	}
+}
