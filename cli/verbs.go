@@ -1,8 +1,9 @@
 // Package cli is the sundial command's verbs that call a server's API
 // (jobs, runs, logs, describe, trigger, pause, resume, abort, backfill,
-// whoami, config status) and make static tokens: flags in, the API's
-// answers printed readably or as its JSON, exit statuses a script can
-// rely on (docs/cli.md). cmd/sundial dispatches to them.
+// whoami, config status), make static tokens, and the verbs that ask no
+// server (schedule, diff): flags in, the answers printed readably or as
+// JSON, exit statuses a script can rely on (docs/cli.md). cmd/sundial
+// dispatches to them.
 package cli
 
 import (

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -226,7 +227,13 @@ func TestApplyProjectRecordsWhatItChanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	removed := append([]string{"b", "c"}, many[:engine.MaxChanges-2]...)
-	want := &engine.Changes{Added: []string{"d"}, AddedCount: 1, Changed: []string{"a"}, ChangedCount: 1, Removed: removed, RemovedCount: len(many) + 2}
+	// The changed job's definition before is the one r1 stored.
+	before := changes().Before["a"]
+	if was, err := h.st.Definition(h.ctx, "p/a", before); err != nil || !strings.Contains(string(was), `"@every 1h"`) {
+		t.Errorf("a's definition before r2 (%q): %s, %v; want r1's, @every 1h", before, was, err)
+	}
+	want := &engine.Changes{Added: []string{"d"}, AddedCount: 1, Changed: []string{"a"}, ChangedCount: 1, Removed: removed, RemovedCount: len(many) + 2,
+		Before: map[string]string{"a": before}}
 	if c := changes(); !reflect.DeepEqual(c, want) {
 		t.Errorf("r2's changes: %+v; want %+v", c, want)
 	}

@@ -220,6 +220,10 @@ var projectGoldens = map[string]Project{
 	"v1-changes.json": {ID: "golden", Revision: "4f2a9c", AppliedAt: gmin(0), File: "configs/golden.yaml", Jobs: 52,
 		Changes: &Changes{Added: []string{"hourly", "nightly"}, AddedCount: 2, Changed: []string{"report"}, ChangedCount: 1,
 			Removed: []string{"old-1", "old-2"}, RemovedCount: 70}},
+	// The changed jobs' definitions before, added within version 1.
+	"v1-changes-before.json": {ID: "golden", Revision: "4f2a9d", AppliedAt: gmin(0), File: "configs/golden.yaml", Jobs: 2,
+		Changes: &Changes{Changed: []string{"report", "sync"}, ChangedCount: 2,
+			Before: map[string]string{"report": "9e4a1c0f3b2d6e8a7c5b4d3e2f1a0b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a"}}},
 }
 
 // TestStoredProjectGoldens: every stored version of the project record

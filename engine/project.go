@@ -123,6 +123,12 @@ func (e *Engine) ApplyProject(ctx context.Context, project string, rev Revision)
 			note(&changes.Added, &changes.AddedCount, jobName(j.ID))
 		default:
 			note(&changes.Changed, &changes.ChangedCount, jobName(j.ID))
+			if changes.ChangedCount <= MaxChanges && len(was[i].definition) > 0 {
+				if changes.Before == nil {
+					changes.Before = map[string]string{}
+				}
+				changes.Before[jobName(j.ID)] = store.DefinitionHash(was[i].definition)
+			}
 		}
 	}
 	// The jobs the revision no longer lists, unless the apply stopped.

@@ -381,3 +381,8 @@ func decodeDefinitionV0(b []byte) (Definition, error) {
 		Target: in.Target, Spec: in.Spec,
 	}, nil
 }
+
+// DecodeDefinition reads a definition as the store keeps it apart
+// (store.Store.Definition), of any version: the definition a job had
+// before a revision changed it (Changes.Before), for one.
+func DecodeDefinition(b []byte) (Definition, error) { return decodeDefinition(b) }

@@ -50,6 +50,12 @@ type Project struct {
 type Changes struct {
 	Added, Changed, Removed                []string
 	AddedCount, ChangedCount, RemovedCount int
+	// Before names, by the job names of Changed, the definition each had
+	// before the revision (its store.DefinitionHash, for
+	// store.Store.Definition), so that what the change did to their fire
+	// times can be shown; a job whose definition was never stored apart
+	// (written by an older release) has none.
+	Before map[string]string
 }
 
 // MaxChanges bounds each list of Changes.
@@ -116,6 +122,9 @@ type storedChanges struct {
 	ChangedCount int      `json:"changed_count,omitempty"`
 	Removed      []string `json:"removed,omitempty"`
 	RemovedCount int      `json:"removed_count,omitempty"`
+	// The definitions before, added within version 1 too: a release
+	// before them drops them, and shows no fire times moved.
+	Before map[string]string `json:"before,omitempty"`
 }
 
 type storedCommit struct {
@@ -140,7 +149,7 @@ func encodeProject(p Project) ([]byte, error) {
 	}
 	if c := p.Changes; c != nil {
 		out.Changes = &storedChanges{Added: c.Added, AddedCount: c.AddedCount, Changed: c.Changed, ChangedCount: c.ChangedCount,
-			Removed: c.Removed, RemovedCount: c.RemovedCount}
+			Removed: c.Removed, RemovedCount: c.RemovedCount, Before: c.Before}
 	}
 	for _, g := range p.Grants {
 		sg := storedGrant{Role: string(g.Role), Members: make([]string, 0, len(g.Members)), Jobs: g.Jobs}
@@ -170,7 +179,7 @@ func decodeProject(id string, b []byte) (Project, error) {
 	}
 	if c := in.Changes; c != nil {
 		p.Changes = &Changes{Added: c.Added, AddedCount: c.AddedCount, Changed: c.Changed, ChangedCount: c.ChangedCount,
-			Removed: c.Removed, RemovedCount: c.RemovedCount}
+			Removed: c.Removed, RemovedCount: c.RemovedCount, Before: c.Before}
 	}
 	for i, g := range in.Grants {
 		role, err := access.ParseRole(g.Role)

@@ -6,6 +6,7 @@
 //	sundial validate DIR_OR_FILE... check project configs (and --calendars), listing every error
 //	sundial schedule next EXPR      print the next fire times of a schedule
 //	sundial schedule explain EXPR   explain a schedule in words
+//	sundial diff OLD NEW            what a config change does: jobs, fire times, herds
 //	sundial setup-gcp               create or update the Cloud Run queue and scheduler jobs
 //	sundial backup FILE             copy the embedded shape's database while it runs
 //	sundial migrate [--dry-run]     bring the PostgreSQL shape's schema to this release's
@@ -43,7 +44,7 @@ func main() {
 const usage = `usage:
   sundial serve [flags]
   sundial validate [--calendars PATH] DIR_OR_FILE...
-` + cli.ScheduleUsage + `  sundial backup [--db PATH] FILE
+` + cli.ScheduleUsage + cli.DiffUsage + `  sundial backup [--db PATH] FILE
   sundial migrate [--database-url URL] [--dry-run]
   sundial setup-gcp [--gcp-project P] [--location L] [--queue Q] [--public-url URL] [--invoker SA] [--dry-run]
 ` + cli.Usage + `  sundial version [--json]     (or sundial --version)
@@ -75,6 +76,8 @@ func run(args []string, stdout, stderr io.Writer, now func() time.Time) int {
 		return runBackup(args[1:], stdout, stderr, now)
 	case "jobs", "runs", "logs", "describe", "trigger", "pause", "resume", "abort", "backfill", "whoami", "config":
 		return cli.Run(args[0], args[1:], stdout, stderr, now)
+	case "diff":
+		return cli.RunDiff(args[1:], stdout, stderr, now)
 	case "token":
 		return cli.RunToken(args[1:], stdout, stderr)
 	case "version", "--version":

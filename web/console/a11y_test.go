@@ -70,6 +70,7 @@ func TestEveryControlIsLabelled(t *testing.T) {
 	for _, path := range []string{"/", "/configs", "/playground?expr=H+*+*+*+*&job=a%2Fb", "/projects/payments", jobPath("settle"), jobPath("reconcile"),
 		invPath("settle", inv.ID), "/fleet", "/projects/payments/grid", "/projects/payments/grid?span=6h", "/playground?expr=61+*+*+*+*&tz=Mars",
 		"/playground?expr=30+2+*+*+*&tz=America%2FNew_York&skip=2026-03-09&only=mon-fri&from=2026-03-04&max_runs=3",
+		"/forecast", "/forecast?project=payments", "/configs/payments/changes",
 		signin.TokenSignInPath} {
 		p := s.get(t, owner, path)
 		if path == signin.TokenSignInPath {

@@ -89,6 +89,8 @@ func New(opts Options) http.Handler {
 	mux.Handle("GET /{$}", c.page(c.projects))
 	mux.Handle("GET /fleet", c.page(c.fleet))
 	mux.Handle("GET /configs", c.page(c.configs))
+	mux.Handle("GET /configs/{project}/changes", c.page(c.configChanges))
+	mux.Handle("GET /forecast", c.page(c.loadForecast))
 	mux.Handle("GET /playground", c.page(c.playground))
 	mux.Handle("GET /projects/{project}", c.page(c.jobs))
 	mux.Handle("GET /projects/{project}/grid", c.page(c.grid))

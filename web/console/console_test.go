@@ -208,7 +208,7 @@ func TestEveryPageSetsAStrictCSP(t *testing.T) {
 	inv := s.newest(t, "payments/nightly-report")
 	for _, path := range []string{"/", "/configs", "/playground", "/projects/payments", jobPath("nightly-report"),
 		invPath("nightly-report", inv.ID), invPath("nightly-report", inv.ID) + "/log", "/nowhere", "/projects/payments?state=bogus",
-		"/fleet", "/projects/payments/grid"} {
+		"/fleet", "/projects/payments/grid", "/forecast", "/configs/payments/changes"} {
 		p := s.get(t, admin, path)
 		csp := p.header.Get("Content-Security-Policy")
 		for _, want := range []string{"default-src 'none'", "script-src 'self'", "style-src 'self'", "frame-ancestors 'none'", "form-action 'self'"} {
