@@ -60,8 +60,10 @@ func (m *Machine) skipOne(o Occurrence, r SkipReason) {
 // UTC, so the same occurrence always gets the same id, and a second
 // invocation of it is impossible to create by mistake.
 func OccurrenceID(at time.Time) string {
-	return at.UTC().Format("20060102T150405.999999999Z")
+	return at.UTC().Format(occurrenceLayout)
 }
+
+const occurrenceLayout = "20060102T150405.999999999Z"
 
 // TriggerID is the invocation id of the job's n-th manual trigger.
 func TriggerID(n int64) string {

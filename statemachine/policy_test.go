@@ -2,6 +2,8 @@ package statemachine_test
 
 import (
 	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -474,6 +476,32 @@ func TestRemovedJobRetriesNothing(t *testing.T) {
 				t.Fatalf("job %s, want nothing left to wait for", formatJob(*f.job()))
 			}
 		})
+	}
+}
+
+// TestJitterIsFNVOfTheJobAndOccurrence: Jitter is, to the millisecond,
+// the FNV-1a hash of the job id and the occurrence id that every release
+// has delayed launches by, so an upgrade moves no jittered launch.
+func TestJitterIsFNVOfTheJobAndOccurrence(t *testing.T) {
+	t.Parallel()
+	want := func(jobID string, at time.Time, max time.Duration) time.Duration {
+		h := fnv.New64a()
+		h.Write([]byte(jobID))
+		h.Write([]byte(sm.OccurrenceID(at)))
+		return time.Duration(h.Sum64()%uint64(max/time.Millisecond)) * time.Millisecond
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	ny, err := time.LoadLocation("America/New_York")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 10000 {
+		id := fmt.Sprintf("proj-%d/job-%x", r.IntN(100), r.Uint64())
+		at := time.Unix(r.Int64N(1<<33), r.Int64N(2)*r.Int64N(1e9)).In(ny)
+		max := time.Duration(1+r.Int64N(int64(time.Hour/time.Millisecond))) * time.Millisecond
+		if got, want := sm.Jitter(id, at, max), want(id, at, max); got != want {
+			t.Fatalf("Jitter(%q, %s, %s) = %s, want %s", id, at, max, got, want)
+		}
 	}
 }
 

@@ -7,8 +7,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sundial-cron/sundial/engine"
+	"github.com/sundial-cron/sundial/statemachine"
 )
 
 // herd adds a project whose 60 jobs all run at 02:00 UTC, and 20 that
@@ -87,5 +89,26 @@ func TestTheForecastNamesTheHerdBeforeItComes(t *testing.T) {
 	}
 	if p := s.get(t, admin, "/forecast?zone=x"); p.status != http.StatusBadRequest {
 		t.Errorf("/forecast?zone=x: %d, want 400", p.status)
+	}
+}
+
+// The console counts a jittered job's launches at their occurrences, so
+// that jobs alike are counted once whatever their jitters: 60 jobs at
+// 01:59:30 UTC with up to 50 s of jitter are 60 launches in the minute
+// 01:59, where most of them launch in 02:00.
+func TestTheForecastCountsJitteredLaunchesAtTheirOccurrences(t *testing.T) {
+	t.Parallel()
+	s := demoSite(t)
+	r := engine.Revision{ID: "reports-1", File: "reports.yaml"}
+	for i := range 60 {
+		r.Jobs = append(r.Jobs, engine.Job{ID: fmt.Sprintf("reports/daily-%02d", i), Definition: engine.Definition{
+			Schedule: "30 59 1 * * *", Target: "noop", Policy: statemachine.Policy{Jitter: 50 * time.Second}}})
+	}
+	if err := s.eng.ApplyProject(s.ctx, "reports", r); err != nil {
+		t.Fatal(err)
+	}
+	text := s.get(t, admin, "/forecast?project=reports").text()
+	if n := number(t, text, `the busiest minute 01:59 UTC with (\d+)`); n != 60 {
+		t.Errorf("the minute 01:59 has %d launches, want the 60 occurrences", n)
 	}
 }
