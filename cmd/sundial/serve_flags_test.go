@@ -1,7 +1,6 @@
 package main
 
 import (
-	"github.com/sundial-cron/sundial/store/postgres"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/sundial-cron/sundial/server"
 	"github.com/sundial-cron/sundial/slo"
+	"github.com/sundial-cron/sundial/store/postgres"
 	"github.com/sundial-cron/sundial/targets/pubsub"
 )
 
