@@ -16,8 +16,9 @@ import (
 
 // Updates are committed in batches: the Updates waiting when a batcher is
 // free share one PostgreSQL transaction, which takes their groups' locks
-// and reads their jobs in one round trip, runs each function in turn, and
-// writes what they put in one statement a table. A launch is two Updates
+// and reads their jobs in one round trip, runs their functions side by
+// side (their reads share round trips: reads.go), and writes what they
+// put in one statement a table with the COMMIT. A launch is two Updates
 // (its tick and its outcome); a transaction and a statement of their own
 // each cost both processes more than the rows they write, and at the turn
 // of a busy second hundreds wait together. Alone, an Update is a batch of
@@ -222,8 +223,7 @@ func (p *pending) wait() ([]task.Task, error) {
 }
 
 // batchContext is done when every Update of the batch was given up by its
-// caller, or the store closes: one caller's deadline must not fail the
-// others'.
+// caller: one caller's deadline must not fail the others'.
 func batchContext(batch []*pending) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	left := atomic.Int64{}
