@@ -37,7 +37,7 @@ const Usage = `  sundial jobs PROJECT [--json] [API flags]
   sundial trigger PROJECT/JOB [--json] [API flags]
   sundial pause PROJECT/JOB --reason "..." [--until RFC3339] [--json] [API flags]
   sundial resume PROJECT/JOB [--json] [API flags]
-  sundial pause PROJECT --all|--prefix P [--state S] --reason "..." [--json] [API flags]
+  sundial pause PROJECT --all|--prefix P [--state S] --reason "..." [--until RFC3339] [--json] [API flags]
   sundial resume PROJECT --all|--prefix P [--paused-for REASON] [--json] [API flags]
   sundial abort PROJECT/JOB [--json] [API flags]
   sundial backfill PROJECT/JOB --from T --to T [--json] [API flags]   (T in RFC 3339: 2026-11-01T00:00:00Z)
@@ -88,7 +88,7 @@ func Run(verb string, args []string, stdout, stderr io.Writer, now func() time.T
 	reason, until := "", ""
 	if verb == "pause" {
 		fs.StringVar(&reason, "reason", "", "why the job is paused (required; shown with the job)")
-		fs.StringVar(&until, "until", "", "with PROJECT/JOB: resume it by itself at this time, RFC 3339 (2026-11-01T09:00:00Z)")
+		fs.StringVar(&until, "until", "", "resume the jobs it pauses by themselves at this time, RFC 3339 (2026-11-01T09:00:00Z)")
 	}
 	// A bulk pause or resume names a project and says which of its jobs:
 	// --all, or a --prefix, so that a forgotten "/JOB" cannot stop them all.
@@ -221,10 +221,6 @@ func Run(verb string, args []string, stdout, stderr io.Writer, now func() time.T
 			fmt.Fprintf(stderr, "sundial pause: --until %q: want a time in RFC 3339 (2026-11-01T09:00:00Z)\n", until)
 			return ExitUsage
 		}
-		if job == "" {
-			fmt.Fprintf(stderr, "sundial pause: --until goes with a PROJECT/JOB\n")
-			return ExitUsage
-		}
 	}
 	if verb == "backfill" && backfill.cancel == (backfill.from != "" || backfill.to != "") {
 		fmt.Fprintf(stderr, "sundial backfill: give --from and --to, or --cancel\n")
@@ -265,6 +261,9 @@ func Run(verb string, args []string, stdout, stderr io.Writer, now func() time.T
 		body := map[string]any{"prefix": bulk.prefix}
 		if verb == "pause" {
 			body["reason"], body["state"] = reason, bulk.state
+			if until != "" {
+				body["until"] = until
+			}
 		} else {
 			body["paused_for"] = bulk.pausedFor
 		}

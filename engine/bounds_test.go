@@ -145,3 +145,51 @@ func sortedStrings(s []string) []string {
 	slices.Sort(out)
 	return out
 }
+
+// TestABulkPauseUntilAnEndLeavesAPausedJobAsItIs: a bulk pause with an
+// end pauses the jobs running until then, each resumed by the engine at
+// it and audited with it; a job paused already keeps its own reason and
+// end (a bulk pause never resumes what someone paused for longer, nor
+// holds what they paused for less); an end that is not after now is
+// refused before any job changes.
+func TestABulkPauseUntilAnEndLeavesAPausedJobAsItIs(t *testing.T) {
+	h := newHarness(t, engine.Options{})
+	for _, id := range []string{"p/a", "p/b", "p/own"} {
+		h.define(id, "*/10 * * * *", statemachine.Policy{}, "rec")
+	}
+	h.set(t0.Add(time.Minute))
+	own := t0.Add(3 * time.Hour)
+	if err := h.eng.PauseUntil(h.ctx, "p/own", bob, "its own reason", own); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.eng.PauseJobs(h.ctx, "p", engine.Selection{}, bob, "too soon", t0); !errors.Is(err, statemachine.ErrRefused) {
+		t.Fatalf("a bulk pause ending before now: %v, want ErrRefused", err)
+	}
+	if st := h.job("p/a").State; st != string(statemachine.Scheduled) {
+		t.Fatalf("p/a is %s after a refused bulk pause", st)
+	}
+	end := t0.Add(time.Hour + 5*time.Minute)
+	res, err := h.eng.PauseJobs(h.ctx, "p", engine.Selection{}, bob, "incident 9", end)
+	if err != nil || !slices.Equal(res.Changed, []string{"p/a", "p/b"}) || !slices.Equal(res.Unchanged, []string{"p/own"}) {
+		t.Fatalf("the bulk pause: %+v, %v; want p/a and p/b paused, p/own unchanged", res, err)
+	}
+	v, err := h.eng.View(h.ctx, "p/own")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.State.Reason.Note != "its own reason" || !v.State.PausedUntil.Equal(own) {
+		t.Errorf("p/own after the bulk pause: %q until %s; want its own reason until %s", v.State.Reason.Note, v.State.PausedUntil, own)
+	}
+	h.runUntil(t0.Add(2 * time.Hour))
+	for _, id := range []string{"p/a", "p/b"} {
+		if st := h.job(id).State; st == string(statemachine.Paused) {
+			t.Errorf("%s still PAUSED after the bulk pause's end", id)
+		}
+		if a := h.audit(id); len(a) != 2 || a[1].Action != engine.ActionPause || !a[1].Until.Equal(end) || a[0].By != engine.Itself {
+			t.Errorf("%s's audit: %+v; want the pause until %s, then its end", id, a, end)
+		}
+	}
+	if st := h.job("p/own").State; st != string(statemachine.Paused) {
+		t.Errorf("p/own is %s before its own end", st)
+	}
+}

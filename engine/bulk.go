@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/sundial-cron/sundial/access"
 	"github.com/sundial-cron/sundial/jobid"
@@ -68,12 +69,17 @@ const maxBulkFailures = 10
 
 // PauseJobs pauses the project's jobs that sel picks, each
 // in its own transaction with its own audit entry, on behalf of by, for
-// reason. A job already paused is left as it is, with its own reason, so
-// repeating a request that stopped half-way finishes it and changes
-// nothing else.
-func (e *Engine) PauseJobs(ctx context.Context, project string, sel Selection, by access.Identity, reason string) (BulkResult, error) {
+// reason, and until until if it is not zero (when the engine resumes each
+// by itself). A job already paused is left as it is, with its own reason
+// and end, so repeating a request that stopped half-way finishes it and
+// changes nothing else. An end that is not after now is refused
+// (statemachine.ErrRefused) before any job is read.
+func (e *Engine) PauseJobs(ctx context.Context, project string, sel Selection, by access.Identity, reason string, until time.Time) (BulkResult, error) {
+	if now := e.opts.Now(); !until.IsZero() && !until.After(now) {
+		return BulkResult{}, fmt.Errorf("%w: the pause would end at %s, which is not after now (%s)", statemachine.ErrRefused, until.Format(time.RFC3339), now.Format(time.RFC3339))
+	}
 	return e.bulk(ctx, project, sel, func(jobID string) (bool, error) {
-		return e.requestChanged(ctx, jobID, statemachine.PauseRequested{Note: reason}, AuditEntry{By: by, Action: ActionPause, Reason: reason})
+		return e.requestChanged(ctx, jobID, statemachine.PauseRequested{Note: reason, Until: until}, AuditEntry{By: by, Action: ActionPause, Reason: reason, Until: until})
 	})
 }
 

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/sundial-cron/sundial/engine"
 	"github.com/sundial-cron/sundial/statemachine"
@@ -37,7 +38,7 @@ func TestABulkPauseStoppedHalfWayIsFinishedByRepeatingIt(t *testing.T) {
 		ids = append(ids, fmt.Sprintf("p/j%d", i))
 		h.define(ids[i], "*/5 * * * *", statemachine.Policy{}, "rec")
 	}
-	res, err := h.eng.PauseJobs(ctx, "p", engine.Selection{}, "user:oncall@example.com", "incident 7")
+	res, err := h.eng.PauseJobs(ctx, "p", engine.Selection{}, "user:oncall@example.com", "incident 7", time.Time{})
 	if err == nil || !slices.Equal(res.Changed, ids[:1]) {
 		t.Fatalf("the stopped request: %+v, %v; want p/j0 paused and an error", res, err)
 	}
@@ -46,7 +47,7 @@ func TestABulkPauseStoppedHalfWayIsFinishedByRepeatingIt(t *testing.T) {
 			t.Errorf("%s is %s after the stop; want SCHEDULED", id, got)
 		}
 	}
-	res, err = h.eng.PauseJobs(context.Background(), "p", engine.Selection{}, "user:oncall@example.com", "incident 7")
+	res, err = h.eng.PauseJobs(context.Background(), "p", engine.Selection{}, "user:oncall@example.com", "incident 7", time.Time{})
 	if err != nil || !slices.Equal(res.Changed, ids[1:]) || !slices.Equal(res.Unchanged, ids[:1]) {
 		t.Fatalf("the repeat: %+v, %v; want the other four paused and p/j0 unchanged", res, err)
 	}
@@ -76,7 +77,7 @@ func TestABulkResumeForAReasonNoJobHasListsTheReasonsItSaw(t *testing.T) {
 			}
 		}
 	}
-	if res, err := h.eng.PauseJobs(h.ctx, "p", engine.Selection{Prefix: "j2"}, bob, "incident 8"); err != nil || len(res.Changed) != 0 {
+	if res, err := h.eng.PauseJobs(h.ctx, "p", engine.Selection{Prefix: "j2"}, bob, "incident 8", time.Time{}); err != nil || len(res.Changed) != 0 {
 		t.Errorf("a bulk pause of the job paused for migration = %+v, %v; want it unchanged", res, err)
 	}
 	res, err := h.eng.ResumeJobs(h.ctx, "p", engine.Selection{State: statemachine.Paused, PausedFor: "incident 8"}, bob)

@@ -126,15 +126,22 @@ func TestPauseUntilRequests(t *testing.T) {
 		}
 		f.step(at(hour), sm.Tick{Nonce: 2})
 	})
-	t.Run("a second pause keeps the first note and takes the new end", func(t *testing.T) {
+	t.Run("a second pause leaves the job as it is, unless it renotes it", func(t *testing.T) {
 		t.Parallel()
 		f := newFixture(t, "* * * * *", sm.Policy{})
 		f.step(t0, sm.Defined{}, tickLater(at(minute), 1))
 		f.step(t0, sm.PauseRequested{Note: "first", Until: at(hour)}, tickLater(at(hour), 2))
-		f.step(at(sec), sm.PauseRequested{Note: "second", Until: at(2 * hour)}, tickLater(at(2*hour), 3))
+		// A bulk pause's: the job keeps its note and end.
+		f.step(at(sec), sm.PauseRequested{Note: "second", Until: at(2 * hour)})
 		f.step(at(2*sec), sm.PauseRequested{Note: "third"})
-		if j := f.job(); j.Reason.Note != "first" || !j.PausedUntil.IsZero() || j.TickNonce != 0 {
-			t.Fatalf("after three pauses: %s", formatJob(*j))
+		if j := f.job(); j.Reason.Note != "first" || !j.PausedUntil.Equal(at(hour)) || j.TickNonce != 2 {
+			t.Fatalf("after pauses that do not renote: %s", formatJob(*j))
+		}
+		// One job's pause anew: its note and end replace the job's.
+		f.step(at(3*sec), sm.PauseRequested{Note: "fourth", Renote: true, Until: at(2 * hour)}, tickLater(at(2*hour), 3))
+		f.step(at(4*sec), sm.PauseRequested{Note: "fifth", Renote: true})
+		if j := f.job(); j.Reason.Note != "fifth" || !j.PausedUntil.IsZero() || j.TickNonce != 0 {
+			t.Fatalf("after pauses that renote: %s", formatJob(*j))
 		}
 	})
 	t.Run("a pause that ends before now is refused", func(t *testing.T) {

@@ -44,8 +44,9 @@ type Triggered struct{}
 
 // PauseRequested: an admin paused the job, saying why in Note, until the
 // admin resumes it or, if Until is set, until then. A job already PAUSED
-// keeps its own note, unless Renote: then Note replaces it, as someone
-// pausing one job with a new reason means.
+// keeps its own note and end, unless Renote: then Note and Until replace
+// them, as someone pausing one job anew means. A bulk pause does not
+// renote: a job paused for its own reason, until its own time, stays so.
 type PauseRequested struct {
 	Note   string
 	Renote bool

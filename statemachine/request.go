@@ -22,9 +22,9 @@ func (m *Machine) onTriggered() error {
 // reason, until a resume or the pause's end (Until), when a tick resumes
 // it. The occurrence pending a free slot is recorded as skipped rather
 // than kept for a resume that may never come; invocations under way
-// finish. A second pause keeps the first note, unless it asks to renote
-// the job, and takes the second's end; a DISABLED job cannot be paused,
-// nor can a pause end before it starts, and the refusal says why.
+// finish. A second pause keeps the first note and end, unless it asks to
+// renote the job; a DISABLED job cannot be paused, nor can a pause end
+// before it starts, and the refusal says why.
 func (m *Machine) onPauseRequested(e PauseRequested) error {
 	j := &m.Job
 	switch {
@@ -33,9 +33,10 @@ func (m *Machine) onPauseRequested(e PauseRequested) error {
 	case !e.Until.IsZero() && !e.Until.After(m.Now):
 		return fmt.Errorf("%w: the pause would end at %s, which is not after now (%s)", ErrRefused, e.Until.Format(time.RFC3339), m.Now.Format(time.RFC3339))
 	case j.State == Paused:
-		if e.Renote {
-			j.Reason.Note = e.Note
+		if !e.Renote {
+			return nil
 		}
+		j.Reason.Note = e.Note
 		if !e.Until.Equal(j.PausedUntil) {
 			m.pauseUntil(e.Until)
 		}

@@ -74,11 +74,9 @@ func (s *server) pause(r *http.Request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	var until time.Time
-	if body.Until != "" {
-		if until, err = time.Parse(time.RFC3339, body.Until); err != nil {
-			return 0, nil, badRequest("until: %q: want a time in RFC 3339 (2026-11-01T09:00:00Z)", body.Until)
-		}
+	until, err := parseUntil(body.Until)
+	if err != nil {
+		return 0, nil, err
 	}
 	o, err := s.eng.PauseJob(r.Context(), jobID, identityOf(r), reason, until)
 	if err != nil {
@@ -227,4 +225,16 @@ func notFoundJob(err error, jobID string) error {
 		return notFound("job %s not found", jobID)
 	}
 	return err
+}
+
+// parseUntil reads a pause's end, RFC 3339; "" is none (the zero time).
+func parseUntil(v string) (time.Time, error) {
+	if v == "" {
+		return time.Time{}, nil
+	}
+	until, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		return time.Time{}, badRequest("until: %q: want a time in RFC 3339 (2026-11-01T09:00:00Z)", v)
+	}
+	return until, nil
 }

@@ -23,17 +23,22 @@ type bulkAnswer struct {
 }
 
 // pauseProject pauses the project's jobs a selection picks, all with one
-// reason: for incidents.
+// reason, and until when if asked: for incidents.
 func (s *server) pauseProject(r *http.Request) (int, any, error) {
 	var body struct {
 		Reason string `json:"reason"`
 		Prefix string `json:"prefix"`
 		State  string `json:"state"`
+		Until  string `json:"until"`
 	}
 	if err := decodeBody(r, &body); err != nil {
 		return 0, nil, err
 	}
 	reason, err := checkReason(body.Reason)
+	if err != nil {
+		return 0, nil, err
+	}
+	until, err := parseUntil(body.Until)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -44,8 +49,8 @@ func (s *server) pauseProject(r *http.Request) (int, any, error) {
 	if err := s.existing(r); err != nil {
 		return 0, nil, err
 	}
-	res, err := s.eng.PauseJobs(r.Context(), r.PathValue("project"), sel, identityOf(r), reason)
-	return s.bulkDone(r, res, err, "reason", reason, "prefix", body.Prefix, "state", body.State)
+	res, err := s.eng.PauseJobs(r.Context(), r.PathValue("project"), sel, identityOf(r), reason, until)
+	return s.bulkDone(r, res, err, "reason", reason, "prefix", body.Prefix, "state", body.State, "until", body.Until)
 }
 
 // resumeProject resumes the project's paused jobs a selection picks;

@@ -95,6 +95,7 @@ func TestBulkPauseRefusesBadInputAndChangesNothing(t *testing.T) {
 		{"/api/v1/projects/shop/pause", `{"reason": "x", "state": "ASLEEP"}`},
 		{"/api/v1/projects/shop/pause", `{"reason": "x", "prefx": "a"}`},
 		{"/api/v1/projects/shop/pause", fmt.Sprintf(`{"reason": %q}`, strings.Repeat("x", 501))},
+		{"/api/v1/projects/shop/pause", `{"reason": "x", "until": "tomorrow"}`},
 		{"/api/v1/projects/shop/resume", `{"reason": "x"}`},
 	} {
 		before := h.snapshot()
@@ -103,5 +104,28 @@ func TestBulkPauseRefusesBadInputAndChangesNothing(t *testing.T) {
 			t.Errorf("%s %s: %d %s; want 400 with an error", tc.path, tc.body, a.status, a.raw)
 		}
 		h.unchanged(before, "a refused bulk request")
+	}
+}
+
+// TestABulkPauseUntilAnEnd: a bulk pause may end by itself, and says so
+// on each job it pauses; an end that is not after now is a 409 that
+// changes nothing.
+func TestABulkPauseUntilAnEnd(t *testing.T) {
+	h := newHarness(t)
+	h.define("shop/a", engine.Definition{Schedule: "* * * * *", Target: "noop"})
+	h.runUntil(t0.Add(30 * time.Second))
+	before := h.snapshot()
+	if a := h.do(req{method: "POST", path: "/api/v1/projects/shop/pause", body: `{"reason": "x", "until": "2026-03-02T09:00:00Z"}`}); a.status != 409 || a.body["error"] == nil {
+		t.Errorf("a bulk pause ending in the past: %d %s; want 409 with an error", a.status, a.raw)
+	}
+	h.unchanged(before, "a bulk pause ending in the past")
+	end := t0.Add(time.Hour).UTC().Format(time.RFC3339)
+	got := h.ok("POST", "/api/v1/projects/shop/pause", `{"reason": "maintenance", "until": "`+end+`"}`, 200)
+	if c := strs(got["changed"]); !slices.Equal(c, []string{"shop/a"}) {
+		t.Fatalf("the bulk pause changed %v", c)
+	}
+	j := h.ok("GET", "/api/v1/projects/shop/jobs/a", "", 200)
+	if j["state"] != "PAUSED" || j["paused_until"] != end {
+		t.Errorf("shop/a: %v until %v; want PAUSED until %s", j["state"], j["paused_until"], end)
 	}
 }

@@ -106,6 +106,7 @@ func TestAPIVerbsAgainstARealServer(t *testing.T) {
 				"0 resumed, 0 unchanged, 0 failed\nno job of demo is paused for \"incident 8\"; the paused jobs' reasons:\n  \"again\" (1 job)\n  \"incident 9\" (1 job)\n"},
 			{[]string{"resume", "demo", "--prefix", "on-", "--paused-for", "incident 9"}, 0, "resumed demo/on-demand\n1 resumed, 0 unchanged, 0 failed\n"},
 			{[]string{"pause", "demo", "--prefix", "tick", "--reason", "incident 9"}, 3, "0 paused, 1 unchanged, 0 failed\n"},
+			{[]string{"pause", "demo", "--all", "--reason", "incident 10", "--until", "2999-01-01T00:00:00Z"}, 0, "paused demo/on-demand\n1 paused, 1 unchanged, 0 failed\n"},
 		}
 		for _, s := range steps {
 			code, o, e := sundial(append(s.args, api...)...)
@@ -202,7 +203,7 @@ func TestAPIVerbsRefuseBadInputWithoutCalling(t *testing.T) {
 		{[]string{"resume", "demo/tick", "--all"}, "go with a PROJECT"},
 		{[]string{"pause", "demo", "--all"}, "--reason is required"},
 		{[]string{"pause", "demo/tick", "--reason", "x", "--until", "tomorrow"}, `--until "tomorrow": want a time in RFC 3339`},
-		{[]string{"pause", "demo", "--all", "--reason", "x", "--until", "2999-01-01T00:00:00Z"}, "--until goes with a PROJECT/JOB"},
+		{[]string{"pause", "demo", "--all", "--reason", "x", "--until", "next week"}, `--until "next week": want a time in RFC 3339`},
 		{[]string{"trigger", "demo/a/b"}, "want PROJECT/JOB"},
 		{[]string{"jobs", "demo/tick"}, "want a project name"},
 		{[]string{"jobs"}, "want 1 argument"},

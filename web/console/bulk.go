@@ -53,7 +53,11 @@ func (c *console) bulk(pause bool) handler {
 			if err := sel.Check(); err != nil {
 				return badRequest("%v", err)
 			}
-			res, err = c.Engine.PauseJobs(r.Context(), project, sel, v.ID, reason)
+			until, err := formUntil(r)
+			if err != nil {
+				return err
+			}
+			res, err = c.Engine.PauseJobs(r.Context(), project, sel, v.ID, reason, until)
 		} else {
 			sel.State, sel.PausedFor = statemachine.Paused, strings.TrimSpace(r.PostFormValue("paused_for"))
 			if sel.PausedFor == "" {

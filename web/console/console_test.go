@@ -635,4 +635,20 @@ func TestBulkPauseAndResumeFromTheJobsPage(t *testing.T) {
 	if st := s.view(t, "payments/reconcile").State; st.State != statemachine.Paused || st.Reason.Note != hostileReason {
 		t.Errorf("reconcile, paused for another reason, is %s for %q after the bulk resume; want PAUSED as it was", st.State, st.Reason.Note)
 	}
+
+	// A bulk pause may end by itself; a job paused already keeps its end.
+	if p := s.do(t, owner, "POST", "/projects/payments/pause", url.Values{"reason": {incident}, "until": {"next week"}}, nil); p.status != http.StatusBadRequest {
+		t.Errorf("a bulk pause until %q: %d, want 400", "next week", p.status)
+	}
+	end := s.clk.Now().Add(time.Hour).UTC().Truncate(time.Minute)
+	p = s.do(t, owner, "POST", "/projects/payments/pause", url.Values{"reason": {incident}, "until": {end.Format("2006-01-02T15:04")}}, nil)
+	if p.status != http.StatusSeeOther {
+		t.Fatalf("the bulk pause with an end: %d: %s", p.status, p.text())
+	}
+	if st := s.view(t, "payments/settle").State; st.State != statemachine.Paused || !st.PausedUntil.Equal(end) {
+		t.Errorf("settle after a bulk pause until %s: %s until %s", end, st.State, st.PausedUntil)
+	}
+	if st := s.view(t, "payments/reconcile").State; st.Reason.Note != hostileReason || !st.PausedUntil.IsZero() {
+		t.Errorf("reconcile, paused already, took the bulk pause's reason or end: %q until %s", st.Reason.Note, st.PausedUntil)
+	}
 }

@@ -20,16 +20,21 @@ func pause(c *console, r *http.Request, v viewer, jobID string) (string, error) 
 	case n > maxReason:
 		return "", badRequest("reason: %d characters; at most %d", n, maxReason)
 	}
-	var until time.Time
-	if strings.TrimSpace(r.PostFormValue("until")) != "" {
-		var err error
-		if until, err = formTime(r, "until"); err != nil {
-			return "", err
-		}
+	until, err := formUntil(r)
+	if err != nil {
+		return "", err
 	}
 	done := "paused"
 	if !until.IsZero() {
 		done += " until " + utcText(until)
 	}
 	return done, c.Engine.PauseUntil(r.Context(), jobID, v.ID, reason, until)
+}
+
+// formUntil is a pause form's end, in UTC; empty is none (the zero time).
+func formUntil(r *http.Request) (time.Time, error) {
+	if strings.TrimSpace(r.PostFormValue("until")) == "" {
+		return time.Time{}, nil
+	}
+	return formTime(r, "until")
 }
