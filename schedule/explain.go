@@ -17,7 +17,7 @@ func (s *Schedule) Explain() string {
 	case Triggered:
 		return "Never by itself; only when triggered"
 	case Interval:
-		return fmt.Sprintf("Every %s, measured from the end of the previous invocation", shortDuration(s.interval)) + s.explainBounds()
+		return fmt.Sprintf("Every %s, measured from the end of the previous invocation", ShortDuration(s.interval)) + s.explainBounds()
 	}
 	if s.fields == nil {
 		// Parse dropped them; the same expression and options give them
@@ -400,9 +400,9 @@ func ordinal(n int) string {
 	return fmt.Sprintf("%d%s", n, suffix)
 }
 
-// shortDuration formats a duration without the zero units time.Duration
-// prints: 10m rather than 10m0s.
-func shortDuration(d time.Duration) string {
+// ShortDuration writes a duration as a config or a person does, without
+// the zero units time.Duration prints: 10m rather than 10m0s, 1h30m.
+func ShortDuration(d time.Duration) string {
 	s := d.String()
 	if strings.HasSuffix(s, "m0s") {
 		s = strings.TrimSuffix(s, "0s")

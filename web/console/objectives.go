@@ -11,6 +11,7 @@ import (
 
 	"github.com/sundial-cron/sundial/engine"
 	"github.com/sundial-cron/sundial/jobid"
+	"github.com/sundial-cron/sundial/schedule"
 	"github.com/sundial-cron/sundial/slo"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store"
@@ -95,7 +96,7 @@ func sloRecord(view engine.View, inv *store.InvocationRecord) slo.Record {
 func objectiveWords(o slo.Objective) []string {
 	var out []string
 	if o.Lateness > 0 {
-		out = append(out, fmt.Sprintf("%s of scheduled launches within %s of their time", slo.Percent(o.OnTime), shortDuration(o.Lateness)))
+		out = append(out, fmt.Sprintf("%s of scheduled launches within %s of their time", slo.Percent(o.OnTime), schedule.ShortDuration(o.Lateness)))
 	}
 	if o.Success > 0 {
 		out = append(out, fmt.Sprintf("%s of ended invocations succeed", slo.Percent(o.Success)))
@@ -259,18 +260,6 @@ func (c *console) objectivesOf(w http.ResponseWriter, r *http.Request, v viewer)
 	return nil
 }
 
-// shortDuration writes a lateness as a config writes it: 30s, 5m, 1h30m.
-func shortDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
-}
-
 // objectiveConfig writes a job's objectives as its config does; "" for
 // none given.
 func objectiveConfig(o slo.Objective) string {
@@ -279,7 +268,7 @@ func objectiveConfig(o slo.Objective) string {
 	}
 	var parts []string
 	if o.Lateness > 0 {
-		parts = append(parts, "lateness: "+shortDuration(o.Lateness))
+		parts = append(parts, "lateness: "+schedule.ShortDuration(o.Lateness))
 	}
 	if o.OnTime > 0 {
 		parts = append(parts, "on_time: "+slo.Percent(o.OnTime))
