@@ -18,6 +18,22 @@ import (
 // one job it walks the job's invocations_newest.
 func (s *Store) ProjectInvocations(ctx context.Context, project string, f store.InvocationFilter, p store.Page) ([]*store.InvocationRecord, string, error) {
 	limit := p.Size()
+	q, args, err := projectQuery(project, f, p.Cursor, limit)
+	if err != nil {
+		return nil, "", err
+	}
+	invs, err := collectInvocations(s.pool.Query(ctx, q, args...))
+	if err != nil || len(invs) <= limit {
+		return invs, "", err
+	}
+	invs = invs[:limit]
+	last := invs[limit-1]
+	return invs, encodeCursor("p", strconv.FormatInt(last.Occurrence.UnixMicro(), 10)+"\x00"+last.JobID+"\x00"+last.ID), nil
+}
+
+// projectQuery is ProjectInvocations' statement for a page of limit
+// records (and one more, to tell whether a next page exists).
+func projectQuery(project string, f store.InvocationFilter, pageCursor string, limit int) (string, []any, error) {
 	var conds []string
 	var args []any
 	arg := func(v any) string {
@@ -28,17 +44,16 @@ func (s *Store) ProjectInvocations(ctx context.Context, project string, f store.
 		conds = append(conds, "occurrence >= "+arg(f.Since))
 	}
 	var cursor *projectCursor
-	if p.Cursor != "" {
-		c, err := decodeProjectCursor(p.Cursor)
+	if pageCursor != "" {
+		c, err := decodeProjectCursor(pageCursor)
 		if err != nil {
-			return nil, "", err
+			return "", nil, err
 		}
 		cursor = &c
 	}
-	var q string
 	if f.JobID != "" {
 		if jobid.Split(f.JobID).Project != project {
-			return nil, "", fmt.Errorf("postgres: job %s is not of project %s", f.JobID, project)
+			return "", nil, fmt.Errorf("postgres: job %s is not of project %s", f.JobID, project)
 		}
 		conds = append(conds, "job_id = "+arg(f.JobID))
 		if f.Class != "" {
@@ -47,32 +62,24 @@ func (s *Store) ProjectInvocations(ctx context.Context, project string, f store.
 		if cursor != nil {
 			conds = append(conds, fmt.Sprintf("(occurrence, id) < (%s, %s)", arg(cursor.occ), arg(cursor.id)))
 		}
-		q = "SELECT " + recentColumns + " FROM sundial.invocations i WHERE " + strings.Join(conds, " AND ") +
-			" ORDER BY occurrence DESC, id DESC LIMIT " + arg(limit+1)
-	} else {
-		if cursor != nil {
-			conds = append(conds, fmt.Sprintf("(occurrence, job_id, id) < (%s, %s, %s)", arg(cursor.occ), arg(cursor.jobID), arg(cursor.id)))
-		}
-		classes := store.StatusClasses
-		if f.Class != "" {
-			classes = []string{f.Class}
-		}
-		proj, lim := arg(project), arg(limit+1)
-		var parts []string
-		for _, class := range classes {
-			where := append([]string{"project = " + proj, "class = " + arg(class)}, conds...)
-			parts = append(parts, "(SELECT "+recentColumns+" FROM sundial.invocations i WHERE "+strings.Join(where, " AND ")+
-				" ORDER BY occurrence DESC, job_id DESC, id DESC LIMIT "+lim+")")
-		}
-		q = "SELECT * FROM (" + strings.Join(parts, " UNION ALL ") + ") u ORDER BY occurrence DESC, job_id DESC, id DESC LIMIT " + lim
+		return "SELECT " + recentColumns + " FROM sundial.invocations i WHERE " + strings.Join(conds, " AND ") +
+			" ORDER BY occurrence DESC, id DESC LIMIT " + arg(limit+1), args, nil
 	}
-	invs, err := collectInvocations(s.pool.Query(ctx, q, args...))
-	if err != nil || len(invs) <= limit {
-		return invs, "", err
+	if cursor != nil {
+		conds = append(conds, fmt.Sprintf("(occurrence, job_id, id) < (%s, %s, %s)", arg(cursor.occ), arg(cursor.jobID), arg(cursor.id)))
 	}
-	invs = invs[:limit]
-	last := invs[limit-1]
-	return invs, encodeCursor("p", strconv.FormatInt(last.Occurrence.UnixMicro(), 10)+"\x00"+last.JobID+"\x00"+last.ID), nil
+	classes := store.StatusClasses
+	if f.Class != "" {
+		classes = []string{f.Class}
+	}
+	proj, lim := arg(project), arg(limit+1)
+	var parts []string
+	for _, class := range classes {
+		where := append([]string{"project = " + proj, "class = " + arg(class)}, conds...)
+		parts = append(parts, "(SELECT "+recentColumns+" FROM sundial.invocations i WHERE "+strings.Join(where, " AND ")+
+			" ORDER BY occurrence DESC, job_id DESC, id DESC LIMIT "+lim+")")
+	}
+	return "SELECT * FROM (" + strings.Join(parts, " UNION ALL ") + ") u ORDER BY occurrence DESC, job_id DESC, id DESC LIMIT " + lim, args, nil
 }
 
 // projectCursor is where a page of ProjectInvocations ended.
