@@ -89,11 +89,21 @@ func (e *Engine) recordCall(ctx context.Context, jobID string, fn func(*jobTx) e
 		if err == nil || asPermanent(err) != nil || i == len(recordCallBackoff) || ctx.Err() != nil {
 			return c, err
 		}
-		select {
-		case <-ctx.Done():
+		if e.opts.Wait(ctx, recordCallBackoff[i]) != nil {
 			return c, err
-		case <-time.After(recordCallBackoff[i]):
 		}
+	}
+}
+
+// waitOnTimer is Options.Wait's default.
+func waitOnTimer(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }
 

@@ -55,6 +55,11 @@ type Options struct {
 	// Objective is the server's default objectives, for jobs whose
 	// definition sets none; the zero value sets none.
 	Objective slo.Objective
+	// Wait waits d, or until ctx ends (its error then), between the tries
+	// of a write the store failed; nil waits on a timer. A simulation on
+	// a clock of its own gives one that returns at once: its days must
+	// not wait on the wall clock.
+	Wait func(ctx context.Context, d time.Duration) error
 }
 
 // Observer is told about what committed, for metrics.
@@ -126,6 +131,9 @@ func New(st store.Store, q task.Queue, targets map[string]targets.Target, opts O
 	}
 	if opts.Config == (statemachine.Config{}) {
 		opts.Config = statemachine.DefaultConfig
+	}
+	if opts.Wait == nil {
+		opts.Wait = waitOnTimer
 	}
 	if opts.Config.MinPoll <= 0 {
 		opts.Config.MinPoll = statemachine.DefaultConfig.MinPoll

@@ -256,6 +256,9 @@ func (s *sim) build() {
 		Now:      s.clock,
 		NewNonce: func() int64 { return s.rng.Int64N(1<<62) + 1 },
 		Observer: observer{s},
+		// A failed write is tried again at once: the simulated clock
+		// moves only between the loop's steps.
+		Wait: func(context.Context, time.Duration) error { return nil },
 	})
 	s.wd = watchdog.New(s.store, watchedRepairer{s}, watchdog.Options{Now: s.clock})
 }
