@@ -78,8 +78,8 @@ func TestServeFlags(t *testing.T) {
 		{name: "the postgres shape without its database", args: []string{"--backend", "postgres"}, wantErr: "--backend postgres needs --database-url or $SUNDIAL_DATABASE_URL"},
 		{name: "the postgres shape with too few connections", args: []string{"--backend", "postgres", "--database-url", "postgres://db/sundial", "--database-max-conns", "2"}, wantErr: "--database-max-conns: want at least 4"},
 		{name: "the postgres shape", args: []string{"--backend", "postgres", "--database-url", "postgres://db/sundial", "--database-listen-url", "postgres://direct/sundial"}, check: func(t *testing.T, f server.Settings) {
-			if f.Postgres.URL != "postgres://db/sundial" || f.Postgres.ListenURL != "postgres://direct/sundial" || f.Postgres.MaxConns != 8 {
-				t.Errorf("Postgres = %+v; want the URLs given and 8 connections", f.Postgres)
+			if f.Postgres.URL != "postgres://db/sundial" || f.Postgres.ListenURL != "postgres://direct/sundial" || f.Postgres.MaxConns != postgres.DefaultMaxConns {
+				t.Errorf("Postgres = %+v; want the URLs given and the default connections", f.Postgres)
 			}
 		}},
 		{name: "a command project that no project can be", args: []string{"--command-projects", "ops,Billing"}, wantErr: `--command-projects: "Billing" is not a project id`},
