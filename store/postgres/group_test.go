@@ -20,21 +20,7 @@ import (
 func TestLocksAreTakenInKeyOrder(t *testing.T) {
 	t.Parallel()
 	s := open(t)
-	rows, err := s.pool.Query(t.Context(), "EXPLAIN (VERBOSE, COSTS OFF) "+lockQuery, []string{"a", "b"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var plan []string
-	for rows.Next() {
-		var line string
-		if err := rows.Scan(&line); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, line)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
+	plan := explain(t, s.pool, "EXPLAIN (VERBOSE, COSTS OFF) "+lockQuery, []string{"a", "b"})
 	// The node that calls the lock function must be above (before, in
 	// EXPLAIN's text) the Sort, whose own output must not call it.
 	lockAt, sortAt := -1, -1

@@ -1,10 +1,13 @@
 package postgres
 
 import (
+	"context"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/sundial-cron/sundial/store"
 )
@@ -51,26 +54,27 @@ func TestProjectInvocationsWalkAnIndexInOrder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rows, err := conn.Query(t.Context(), "EXPLAIN (COSTS OFF) "+q, args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var plan []string
-		for rows.Next() {
-			var line string
-			if err := rows.Scan(&line); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, line)
-		}
-		if err := rows.Err(); err != nil {
-			t.Fatal(err)
-		}
-		got := strings.Join(plan, "\n")
+		got := strings.Join(explain(t, conn, "EXPLAIN (COSTS OFF) "+q, args...), "\n")
 		// The classes' pages come out of their searches in order, and a
 		// Merge Append merges them as they come.
 		if strings.Count(got, "Index Scan using "+tt.index+" ") != tt.searches || strings.Contains(got, "Seq Scan") || sortNode.MatchString(got) {
 			t.Errorf("plan of %+v (cursor %v):\n%s\nwant %d searches of %s and no sort of what they find", tt.f, tt.cursor != "", got, tt.searches, tt.index)
 		}
 	}
+}
+
+// explain runs an EXPLAIN and returns its plan's lines.
+func explain(t *testing.T, q interface {
+	Query(context.Context, string, ...any) (pgx.Rows, error)
+}, sql string, args ...any) []string {
+	t.Helper()
+	rows, err := q.Query(t.Context(), sql, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plan
 }
