@@ -50,21 +50,52 @@ func scanTask(row scanner) (taskrows.Claimed, error) {
 const beatQuery = `INSERT INTO sundial.owners (owner, heartbeat) VALUES ($1, $2)
 	ON CONFLICT (owner) DO UPDATE SET heartbeat = greatest(owners.heartbeat, excluded.heartbeat)`
 
-// claimQuery claims for $5 up to $2 tasks due by $1, earliest first: the
-// free ones from the tasks_free index, and those of owners neither alive
-// ($3) nor holding a lease at $4 with a heartbeat after $6 from the
-// tasks_claimed index, each locked, skipping what another claim locked.
-// A task is held from $4 or its ETA, whichever is later, for $7. A claim
-// of any task records $5's heartbeat at $4 and forgets the owners silent
+// Orphans are found owner by owner, never task by task: an instance holds
+// thousands of tasks claimed ahead, and claims run several times a
+// second. held is the distinct owners holding tasks, read from the index
+// of claimed tasks by a loose index scan (one probe an owner, jumping to
+// the next: PostgreSQL 15 has no skip scan), ending in a NULL. They come
+// from the tasks and not from sundial.owners, where an owner forgotten
+// (ForgetOwner, or silent for OrphanAfter) has no row: its tasks are free
+// at once. suspects is those not among the owners known alive ($1), each
+// with its heartbeat, NULL if it has no row.
+const suspectsCTE = `held(owner) AS (
+		(SELECT owner FROM sundial.tasks WHERE owner IS NOT NULL ORDER BY owner LIMIT 1)
+		UNION ALL
+		SELECT (SELECT t.owner FROM sundial.tasks t WHERE t.owner > h.owner ORDER BY t.owner LIMIT 1)
+		FROM held h WHERE h.owner IS NOT NULL
+	), suspects AS (
+		SELECT h.owner, o.heartbeat FROM held h LEFT JOIN sundial.owners o ON o.owner = h.owner
+		WHERE h.owner IS NOT NULL AND h.owner <> ALL($1::text[])
+	)`
+
+// claimQuery claims for $5 up to $2 tasks due by $3, earliest first: the
+// free ones from tasks_free, and the orphans of the suspects, each owner's
+// one index range: all those due of an owner dead at $4 (no heartbeat
+// after $6, or no row) from tasks_claimed, and those of a live one whose
+// lease ended by $4 from tasks_leased (their ETA is before that end,
+// hence due). Each is locked, skipping what another claim locked. An
+// owner's part is a subquery of its own, locked there: as a plain join
+// PostgreSQL may rather read every claimed task by ETA and merge; and the
+// lock, finding a row another claim took over meanwhile (READ COMMITTED),
+// checks its new owner against this owner, not against any suspect. A
+// task is held from $4 or its ETA, whichever is later, for $7. A claim of
+// any task records $5's heartbeat at $4 and forgets the owners silent
 // since $6, as Heartbeat does, in the same statement.
-const claimQuery = `WITH free AS (
-		SELECT name, eta FROM sundial.tasks WHERE owner IS NULL AND eta <= $1 ORDER BY eta LIMIT $2 FOR UPDATE SKIP LOCKED
-	), orphaned AS (
-		SELECT name, eta FROM sundial.tasks t WHERE owner IS NOT NULL AND eta <= $1 AND owner <> ALL($3::text[])
-			AND (lease_until <= $4 OR NOT EXISTS (SELECT 1 FROM sundial.owners o WHERE o.owner = t.owner AND o.heartbeat > $6))
-		ORDER BY eta LIMIT $2 FOR UPDATE SKIP LOCKED
+const claimQuery = `WITH RECURSIVE ` + suspectsCTE + `, free AS (
+		SELECT name, eta FROM sundial.tasks WHERE owner IS NULL AND eta <= $3 ORDER BY eta LIMIT $2 FOR UPDATE SKIP LOCKED
+	), dead AS (
+		SELECT x.* FROM suspects s CROSS JOIN LATERAL (
+			SELECT t.name, t.eta FROM sundial.tasks t WHERE t.owner = s.owner AND t.eta <= $3
+			ORDER BY t.eta LIMIT $2 FOR UPDATE SKIP LOCKED) x
+		WHERE s.heartbeat IS NULL OR s.heartbeat <= $6
+	), lapsed AS (
+		SELECT x.* FROM suspects s CROSS JOIN LATERAL (
+			SELECT t.name, t.eta FROM sundial.tasks t WHERE t.owner = s.owner AND t.lease_until <= $4 AND t.eta <= $3
+			ORDER BY t.eta LIMIT $2 FOR UPDATE SKIP LOCKED) x
+		WHERE s.heartbeat > $6
 	), picked AS (
-		SELECT name FROM (SELECT * FROM free UNION ALL SELECT * FROM orphaned) c ORDER BY eta LIMIT $2
+		SELECT name FROM (SELECT * FROM free UNION ALL SELECT * FROM dead UNION ALL SELECT * FROM lapsed) c ORDER BY eta LIMIT $2
 	), claimed AS (
 		UPDATE sundial.tasks t SET owner = $5, lease_until = greatest(t.eta, $4) + $7
 		FROM picked WHERE t.name = picked.name
@@ -79,16 +110,25 @@ const claimQuery = `WITH free AS (
 	)
 	SELECT * FROM claimed`
 
-// nextDueQuery is when a task can next be claimed ($1: OrphanAfter, $2:
-// the owners known alive): the earliest free one, or a held one's ETA, or
+// nextDueQuery is when a task can next be claimed ($1: the owners known
+// alive, $2: OrphanAfter): the earliest free one, or a held one's ETA, or
 // later the end of its lease or of its owner's heartbeat, assuming the
-// owner stops now.
-const nextDueQuery = `SELECT min(at) FROM (
+// owner stops now. A task is free at greatest(eta, least(lease_until,
+// heartbeat + $2)); as every claimed task's lease ends at or after its
+// ETA (a claim holds it from its ETA or later, an adoption takes only
+// tasks already due), that is least(lease_until, greatest(eta, heartbeat
+// + $2)), whose minimum over an owner's tasks is least(their earliest
+// lease end, greatest(their earliest ETA, heartbeat + $2)): two probes an
+// owner, of tasks_leased and tasks_claimed. An owner with no row: its
+// earliest ETA.
+const nextDueQuery = `WITH RECURSIVE ` + suspectsCTE + `
+	SELECT min(at) FROM (
 		(SELECT eta AS at FROM sundial.tasks WHERE owner IS NULL ORDER BY eta LIMIT 1)
 		UNION ALL
-		SELECT greatest(t.eta, CASE WHEN o.owner IS NULL THEN t.eta ELSE least(t.lease_until, o.heartbeat + $1) END)
-		FROM sundial.tasks t LEFT JOIN sundial.owners o ON o.owner = t.owner
-		WHERE t.owner IS NOT NULL AND t.owner <> ALL($2::text[])) x`
+		SELECT CASE WHEN s.heartbeat IS NULL THEN e.eta ELSE least(l.lease_until, greatest(e.eta, s.heartbeat + $2)) END
+		FROM suspects s
+		CROSS JOIN LATERAL (SELECT t.eta FROM sundial.tasks t WHERE t.owner = s.owner ORDER BY t.eta LIMIT 1) e
+		CROSS JOIN LATERAL (SELECT t.lease_until FROM sundial.tasks t WHERE t.owner = s.owner ORDER BY t.lease_until LIMIT 1) l) x`
 
 // ClaimTasks settles c.Owner's acknowledgements, then claims, in one
 // transaction (taskrows.Rows).
@@ -127,8 +167,8 @@ func (s *Store) ClaimTasks(ctx context.Context, c taskrows.Claim) (claimed []tas
 		b.Queue("UPDATE sundial.tasks SET owner = NULL, lease_until = NULL WHERE name = ANY($1) AND owner = $2", c.Release, c.Owner)
 	}
 	if c.Max > 0 {
-		b.Queue(claimQuery, dueBy, c.Max, alive, now, c.Owner, now-int64(c.OrphanAfter), int64(c.Lease))
-		b.Queue(nextDueQuery, int64(c.OrphanAfter), alive)
+		b.Queue(claimQuery, alive, c.Max, dueBy, now, c.Owner, now-int64(c.OrphanAfter), int64(c.Lease))
+		b.Queue(nextDueQuery, alive, int64(c.OrphanAfter))
 	}
 	err = func() error {
 		br := s.pool.SendBatch(ctx, &b)
@@ -244,7 +284,7 @@ func (s *Store) NextDue(ctx context.Context, orphanAfter time.Duration, alive ..
 	if alive == nil {
 		alive = []string{}
 	}
-	return scanNextDue(s.pool.QueryRow(ctx, nextDueQuery, int64(orphanAfter), alive))
+	return scanNextDue(s.pool.QueryRow(ctx, nextDueQuery, alive, int64(orphanAfter)))
 }
 
 func scanNextDue(row pgx.Row) (time.Time, bool, error) {
