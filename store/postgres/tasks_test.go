@@ -1,0 +1,176 @@
+package postgres
+
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sundial-cron/sundial/store"
+	"github.com/sundial-cron/sundial/task"
+	"github.com/sundial-cron/sundial/task/taskrows"
+)
+
+var t0 = time.Date(2026, 3, 8, 9, 0, 0, 0, time.UTC)
+
+// planNode is what tasksRowsRead needs of a node of EXPLAIN (ANALYZE,
+// FORMAT JSON).
+type planNode struct {
+	NodeType      string     `json:"Node Type"`
+	Relation      string     `json:"Relation Name"`
+	Index         string     `json:"Index Name"`
+	IndexCond     string     `json:"Index Cond"`
+	Rows          float64    `json:"Actual Rows"`
+	Loops         float64    `json:"Actual Loops"`
+	FilterRemoved float64    `json:"Rows Removed by Filter"`
+	RecheckRemove float64    `json:"Rows Removed by Index Recheck"`
+	Plans         []planNode `json:"Plans"`
+}
+
+// byOwner is an Index Cond that bounds a scan to one owner, or jumps past
+// one (the loose scan of the held owners).
+var byOwner = regexp.MustCompile(`^\(+owner [=>] `)
+
+// tasksRowsRead walks a plan and returns the rows its scans of the
+// claimed tasks found, and those scans that are not bounded to an owner:
+// an Index Cond on something else, or none and more than the one row of
+// the loose scan's first probe.
+func tasksRowsRead(n planNode) (rows float64, unbounded []string) {
+	claimedIndex := strings.HasPrefix(n.Index, "tasks_claimed") || strings.HasPrefix(n.Index, "tasks_leased")
+	// A Bitmap Heap Scan's index is judged in its Bitmap Index Scan.
+	if claimedIndex || n.NodeType == "Seq Scan" && n.Relation == "tasks" {
+		read := (n.Rows + n.FilterRemoved + n.RecheckRemove) * n.Loops
+		rows += read
+		if n.IndexCond != "" && !byOwner.MatchString(n.IndexCond) || n.IndexCond == "" && read > 1 {
+			unbounded = append(unbounded, n.NodeType+" "+n.Index+" "+n.IndexCond)
+		}
+	}
+	for _, c := range n.Plans {
+		r, u := tasksRowsRead(c)
+		rows += r
+		unbounded = append(unbounded, u...)
+	}
+	return rows, unbounded
+}
+
+// TestOrphansAreFoundOwnerByOwner: a claim and NextDue read the claimed
+// tasks one owner at a time, each owner's by an index range bounded to
+// it, so a live owner's thousands of tasks claimed ahead are not read:
+// the rows their reads find stay near the number of owners and the
+// orphans claimed. Owner A is alive and holds 2,000 tasks due within the
+// claim's Ahead; D, silent, holds 3, which the claim takes over.
+func TestOrphansAreFoundOwnerByOwner(t *testing.T) {
+	t.Parallel()
+	s := open(t)
+	ctx := t.Context()
+	now := t0.UnixNano()
+	lease, orphan, ahead := int64(10*time.Minute), int64(30*time.Second), int64(2*time.Second)
+	// A's tasks fall due within ahead and are held Lease after their ETA;
+	// D's fell due ahead ago; the free ones fall due after ahead.
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		{`INSERT INTO sundial.tasks (name, job_id, kind, nonce, eta, invocation, attempt, owner, lease_until)
+			SELECT 'a/' || i, 'p/a', 'TickLater', i, $1::bigint + i * $2::bigint / 2000, '', 0, 'A', $1::bigint + i * $2::bigint / 2000 + $3::bigint
+			FROM generate_series(0, 1999) i`, []any{now, ahead, lease}},
+		{`INSERT INTO sundial.tasks (name, job_id, kind, nonce, eta, invocation, attempt, owner, lease_until)
+			SELECT 'd/' || i, 'p/d', 'TickLater', i, $1::bigint, '', 0, 'D', $1::bigint + $2::bigint
+			FROM generate_series(0, 2) i`, []any{now - ahead, lease}},
+		{`INSERT INTO sundial.tasks (name, job_id, kind, nonce, eta, invocation, attempt)
+			SELECT 'f/' || i, 'p/f', 'TickLater', i, $1::bigint + i * $2::bigint, '', 0
+			FROM generate_series(1, 1000) i`, []any{now + ahead, int64(time.Second)}},
+	} {
+		if _, err := s.pool.Exec(ctx, q.sql, q.args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.pool.Exec(ctx, `INSERT INTO sundial.owners VALUES ('A', $1), ('D', $2)`, now, now-2*orphan); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.pool.Exec(ctx, "ANALYZE sundial.tasks"); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	// The tables of a test are small, where PostgreSQL may rightly prefer
+	// to scan them whole: with scans made dear, a plan that still does is
+	// one the indexes cannot serve.
+	if _, err := tx.Exec(ctx, "SET LOCAL enable_seqscan = off"); err != nil {
+		t.Fatal(err)
+	}
+	const owners, orphans = 2, 3
+	for _, q := range []struct {
+		what string
+		sql  string
+		args []any
+	}{
+		{"the claim", claimQuery, []any{[]string{}, 10, now + ahead, now, "A", now - orphan, lease}},
+		{"the next-due query", nextDueQuery, []any{[]string{}, orphan}},
+	} {
+		plan := explain(t, tx, "EXPLAIN (ANALYZE, FORMAT JSON) "+q.sql, q.args...)
+		var root []struct {
+			Plan planNode `json:"Plan"`
+		}
+		if err := json.Unmarshal([]byte(strings.Join(plan, "")), &root); err != nil || len(root) != 1 {
+			t.Fatalf("%s: EXPLAIN's JSON: %v", q.what, err)
+		}
+		rows, unbounded := tasksRowsRead(root[0].Plan)
+		// A few rows an owner, and the orphans taken, where reading A's
+		// tasks would be 2,000.
+		if limit := float64(4*owners + 2*orphans); rows > limit || len(unbounded) > 0 {
+			t.Errorf("%s read %v rows of the claimed tasks (want at most %v), and these scans are not bounded to an owner: %q\n%s", q.what, rows, limit, unbounded, strings.Join(plan, "\n"))
+		}
+	}
+}
+
+// TestTasksOfAnOwnerWithoutARowAreFreeAtTheirETA: a task whose owner has
+// no row in sundial.owners (forgotten) is due at its ETA, for NextDue and
+// for a claim, whatever its lease.
+func TestTasksOfAnOwnerWithoutARowAreFreeAtTheirETA(t *testing.T) {
+	t.Parallel()
+	s := open(t)
+	ctx := t.Context()
+	tick := func(nonce int64, eta time.Time) task.Task {
+		return task.Task{Kind: task.TickLater, JobID: "p/j", Nonce: nonce, ETA: eta}
+	}
+	if _, err := s.Update(ctx, "p/j", func(tx store.Tx) error {
+		if err := tx.Enqueue(tick(1, t0)); err != nil {
+			return err
+		}
+		return tx.Enqueue(tick(2, t0.Add(time.Minute)))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	c := taskrows.Claim{Owner: "A", Now: t0, Ahead: time.Minute, Max: 10, Lease: 10 * time.Minute, OrphanAfter: time.Hour}
+	if got, _, _, err := s.ClaimTasks(ctx, c); err != nil || len(got) != 2 {
+		t.Fatalf("A claims both: %v, %v", got, err)
+	}
+	if err := s.ForgetOwner(ctx, "A"); err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []struct {
+		at   time.Time
+		name string
+		next time.Time
+	}{
+		{t0, tick(1, t0).Name(), t0.Add(time.Minute)},
+		// Then the next is the end of the lease of B's first claim.
+		{t0.Add(time.Minute), tick(2, t0).Name(), t0.Add(c.Lease)},
+	} {
+		if got, ok, err := s.NextDue(ctx, c.OrphanAfter); err != nil || !ok || !got.Equal(step.at) {
+			t.Errorf("NextDue before the claim at %v = %v, %v, %v; want the ETA of %s", step.at, got, ok, err, step.name)
+		}
+		got, next, ok, err := s.ClaimTasks(ctx, taskrows.Claim{Owner: "B", Now: step.at, Max: 10, Lease: c.Lease, OrphanAfter: c.OrphanAfter})
+		if err != nil || len(got) != 1 || got[0].Name() != step.name {
+			t.Fatalf("B's claim at %v: %v, %v; want %s", step.at, got, err, step.name)
+		}
+		if !ok || !next.Equal(step.next) {
+			t.Errorf("B's claim at %v says the next is due at %v (%v), want %v", step.at, next, ok, step.next)
+		}
+	}
+}
