@@ -1,11 +1,17 @@
 package postgres
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"regexp"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/sundial-cron/sundial/store"
 	"github.com/sundial-cron/sundial/task"
@@ -172,5 +178,83 @@ func TestTasksOfAnOwnerWithoutARowAreFreeAtTheirETA(t *testing.T) {
 		if !ok || !next.Equal(step.next) {
 			t.Errorf("B's claim at %v says the next is due at %v (%v), want %v", step.at, next, ok, step.next)
 		}
+	}
+}
+
+// TestAClaimSparesATaskAnotherTookMeanwhile: a claim that read the
+// owners before another claim took over a dead owner's task, and reaches
+// the task after that claim committed (READ COMMITTED), does not take it,
+// although in its reading the new owner is dead too. The claim is stopped
+// between the two by an advisory lock the test holds, taken as it reads
+// the suspects.
+func TestAClaimSparesATaskAnotherTookMeanwhile(t *testing.T) {
+	t.Parallel()
+	s := open(t)
+	ctx := t.Context()
+	now := t0.UnixNano()
+	lease, orphan := int64(10*time.Minute), int64(30*time.Second)
+	// D, dead, holds x, due; B, silent too, holds a task not yet due.
+	if _, err := s.pool.Exec(ctx, `INSERT INTO sundial.tasks (name, job_id, kind, nonce, eta, invocation, attempt, owner, lease_until)
+		VALUES ('x', 'p/x', 'TickLater', 1, $1::bigint, '', 0, 'D', $1::bigint + $2::bigint),
+			('b', 'p/b', 'TickLater', 1, $1::bigint + $2::bigint, '', 0, 'B', $1::bigint + 2 * $2::bigint)`, now-orphan, lease); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.pool.Exec(ctx, `INSERT INTO sundial.owners VALUES ('D', $1), ('B', $1)`, now-2*orphan); err != nil {
+		t.Fatal(err)
+	}
+	const gateKey = 3838
+	gate, err := s.pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gate.Release()
+	if _, err := gate.Exec(ctx, "SELECT pg_advisory_lock($1)", gateKey); err != nil {
+		t.Fatal(err)
+	}
+	// Should the test stop early, C's claim must not wait for ever.
+	defer gate.Exec(context.Background(), "SELECT pg_advisory_unlock_all()")
+	gated := strings.Replace(claimQuery, "SELECT h.owner, o.heartbeat FROM held h",
+		fmt.Sprintf("SELECT h.owner, o.heartbeat, pg_advisory_xact_lock_shared(%d) FROM held h", gateKey), 1)
+	if gated == claimQuery {
+		t.Fatal("claimQuery no longer reads the suspects as this test expects")
+	}
+	claimed := func(q, owner string) []string {
+		rows, err := s.pool.Query(ctx, q, []string{}, 10, now, now, owner, now-orphan, lease)
+		if err != nil {
+			t.Error(err)
+			return nil
+		}
+		got, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (taskrows.Claimed, error) { return scanTask(r) })
+		if err != nil {
+			t.Error(err)
+		}
+		names := []string{}
+		for _, c := range got {
+			names = append(names, c.JobID)
+		}
+		return names
+	}
+	byC := make(chan []string, 1)
+	go func() { byC <- claimed(gated, "C") }()
+	for waiting := 0; waiting == 0; {
+		select {
+		case got := <-byC:
+			t.Fatalf("C's claim ended (with %q) before the gate stopped it", got)
+		default:
+		}
+		if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = $1 AND NOT granted
+			AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`, gateKey).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		runtime.Gosched()
+	}
+	if got := claimed(claimQuery, "B"); !slices.Equal(got, []string{"p/x"}) {
+		t.Fatalf("B, back, claimed %q, want p/x's task", got)
+	}
+	if _, err := gate.Exec(ctx, "SELECT pg_advisory_unlock($1)", gateKey); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-byC; len(got) != 0 {
+		t.Errorf("C took %q, which B took over after C had read the owners", got)
 	}
 }
