@@ -328,6 +328,9 @@ func (s *Store) commitBatch(ctx context.Context, batch []*pending) (ts []*batchT
 	if err != nil {
 		return nil, err
 	}
+	for _, j := range loaded {
+		s.memos.attach(j)
+	}
 	ts = make([]*batchTx, len(batch))
 	errs := make([]error, len(batch))
 	r := newReads(ctx, conn, len(batch), &s.readTrips)
@@ -368,6 +371,9 @@ func (s *Store) commitBatch(ctx context.Context, batch []*pending) (ts []*batchT
 		}
 		for _, d := range t.defs {
 			s.definitions.Put(t.jobID, d.hash)
+		}
+		if t.job != nil {
+			s.memos.committed(t.job)
 		}
 		t.answered = true
 		p.done <- outcome{tasks: t.tasks}

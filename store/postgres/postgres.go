@@ -58,6 +58,7 @@ type Store struct {
 	pool        *pgxpool.Pool
 	adoption    adoptionSlot
 	definitions store.StoredDefinitions
+	memos       memos   // memos.go
 	pending     updates // group.go
 
 	updates, commits, readTrips atomic.Uint64
