@@ -333,7 +333,7 @@ func (s *Store) commitBatch(ctx context.Context, batch []*pending) (ts []*batchT
 	}
 	ts = make([]*batchTx, len(batch))
 	errs := make([]error, len(batch))
-	r := newReads(ctx, conn, len(batch), &s.readTrips)
+	r := newReads(ctx, conn, len(batch), &s.readTrips, &s.readStatements)
 	for i, p := range batch {
 		t := &batchTx{tx: tx{reads: r, jobID: p.jobID, stored: &s.definitions, loaded: loaded[p.jobID], invs: map[string]*store.InvocationRecord{}}}
 		ts[i] = t

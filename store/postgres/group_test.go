@@ -134,8 +134,8 @@ func TestUpdatesWaitingTogetherShareOneTransaction(t *testing.T) {
 }
 
 // TestTheReadsOfABatchShareRoundTrips: functions that each read one
-// invocation, then another, make two round trips between them, and each
-// reads its own.
+// invocation, then another, make two round trips between them, of one
+// statement each, and each reads its own.
 func TestTheReadsOfABatchShareRoundTrips(t *testing.T) {
 	t.Parallel()
 	s := open(t)
@@ -149,7 +149,7 @@ func TestTheReadsOfABatchShareRoundTrips(t *testing.T) {
 		}
 	}
 	release := hold(t, s)
-	before := s.Stats().ReadTrips
+	before := s.Stats()
 	var waits []func() ([]task.Task, error)
 	for i := range 50 {
 		id := fmt.Sprintf("p/job-%02d", i)
@@ -173,8 +173,12 @@ func TestTheReadsOfABatchShareRoundTrips(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := s.Stats().ReadTrips - before; got != 2 {
+	after := s.Stats()
+	if got := after.ReadTrips - before.ReadTrips; got != 2 {
 		t.Errorf("50 functions reading twice made %d round trips, want 2", got)
+	}
+	if got := after.ReadStatements - before.ReadStatements; got != 2 {
+		t.Errorf("50 functions reading an invocation twice made %d statements, want 2", got)
 	}
 }
 

@@ -61,7 +61,7 @@ type Store struct {
 	memos       memos   // memos.go
 	pending     updates // group.go
 
-	updates, commits, readTrips atomic.Uint64
+	updates, commits, readTrips, readStatements atomic.Uint64
 }
 
 // Stats are counters since Open, for the lab's benchmarks.
@@ -71,11 +71,13 @@ type Stats struct {
 	// ReadTrips counts the round trips of the reads Updates' functions
 	// made, each shared by the reads of one batch asked together.
 	ReadTrips uint64
+	// ReadStatements counts the statements of those round trips.
+	ReadStatements uint64
 }
 
 // Stats returns the store's counters.
 func (s *Store) Stats() Stats {
-	return Stats{Updates: s.updates.Load(), Commits: s.commits.Load(), ReadTrips: s.readTrips.Load()}
+	return Stats{Updates: s.updates.Load(), Commits: s.commits.Load(), ReadTrips: s.readTrips.Load(), ReadStatements: s.readStatements.Load()}
 }
 
 var (

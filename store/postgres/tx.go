@@ -117,15 +117,7 @@ func (t *tx) Invocation(id string) (*store.InvocationRecord, error) {
 	if inv, ok := t.invs[id]; ok {
 		return cloneInvocation(inv), nil
 	}
-	var inv *store.InvocationRecord
-	err := t.reads.query("SELECT "+invColumns+" FROM sundial.invocations WHERE job_id = $1 AND id = $2", []any{t.jobID, id}, func(rows pgx.Rows) error {
-		if !rows.Next() {
-			return nil
-		}
-		var err error
-		inv, err = scanInvocation(rows)
-		return err
-	})
+	inv, err := t.reads.invocation(t.jobID, id)
 	switch {
 	case err != nil:
 		return nil, t.serverFailed(fmt.Errorf("postgres: read invocation %s/%s: %w", t.jobID, id, err))
