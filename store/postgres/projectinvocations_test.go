@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sundial-cron/sundial/store"
 )
@@ -26,15 +27,7 @@ var sortNode = regexp.MustCompile(`(?m)^\s*(->\s+)?(Incremental )?Sort\s*$`)
 func TestProjectInvocationsWalkAnIndexInOrder(t *testing.T) {
 	t.Parallel()
 	s := open(t)
-	conn, err := s.pool.Acquire(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Release()
-	if _, err := conn.Exec(t.Context(), "SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_sort = off"); err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Exec(t.Context(), "RESET ALL")
+	conn := planner(t, s, "SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_sort = off")
 	since := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	cursor := encodeCursor("p", "1767225600000000\x00p/a\x00r1")
 	for _, tt := range []struct {
@@ -61,6 +54,24 @@ func TestProjectInvocationsWalkAnIndexInOrder(t *testing.T) {
 			t.Errorf("plan of %+v (cursor %v):\n%s\nwant %d searches of %s and no sort of what they find", tt.f, tt.cursor != "", got, tt.searches, tt.index)
 		}
 	}
+}
+
+// planner is a connection of s with the planner settings set, for the
+// test's EXPLAINs; the test's end resets them and releases it.
+func planner(t *testing.T, s *Store, set string) *pgxpool.Conn {
+	t.Helper()
+	conn, err := s.pool.Acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		conn.Exec(context.Background(), "RESET ALL")
+		conn.Release()
+	})
+	if _, err := conn.Exec(t.Context(), set); err != nil {
+		t.Fatal(err)
+	}
+	return conn
 }
 
 // explain runs an EXPLAIN and returns its plan's lines.
