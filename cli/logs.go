@@ -2,8 +2,11 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"strings"
 	"time"
 
@@ -45,15 +48,38 @@ func printLog(ctx context.Context, c *client.Client, path string, raw bool, stdo
 // SUCCEEDED, ExitRunFailed FAILED or ABORTED, ExitUnchanged SKIPPED. The
 // server's log keeps its head and tail and drops between them once it is
 // long: what was dropped before it was printed is said as such.
-func followLog(c *client.Client, timeout, interval time.Duration, path string, stdout, stderr io.Writer) (int, error) {
+//
+// A follower outlives a server's restart or a proxy's bad minute: a
+// request that failed on the way, or that the server answered 5xx, 408
+// or 429, is asked again, less and less often (up to maxFollowBackoff
+// apart), for patience; stderr says when the answers stop and when they
+// come back. Any other refusal (a 404, a 403) ends the follow at once.
+func followLog(c *client.Client, timeout, interval, patience time.Duration, path string, stdout, stderr io.Writer) (int, error) {
 	printed := 0 // bytes of the log's whole stream printed so far
+	var failingSince time.Time
+	wait := interval
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		var v cliInvocation
 		err := c.Do(ctx, "GET", path, nil, &v)
 		cancel()
-		if err != nil {
+		switch {
+		case err != nil && !transient(err):
 			return 0, err
+		case err != nil && failingSince.IsZero():
+			failingSince = time.Now()
+			fmt.Fprintf(stderr, "sundial logs: %v; asking again for up to %s\n", err, patience)
+		case err != nil && time.Since(failingSince) >= patience:
+			return 0, err
+		case err != nil:
+			wait = min(2*wait, max(interval, maxFollowBackoff))
+		case !failingSince.IsZero():
+			failingSince, wait = time.Time{}, interval
+			fmt.Fprintln(stderr, "sundial logs: the server answers again")
+		}
+		if err != nil {
+			time.Sleep(wait)
+			continue
 		}
 		fmt.Fprint(stdout, newInLog(v, printed))
 		printed = max(printed, v.LogWritten)
@@ -74,6 +100,32 @@ func followLog(c *client.Client, timeout, interval time.Duration, path string, s
 		}
 		time.Sleep(interval)
 	}
+}
+
+// maxFollowBackoff is the longest a follower waits between two requests
+// that failed.
+const maxFollowBackoff = 30 * time.Second
+
+// followPatience is how long a follower goes on asking a server that
+// does not answer.
+const followPatience = 5 * time.Minute
+
+// transient reports whether a request that failed with err may succeed
+// if asked again: it failed on the way (no answer, or no answer in time),
+// or the server or a proxy before it said it could not answer now. An
+// answer that is not the API's JSON is no server's bad minute.
+func transient(err error) bool {
+	var refused *client.Error
+	var syntax *json.SyntaxError
+	var mistyped *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &refused):
+		s := refused.Status
+		return s >= 500 || s == http.StatusRequestTimeout || s == http.StatusTooManyRequests
+	case errors.As(err, &syntax), errors.As(err, &mistyped):
+		return false
+	}
+	return true
 }
 
 // endStatus is the exit status of an invocation that ended with status,

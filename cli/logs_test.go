@@ -1,6 +1,17 @@
 package cli
 
-import "testing"
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sundial-cron/sundial/client"
+)
 
 // A follower prints each byte of the log's stream once: the new end of
 // the log while nothing was dropped, the new end of its tail once the
@@ -23,6 +34,94 @@ func TestNewInLogPrintsEachByteOnce(t *testing.T) {
 	} {
 		if got := newInLog(tc.v, tc.printed); got != tc.want {
 			t.Errorf("%s: %q; want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// followServer answers a follower's requests from script in turn, one
+// answer each: "drop" closes the connection unanswered, a number is that
+// status with an API error, anything else is an invocation's JSON. Past
+// the script it repeats the last answer.
+func followServer(t *testing.T, script ...string) (*client.Client, *atomic.Int32) {
+	t.Helper()
+	var asked atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		answer := script[min(int(asked.Add(1)), len(script))-1]
+		if answer == "drop" {
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+			return
+		}
+		if status, err := strconv.Atoi(answer); err == nil {
+			w.WriteHeader(status)
+			fmt.Fprintf(w, `{"error": "scripted %d"}`, status)
+			return
+		}
+		fmt.Fprint(w, answer)
+	}))
+	t.Cleanup(srv.Close)
+	c, err := client.New(srv.URL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, &asked
+}
+
+// TestAFollowerOutlivesTheServersBadMinute: logs -f asks again through
+// answers a restarting server or a proxy gives (503, a dropped
+// connection, 502, 429), prints the log once, says on stderr where the
+// answers stopped and where they came back, and ends with the invocation.
+func TestAFollowerOutlivesTheServersBadMinute(t *testing.T) {
+	running := `{"job_id": "p/j", "id": "r1", "status": "RUNNING", "log": "a\n", "log_written": 2, "log_tail": 2}`
+	done := `{"job_id": "p/j", "id": "r1", "status": "SUCCEEDED", "log": "a\nb\n", "log_written": 4, "log_tail": 4}`
+	c, asked := followServer(t, "503", "drop", running, "502", "429", done)
+	var stdout, stderr strings.Builder
+	code, err := followLog(c, time.Second, time.Millisecond, time.Minute, "/api/v1/projects/p/jobs/j/invocations/r1", &stdout, &stderr)
+	if err != nil || code != 0 {
+		t.Fatalf("followLog = %d, %v; want 0, nil (stderr %q)", code, err, stderr.String())
+	}
+	if got := stdout.String(); got != "a\nb\n" {
+		t.Errorf("printed %q, want each line of the log once", got)
+	}
+	// Two streaks of failures, each said where it begins and ends.
+	want := "sundial logs: 503 Service Unavailable: scripted 503; asking again for up to 1m0s\n" +
+		"sundial logs: the server answers again\n" +
+		"sundial logs: 502 Bad Gateway: scripted 502; asking again for up to 1m0s\n" +
+		"sundial logs: the server answers again\n" +
+		"p/j r1 ended SUCCEEDED\n"
+	if got := stderr.String(); got != want {
+		t.Errorf("stderr:\n%s\nwant:\n%s", got, want)
+	}
+	if n := asked.Load(); n != 6 {
+		t.Errorf("%d requests, want 6", n)
+	}
+}
+
+// TestAFollowerStopsAtARefusalOrAfterItsPatience: a 404 (or any refusal
+// that asking again cannot change) ends the follow at the first answer;
+// a server that keeps failing, once the follower's patience is spent.
+func TestAFollowerStopsAtARefusalOrAfterItsPatience(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		script   []string
+		patience time.Duration
+		want     string
+		requests func(int32) bool
+	}{
+		{"a 404", []string{"404"}, time.Minute, "404 Not Found", func(n int32) bool { return n == 1 }},
+		{"an answer not the API's JSON", []string{"<html>"}, time.Minute, "not the API's JSON", func(n int32) bool { return n == 1 }},
+		{"a server failing past patience", []string{"500"}, 50 * time.Millisecond, "500 Internal Server Error", func(n int32) bool { return n > 1 }},
+	} {
+		c, asked := followServer(t, tc.script...)
+		var stdout, stderr strings.Builder
+		_, err := followLog(c, time.Second, time.Millisecond, tc.patience, "/x", &stdout, &stderr)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: followLog = %v, want an error with %q", tc.name, err, tc.want)
+		}
+		if n := asked.Load(); !tc.requests(n) {
+			t.Errorf("%s: %d requests", tc.name, n)
 		}
 	}
 }
