@@ -4,13 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/sundial-cron/sundial/client"
+	"github.com/sundial-cron/sundial/schedule"
+	"github.com/sundial-cron/sundial/slo"
 )
 
 // describedRuns is how many of its newest invocations describe shows.
@@ -52,10 +56,92 @@ type cliJobDetail struct {
 // API's JSON of it with those invocations.
 func describe(ctx context.Context, c *client.Client, jobPath string, raw bool, now time.Time, stdout io.Writer) error {
 	var d cliJobDetail
-	return call(ctx, c, "GET", fmt.Sprintf("%s?limit=%d", jobPath, describedRuns), nil, raw, stdout, &d, func() { printDetail(d, now, stdout) })
+	var objectives *cliObjectives
+	if !raw {
+		var err error
+		if objectives, err = judged(ctx, c, jobPath); err != nil {
+			return err
+		}
+	}
+	return call(ctx, c, "GET", fmt.Sprintf("%s?limit=%d", jobPath, describedRuns), nil, raw, stdout, &d, func() { printDetail(d, objectives, now, stdout) })
 }
 
-func printDetail(d cliJobDetail, now time.Time, stdout io.Writer) {
+// cliObjectives is a job's objectives judged, as describe prints them.
+type cliObjectives struct {
+	ServerDefaults bool `json:"server_defaults"`
+	Window         string
+	From           time.Time
+	Records        int
+	Truncated      bool
+	Attainments    []struct {
+		Kind, Lateness string
+		Target, Ratio  float64
+		Good, Total    int
+		BudgetLeft     float64 `json:"budget_left"`
+		Met            bool
+	}
+}
+
+// judged asks for the job's objectives judged; nil for a job without.
+func judged(ctx context.Context, c *client.Client, jobPath string) (*cliObjectives, error) {
+	var o cliObjectives
+	err := c.Do(ctx, "GET", jobPath+"/objectives", nil, &o)
+	var refused *client.Error
+	if errors.As(err, &refused) && refused.Status == http.StatusNotFound {
+		// No objectives, or no such job, which the job's own request
+		// says.
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &o, nil
+}
+
+// printObjectives prints what each objective attained over its window
+// and the error budget left.
+func printObjectives(o *cliObjectives, stdout io.Writer) {
+	whose := ""
+	if o.ServerDefaults {
+		whose = ", the server's defaults"
+	}
+	window := o.Window
+	if d, err := time.ParseDuration(o.Window); err == nil {
+		window = schedule.ShortDuration(d)
+		if d%(24*time.Hour) == 0 {
+			window = fmt.Sprintf("%dd", d/(24*time.Hour))
+		}
+	}
+	judged := fmt.Sprintf("%d records", o.Records)
+	switch {
+	case o.Truncated:
+		judged = "its newest " + judged
+	case o.Records == 1:
+		judged = "1 record"
+	}
+	fmt.Fprintf(stdout, "Objectives (over %s since %s%s, %s):\n", window, o.From.UTC().Format(time.RFC3339), whose, judged)
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  OBJECTIVE\tTARGET\tATTAINED\tBUDGET LEFT")
+	for _, a := range o.Attainments {
+		what := "succeeded"
+		if a.Kind == "lateness" {
+			lateness := a.Lateness
+			if d, err := time.ParseDuration(a.Lateness); err == nil {
+				lateness = schedule.ShortDuration(d)
+			}
+			what = "on time (within " + lateness + ")"
+		}
+		attained := fmt.Sprintf("%s (%d of %d)", slo.RatioPercent(a.Ratio), a.Good, a.Total)
+		budget := slo.Percent(a.BudgetLeft)
+		if a.BudgetLeft <= 0 {
+			budget += ": spent"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", what, slo.Percent(a.Target), attained, budget)
+	}
+	tw.Flush()
+}
+
+func printDetail(d cliJobDetail, objectives *cliObjectives, now time.Time, stdout io.Writer) {
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	line := func(k, v string) { fmt.Fprintf(tw, "%s:\t%s\n", k, v) }
 	line("Job", d.ID)
@@ -118,6 +204,9 @@ func printDetail(d cliJobDetail, now time.Time, stdout io.Writer) {
 	}
 	for _, t := range d.NextFireTimes {
 		fmt.Fprintf(stdout, "  %s\n", t.UTC().Format(time.RFC3339))
+	}
+	if objectives != nil {
+		printObjectives(objectives, stdout)
 	}
 	fmt.Fprintln(stdout, "Last runs, newest first:")
 	if len(d.Invocations) == 0 {

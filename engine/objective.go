@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"context"
 	"time"
 
+	"github.com/sundial-cron/sundial/jobid"
 	"github.com/sundial-cron/sundial/slo"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store"
@@ -58,4 +60,62 @@ func tell(o ObjectiveObserver, jobID string, kind slo.Kind, target float64, j sl
 // the server's defaults when its config says nothing of them.
 func (e *Engine) Objective(def *Definition) slo.Objective {
 	return def.Objective.Fill(e.opts.Objective)
+}
+
+// JudgeCap bounds the records read to judge one job's objectives:
+// retention keeps 1,000 of each kind by default, and a job that keeps
+// more is judged on its newest (Judged.Truncated).
+const JudgeCap = 10_000
+
+// Judged is a job's objectives judged from the history the store keeps.
+type Judged struct {
+	slo.Report
+	// Defaults: the job's config says nothing of objectives, and these
+	// are the server's.
+	Defaults  bool
+	Records   int  // the records judged
+	Truncated bool // the window holds more than JudgeCap records: the newest were judged
+}
+
+// Judge reads the job's history over its objectives' window, newest
+// first, and judges it (slo.Evaluate); ok is false for a job without
+// objectives. The console and the API show what it says.
+func (e *Engine) Judge(ctx context.Context, view View, now time.Time) (j Judged, ok bool, err error) {
+	o := e.Objective(&view.Definition)
+	if !o.Set() {
+		return Judged{}, false, nil
+	}
+	var recs []slo.Record
+	f := store.InvocationFilter{JobID: view.Job.ID, Since: now.Add(-o.Window)}
+	for pg := (store.Page{Limit: store.MaxLimit}); ; {
+		invs, next, err := e.store.ProjectInvocations(ctx, jobid.Split(view.Job.ID).Project, f, pg)
+		if err != nil {
+			return Judged{}, false, err
+		}
+		for _, inv := range invs {
+			recs = append(recs, sloRecord(view, inv))
+		}
+		if next == "" || len(invs) == 0 {
+			break
+		}
+		if len(recs) >= JudgeCap {
+			j.Truncated = true
+			break
+		}
+		pg.Cursor = next
+	}
+	j.Report = slo.Evaluate(o, recs, now)
+	j.Defaults = view.Definition.Objective == (slo.Objective{})
+	j.Records = len(recs)
+	return j, true, nil
+}
+
+// sloRecord is what an invocation record tells the objectives. It is due
+// at its occurrence plus the job's jitter, which is no lateness.
+func sloRecord(view View, inv *store.InvocationRecord) slo.Record {
+	return slo.Record{
+		Due:     inv.Occurrence.Add(statemachine.Jitter(view.Job.ID, inv.Occurrence, view.Definition.Policy.Jitter)),
+		Started: inv.Started, Attempt: inv.Attempt, Ended: inv.Ended,
+		Status: inv.Status, Reason: inv.Reason, Count: inv.Count, Manual: inv.Manual, Backfill: inv.Backfill,
+	}
 }

@@ -109,6 +109,12 @@ func Percent(f float64) string {
 	return strconv.FormatFloat(math.Round(f*1e6)/1e4, 'f', -1, 64) + "%"
 }
 
+// RatioPercent writes an attained ratio as a percentage to two places,
+// never rounding a miss up to 100%.
+func RatioPercent(r float64) string {
+	return strconv.FormatFloat(math.Floor(r*10000)/100, 'f', -1, 64) + "%"
+}
+
 // ParseWindow reads a window in days ("7d") or as a Go duration ("36h").
 func ParseWindow(s string) (time.Duration, error) {
 	if days, ok := strings.CutSuffix(s, "d"); ok {

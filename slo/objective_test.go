@@ -75,3 +75,13 @@ func TestCheck(t *testing.T) {
 		t.Errorf("%+v: %v", both, err)
 	}
 }
+
+// An attained ratio is written to two places and never rounded up: a
+// miss by a hair is no 100%.
+func TestRatioPercentNeverRoundsAMissUp(t *testing.T) {
+	for in, want := range map[float64]string{1: "100%", 0: "0%", 0.99999: "99.99%", 2.0 / 3: "66.66%", 0.5: "50%", 0.9995: "99.95%"} {
+		if got := RatioPercent(in); got != want {
+			t.Errorf("RatioPercent(%v) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,6 +1,9 @@
 package web
 
 import (
+	"net/http"
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sundial-cron/sundial/jobid"
@@ -63,4 +66,60 @@ func (m *Metrics) names() bool {
 	m.troubles.mu.Lock()
 	defer m.troubles.mu.Unlock()
 	return m.troubles.src.Names
+}
+
+// objectivesJSON is a job's objectives judged over their window from the
+// history the store keeps (engine.Judge).
+type objectivesJSON struct {
+	// ServerDefaults: the job's config says nothing of objectives, and
+	// these are the server's (serve --slo-*).
+	ServerDefaults bool      `json:"server_defaults"`
+	Window         string    `json:"window"`
+	From           time.Time `json:"from"`
+	Records        int       `json:"records"`
+	// Truncated: the window holds more records than are judged
+	// (engine.JudgeCap); the newest were.
+	Truncated   bool             `json:"truncated,omitempty"`
+	Attainments []attainmentJSON `json:"attainments"`
+}
+
+// attainmentJSON is one objective over the window.
+type attainmentJSON struct {
+	Kind string `json:"kind"` // lateness or success
+	// Lateness is how late a first launch of a scheduled occurrence may
+	// be and still count as on time (kind lateness).
+	Lateness string  `json:"lateness,omitempty"`
+	Target   float64 `json:"target"` // the fraction of good events promised
+	Good     int     `json:"good"`
+	Total    int     `json:"total"`
+	Ratio    float64 `json:"ratio"` // good over total, 1 with none
+	// BudgetLeft is the fraction of the error budget left: 1 with no bad
+	// event, 0 when the bad events are exactly the budget, below 0 past it.
+	BudgetLeft float64 `json:"budget_left"`
+	Met        bool    `json:"met"`
+}
+
+// getObjectives judges a job's objectives; 404 for a job without any.
+func (s *server) getObjectives(r *http.Request) (int, any, error) {
+	jobID := jobIDOf(r)
+	v, err := s.view(r, jobID)
+	if err != nil {
+		return 0, nil, err
+	}
+	j, ok, err := s.eng.Judge(r.Context(), v, s.now())
+	switch {
+	case err != nil:
+		return 0, nil, err
+	case !ok:
+		return 0, nil, notFound("job %s has no objectives: its config sets none (slo:) and the server has no defaults (serve --slo-*)", jobID)
+	}
+	out := objectivesJSON{ServerDefaults: j.Defaults, Window: j.Objective.Window.String(), From: j.From.UTC(), Records: j.Records, Truncated: j.Truncated, Attainments: []attainmentJSON{}}
+	for _, a := range j.Attainments {
+		aj := attainmentJSON{Kind: string(a.Kind), Target: a.Target, Good: a.Good, Total: a.Total, Ratio: a.Ratio(), BudgetLeft: a.Budget(), Met: a.Met()}
+		if a.Kind == slo.KindLateness {
+			aj.Lateness = j.Objective.Lateness.String()
+		}
+		out.Attainments = append(out.Attainments, aj)
+	}
+	return http.StatusOK, out, nil
 }

@@ -40,6 +40,7 @@ func (s *server) routes() []route {
 		{method: "GET", path: prefix + "/projects", perm: access.Read, handle: s.listProjects},
 		{method: "GET", path: prefix + "/projects/{project}/jobs", perm: access.Read, query: paging, handle: s.listJobs},
 		{method: "GET", path: jobPath, perm: access.Read, query: paging, handle: s.getJob},
+		{method: "GET", path: jobPath + "/objectives", perm: access.Read, handle: s.getObjectives},
 		{method: "GET", path: invocation, perm: access.Read, handle: s.getInvocation},
 		{method: "GET", path: prefix + "/projects/{project}/invocations", perm: access.Read, query: listing, handle: s.listInvocations},
 		{method: "GET", path: jobPath + "/invocations", perm: access.Read, query: listing, handle: s.listInvocations},

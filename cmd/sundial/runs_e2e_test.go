@@ -31,6 +31,7 @@ func TestRunsLogsAndDescribeAgainstARealServer(t *testing.T) {
   - id: ok
     schedule: triggered
     command: {argv: [sh, -c, "echo hello from ok"]}
+    slo: {success: 99%%}
   - id: fails
     schedule: triggered
     command: {argv: [sh, -c, "echo boom; exit 3"]}
@@ -153,9 +154,13 @@ func TestRunsLogsAndDescribeAgainstARealServer(t *testing.T) {
 		if n := strings.Count(o, "-01-01T00:00:00Z"); n != 5 {
 			t.Errorf("describe billing/yearly shows %d fire times; want 5:\n%s", n, o)
 		}
+		if strings.Contains(o, "Objectives") {
+			t.Errorf("describe billing/yearly, which has no objectives, shows some:\n%s", o)
+		}
 		expect(0, "pause", "ops/ok", "--reason", "disk full")
 		o, _ = expect(0, "describe", "ops/ok")
-		for _, want := range []string{"PAUSED: disk full (by serviceAccount:admin-token@sundial.invalid at ", "Next fire times:\n  none: it runs when triggered\n", "manual-1", "SUCCEEDED"} {
+		for _, want := range []string{"PAUSED: disk full (by serviceAccount:admin-token@sundial.invalid at ", "Next fire times:\n  none: it runs when triggered\n", "manual-1", "SUCCEEDED",
+			"Objectives (over 7d since ", ", 1 record):\n", "  succeeded  99%     100% (1 of 1)  100%\n"} {
 			if !strings.Contains(o, want) {
 				t.Errorf("describe ops/ok lacks %q:\n%s", want, o)
 			}

@@ -10,17 +10,10 @@ import (
 	"time"
 
 	"github.com/sundial-cron/sundial/engine"
-	"github.com/sundial-cron/sundial/jobid"
 	"github.com/sundial-cron/sundial/schedule"
 	"github.com/sundial-cron/sundial/slo"
 	"github.com/sundial-cron/sundial/statemachine"
-	"github.com/sundial-cron/sundial/store"
 )
-
-// objectiveCap bounds the records read to judge one job's objectives:
-// retention keeps 1,000 of each kind by default, and a job that keeps
-// more is judged on its newest, which the page says.
-const objectiveCap = 10_000
 
 // objectives is a job's objectives judged from the history the store
 // keeps (slo.Evaluate).
@@ -30,7 +23,7 @@ type objectives struct {
 	Window    string
 	From      time.Time
 	Records   int  // the records judged
-	Truncated bool // the window holds more than objectiveCap records: the newest judged
+	Truncated bool // the window holds more than engine.JudgeCap records: the newest judged
 	Kinds     []attainment
 }
 
@@ -46,51 +39,19 @@ type attainment struct {
 	Met         bool    // the ratio reaches the target
 }
 
-// judgeJob reads the job's history over its objectives' window and judges
-// it; nil for a job without objectives.
+// judgeJob is the job's objectives judged (engine.Judge), as a page
+// shows them; nil for a job without objectives.
 func (c *console) judgeJob(ctx context.Context, view engine.View, now time.Time) (*objectives, error) {
-	o := c.Engine.Objective(&view.Definition)
-	if !o.Set() {
-		return nil, nil
+	j, ok, err := c.Engine.Judge(ctx, view, now)
+	if !ok || err != nil {
+		return nil, err
 	}
-	from := now.Add(-o.Window)
-	var recs []slo.Record
-	truncated := false
-	f := store.InvocationFilter{JobID: view.Job.ID, Since: from}
-	for pg := (store.Page{Limit: store.MaxLimit}); ; {
-		invs, next, err := c.Store.ProjectInvocations(ctx, jobid.Split(view.Job.ID).Project, f, pg)
-		if err != nil {
-			return nil, err
-		}
-		for _, inv := range invs {
-			recs = append(recs, sloRecord(view, inv))
-		}
-		if next == "" || len(invs) == 0 {
-			break
-		}
-		if len(recs) >= objectiveCap {
-			truncated = true
-			break
-		}
-		pg.Cursor = next
-	}
-	rep := slo.Evaluate(o, recs, now)
-	out := &objectives{Words: objectiveWords(o), Server: view.Definition.Objective == (slo.Objective{}),
-		Window: windowWords(o.Window), From: rep.From, Records: len(recs), Truncated: truncated}
-	for _, a := range rep.Attainments {
+	out := &objectives{Words: objectiveWords(j.Objective), Server: j.Defaults,
+		Window: windowWords(j.Objective.Window), From: j.From, Records: j.Records, Truncated: j.Truncated}
+	for _, a := range j.Attainments {
 		out.Kinds = append(out.Kinds, showAttainment(a))
 	}
 	return out, nil
-}
-
-// sloRecord is what an invocation record tells the objectives. It is due
-// at its occurrence plus the job's jitter, which is no lateness.
-func sloRecord(view engine.View, inv *store.InvocationRecord) slo.Record {
-	return slo.Record{
-		Due:     inv.Occurrence.Add(statemachine.Jitter(view.Job.ID, inv.Occurrence, view.Definition.Policy.Jitter)),
-		Started: inv.Started, Attempt: inv.Attempt, Ended: inv.Ended,
-		Status: inv.Status, Reason: inv.Reason, Count: inv.Count, Manual: inv.Manual, Backfill: inv.Backfill,
-	}
 }
 
 func objectiveWords(o slo.Objective) []string {
@@ -117,17 +78,10 @@ func showAttainment(a slo.Attainment) attainment {
 	out := attainment{Kind: string(a.Kind), Name: kindNames[a.Kind], Target: slo.Percent(a.Target), Good: a.Good, Total: a.Total, Met: a.Met()}
 	out.Ratio = "—"
 	if a.Total > 0 {
-		out.Ratio = ratioWords(a.Ratio())
+		out.Ratio = slo.RatioPercent(a.Ratio())
 	}
 	out.Budget, out.Left, out.Class = budgetWords(a.Budget())
 	return out
-}
-
-// ratioWords writes a ratio as a percentage to two places, never
-// rounding a miss up to 100%.
-func ratioWords(r float64) string {
-	p := math.Floor(r*10000) / 100
-	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", p), "0"), ".") + "%"
 }
 
 // budgetWords says how much of an error budget is left: its words, the
