@@ -43,7 +43,7 @@ func main() {
 
 const usage = `usage:
   sundial serve [flags]
-  sundial validate [--calendars PATH] DIR_OR_FILE...
+  sundial validate [--calendars PATH] [--json] DIR_OR_FILE...
 ` + cli.ScheduleUsage + cli.DiffUsage + `  sundial backup [--db PATH] FILE
   sundial migrate [--database-url URL] [--dry-run]
   sundial setup-gcp [--gcp-project P] [--location L] [--queue Q] [--public-url URL] [--invoker SA] [--dry-run]

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -26,6 +27,7 @@ func runValidate(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("sundial validate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	calendars := fs.String("calendars", "", "the server's shared calendars (serve --calendars): a directory of .ics files or a YAML file")
+	asJSON := fs.Bool("json", false, "print the result as JSON on stdout (each error with its file, line and field), for a config repo's CI to annotate; the exit status is the same")
 	var paths []string
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -78,31 +80,78 @@ func runValidate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sundial validate: %v\n", err)
 		return 1
 	}
-	invalid, errs, jobs := 0, 0, 0
+	kinds := slices.Sorted(maps.Keys(tgts))
+	res := validation{Files: len(files), Errors: []validationError{}, TargetKinds: kinds}
 	for _, f := range files {
 		err := f.Err
 		if err == nil {
 			var p *config.Project
 			if p, err = config.ParseWith(f.Path, f.Data, tgts, config.Calendars{ICS: f.ICS, Shared: shared}); err == nil {
-				jobs += len(p.Jobs)
+				res.Jobs += len(p.Jobs)
 				continue
 			}
 		}
-		invalid++
-		var es config.Errors
-		if errors.As(err, &es) {
-			errs += len(es)
-		} else {
-			errs++
+		res.Invalid++
+		res.Errors = append(res.Errors, errorsOf(f.Path, err)...)
+		if !*asJSON {
+			fmt.Fprintln(stderr, err)
 		}
-		fmt.Fprintln(stderr, err)
 	}
-	if invalid > 0 {
-		fmt.Fprintf(stderr, "%d of %s invalid, %s (target kinds known: %s)\n", invalid, count(len(files), "config file"), count(errs, "error"), strings.Join(slices.Sorted(maps.Keys(tgts)), ", "))
+	res.Valid = res.Invalid == 0
+	switch {
+	case *asJSON:
+		out, err := json.MarshalIndent(res, "", "  ")
+		if err != nil {
+			fmt.Fprintf(stderr, "sundial validate: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "%s\n", out)
+	case res.Valid:
+		fmt.Fprintf(stdout, "%s, %s: valid\n", count(len(files), "config file"), count(res.Jobs, "job"))
+	default:
+		fmt.Fprintf(stderr, "%d of %s invalid, %s (target kinds known: %s)\n", res.Invalid, count(len(files), "config file"), count(len(res.Errors), "error"), strings.Join(kinds, ", "))
+	}
+	if !res.Valid {
 		return 1
 	}
-	fmt.Fprintf(stdout, "%s, %s: valid\n", count(len(files), "config file"), count(jobs, "job"))
 	return 0
+}
+
+// validation is what validate found, as --json prints it.
+type validation struct {
+	Valid       bool              `json:"valid"`
+	Files       int               `json:"files"`
+	Invalid     int               `json:"invalid_files"`
+	Jobs        int               `json:"jobs"` // of the valid files
+	Errors      []validationError `json:"errors"`
+	TargetKinds []string          `json:"target_kinds"`
+}
+
+// validationError is one config.Error: where, and what.
+type validationError struct {
+	File    string `json:"file"`
+	Line    int    `json:"line,omitempty"`
+	Field   string `json:"field,omitempty"`
+	Message string `json:"message"`
+}
+
+// errorsOf is every error err holds of the file at path: each
+// config.Error with its line and field, or the whole error as the file's.
+func errorsOf(path string, err error) []validationError {
+	var es config.Errors
+	var e *config.Error
+	switch {
+	case errors.As(err, &es):
+	case errors.As(err, &e):
+		es = config.Errors{e}
+	default:
+		return []validationError{{File: path, Message: err.Error()}}
+	}
+	out := make([]validationError, len(es))
+	for i, e := range es {
+		out[i] = validationError{File: e.File, Line: e.Line, Field: e.Field, Message: e.Msg}
+	}
+	return out
 }
 
 // count says how many of a thing there are, in English.

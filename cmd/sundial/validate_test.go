@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,5 +64,35 @@ func TestValidate(t *testing.T) {
 				rest = rest[i+len(w):]
 			}
 		})
+	}
+
+	// --json: the same findings on stdout, each error with its file,
+	// line and field, for a config repo's CI to annotate; the same exit
+	// status.
+	type found struct {
+		Valid   bool
+		Files   int
+		Invalid int `json:"invalid_files"`
+		Jobs    int
+		Errors  []struct {
+			File, Field, Message string
+			Line                 int
+		}
+	}
+	out, errOut, status := runCLI("validate", "--json", filepath.Join(dir, "bad"))
+	var v found
+	if err := json.Unmarshal([]byte(out), &v); err != nil || status != 1 || errOut != "" {
+		t.Fatalf("validate --json of the bad directory: status %d, stdout %q (%v), stderr %q; want 1, a JSON report, nothing", status, out, err, errOut)
+	}
+	if v.Valid || v.Files != 4 || v.Invalid != 3 || len(v.Errors) != 4 {
+		t.Errorf("validate --json of the bad directory: %+v; want invalid, 3 of 4 files, 4 errors", v)
+	}
+	if e := v.Errors[0]; e.File != bad || e.Line != 3 || e.Field != "jobs[0].schedule" || e.Message == "" {
+		t.Errorf("its first error %+v; want %s, line 3, jobs[0].schedule, with a message", e, bad)
+	}
+	out, _, status = runCLI("validate", "--json", filepath.Join(dir, "good"))
+	v = found{}
+	if err := json.Unmarshal([]byte(out), &v); err != nil || status != 0 || !v.Valid || v.Files != 3 || v.Jobs != 4 || v.Errors == nil || len(v.Errors) != 0 {
+		t.Errorf("validate --json of the good directory: status %d, %+v (%v); want 0, valid, 3 files, 4 jobs, errors []", status, v, err)
 	}
 }
