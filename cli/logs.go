@@ -42,43 +42,54 @@ func printLog(ctx context.Context, c *client.Client, path string, raw bool, stdo
 	})
 }
 
-// followLog prints an invocation's log as it grows, asking the server
-// every interval (each request bounded by timeout), until the invocation
-// ends; then a line on stderr says how, and the exit status too: 0
-// SUCCEEDED, ExitRunFailed FAILED or ABORTED, ExitUnchanged SKIPPED. The
-// server's log keeps its head and tail and drops between them once it is
-// long: what was dropped before it was printed is said as such.
+// follower follows an invocation's log for logs -f.
+type follower struct {
+	c *client.Client
+	// timeout bounds each request; interval is how often it asks while
+	// the server answers; patience how long it goes on asking one that
+	// does not.
+	timeout, interval, patience time.Duration
+	now                         func() time.Time
+	sleep                       func(time.Duration)
+}
+
+// follow prints an invocation's log as it grows, asking the server every
+// interval, until the invocation ends; then a line on stderr says how,
+// and the exit status too: 0 SUCCEEDED, ExitRunFailed FAILED or ABORTED,
+// ExitUnchanged SKIPPED. The server's log keeps its head and tail and
+// drops between them once it is long: what was dropped before it was
+// printed is said as such.
 //
 // A follower outlives a server's restart or a proxy's bad minute: a
 // request that failed on the way, or that the server answered 5xx, 408
 // or 429, is asked again, less and less often (up to maxFollowBackoff
 // apart), for patience; stderr says when the answers stop and when they
 // come back. Any other refusal (a 404, a 403) ends the follow at once.
-func followLog(c *client.Client, timeout, interval, patience time.Duration, path string, stdout, stderr io.Writer) (int, error) {
+func (f follower) follow(path string, stdout, stderr io.Writer) (int, error) {
 	printed := 0 // bytes of the log's whole stream printed so far
 	var failingSince time.Time
-	wait := interval
+	wait := f.interval
 	for {
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		ctx, cancel := context.WithTimeout(context.Background(), f.timeout)
 		var v cliInvocation
-		err := c.Do(ctx, "GET", path, nil, &v)
+		err := f.c.Do(ctx, "GET", path, nil, &v)
 		cancel()
 		switch {
 		case err != nil && !transient(err):
 			return 0, err
 		case err != nil && failingSince.IsZero():
-			failingSince = time.Now()
-			fmt.Fprintf(stderr, "sundial logs: %v; asking again for up to %s\n", err, patience)
-		case err != nil && time.Since(failingSince) >= patience:
+			failingSince = f.now()
+			fmt.Fprintf(stderr, "sundial logs: %v; asking again for up to %s\n", err, f.patience)
+		case err != nil && f.now().Sub(failingSince) >= f.patience:
 			return 0, err
 		case err != nil:
-			wait = min(2*wait, max(interval, maxFollowBackoff))
+			wait = min(2*wait, max(f.interval, maxFollowBackoff))
 		case !failingSince.IsZero():
-			failingSince, wait = time.Time{}, interval
+			failingSince, wait = time.Time{}, f.interval
 			fmt.Fprintln(stderr, "sundial logs: the server answers again")
 		}
 		if err != nil {
-			time.Sleep(wait)
+			f.sleep(wait)
 			continue
 		}
 		fmt.Fprint(stdout, newInLog(v, printed))
@@ -98,7 +109,7 @@ func followLog(c *client.Client, timeout, interval, patience time.Duration, path
 			fmt.Fprintf(stderr, "%s %s ended %s\n", v.JobID, v.ID, what)
 			return code, nil
 		}
-		time.Sleep(interval)
+		f.sleep(f.interval)
 	}
 }
 

@@ -69,6 +69,14 @@ func followServer(t *testing.T, script ...string) (*client.Client, *atomic.Int32
 	return c, &asked
 }
 
+// fakeFollower follows through c on a clock of its own, which its
+// sleeps move: no test waits on the wall clock.
+func fakeFollower(c *client.Client, patience time.Duration) follower {
+	clock := time.Date(2026, 3, 8, 9, 0, 0, 0, time.UTC)
+	return follower{c: c, timeout: time.Second, interval: time.Second, patience: patience,
+		now: func() time.Time { return clock }, sleep: func(d time.Duration) { clock = clock.Add(d) }}
+}
+
 // TestAFollowerOutlivesTheServersBadMinute: logs -f asks again through
 // answers a restarting server or a proxy gives (503, a dropped
 // connection, 502, 429), prints the log once, says on stderr where the
@@ -78,7 +86,8 @@ func TestAFollowerOutlivesTheServersBadMinute(t *testing.T) {
 	done := `{"job_id": "p/j", "id": "r1", "status": "SUCCEEDED", "log": "a\nb\n", "log_written": 4, "log_tail": 4}`
 	c, asked := followServer(t, "503", "drop", running, "502", "429", done)
 	var stdout, stderr strings.Builder
-	code, err := followLog(c, time.Second, time.Millisecond, time.Minute, "/api/v1/projects/p/jobs/j/invocations/r1", &stdout, &stderr)
+	f := fakeFollower(c, time.Minute)
+	code, err := f.follow("/api/v1/projects/p/jobs/j/invocations/r1", &stdout, &stderr)
 	if err != nil || code != 0 {
 		t.Fatalf("followLog = %d, %v; want 0, nil (stderr %q)", code, err, stderr.String())
 	}
@@ -101,27 +110,33 @@ func TestAFollowerOutlivesTheServersBadMinute(t *testing.T) {
 
 // TestAFollowerStopsAtARefusalOrAfterItsPatience: a 404 (or any refusal
 // that asking again cannot change) ends the follow at the first answer;
-// a server that keeps failing, once the follower's patience is spent.
+// a server that keeps failing, once the follower's patience is spent,
+// having asked less and less often: 1, 2, 4, ... 30 s apart.
 func TestAFollowerStopsAtARefusalOrAfterItsPatience(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		script   []string
 		patience time.Duration
 		want     string
-		requests func(int32) bool
+		requests int32
 	}{
-		{"a 404", []string{"404"}, time.Minute, "404 Not Found", func(n int32) bool { return n == 1 }},
-		{"an answer not the API's JSON", []string{"<html>"}, time.Minute, "not the API's JSON", func(n int32) bool { return n == 1 }},
-		{"a server failing past patience", []string{"500"}, 50 * time.Millisecond, "500 Internal Server Error", func(n int32) bool { return n > 1 }},
+		{"a 404", []string{"404"}, time.Minute, "404 Not Found", 1},
+		{"an answer not the API's JSON", []string{"<html>"}, time.Minute, "not the API's JSON", 1},
+		// Asked at 0, then 1, 3, 7, 15, 31, 61 (past the patience) s.
+		{"a server failing past patience", []string{"500"}, time.Minute, "500 Internal Server Error", 7},
+		// Waits of 1, 2, 4, 8, 16, 30, 30, ...: asked at 0, 1, 3, 7, 15,
+		// 31, 61, 91, 121, 151, 181.
+		{"a server failing for longer", []string{"503"}, 3 * time.Minute, "503 Service Unavailable", 11},
 	} {
 		c, asked := followServer(t, tc.script...)
 		var stdout, stderr strings.Builder
-		_, err := followLog(c, time.Second, time.Millisecond, tc.patience, "/x", &stdout, &stderr)
+		f := fakeFollower(c, tc.patience)
+		_, err := f.follow("/x", &stdout, &stderr)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: followLog = %v, want an error with %q", tc.name, err, tc.want)
+			t.Errorf("%s: follow = %v, want an error with %q", tc.name, err, tc.want)
 		}
-		if n := asked.Load(); !tc.requests(n) {
-			t.Errorf("%s: %d requests", tc.name, n)
+		if n := asked.Load(); n != tc.requests {
+			t.Errorf("%s: %d requests, want %d", tc.name, n, tc.requests)
 		}
 	}
 }

@@ -246,7 +246,7 @@ func Run(verb string, args []string, stdout, stderr io.Writer, now func() time.T
 	code := 0
 	switch {
 	case verb == "logs" && follow.on:
-		code, err = followLog(c, f.timeout, follow.every, followPatience, jobPath+"/invocations/"+url.PathEscape(invocation), stdout, stderr)
+		code, err = follower{c: c, timeout: f.timeout, interval: follow.every, patience: followPatience, now: now, sleep: time.Sleep}.follow(jobPath+"/invocations/"+url.PathEscape(invocation), stdout, stderr)
 	case verb == "logs":
 		err = printLog(ctx, c, jobPath+"/invocations/"+url.PathEscape(invocation), raw, stdout)
 	case verb == "runs":

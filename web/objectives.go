@@ -106,7 +106,7 @@ func (s *server) getObjectives(r *http.Request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	j, ok, err := s.eng.Judge(r.Context(), v, s.now())
+	j, ok, err := s.eng.Judge(r.Context(), v, s.eng.Now())
 	switch {
 	case err != nil:
 		return 0, nil, err

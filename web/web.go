@@ -82,8 +82,6 @@ type server struct {
 
 	reimportFn    func(context.Context) (Refused, error)
 	webhookSecret []byte
-	// now judges objectives' windows: Options.Now, or the wall clock.
-	now func() time.Time
 }
 
 // New returns the handler of /api/v1/..., /healthz, /readyz and, with
@@ -100,10 +98,6 @@ func New(opts Options) http.Handler {
 		authn: opts.Authenticators, roles: opts.Roles, csrf: http.NewCrossOriginProtection(),
 		grants:     &grantsCache{eng: opts.Engine, now: opts.Now, ttl: opts.GrantsTTL},
 		reimportFn: opts.Reimport, webhookSecret: opts.WebhookSecret,
-		now: opts.Now,
-	}
-	if s.now == nil {
-		s.now = time.Now
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
