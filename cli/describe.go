@@ -107,10 +107,7 @@ func printObjectives(o *cliObjectives, stdout io.Writer) {
 	}
 	window := o.Window
 	if d, err := time.ParseDuration(o.Window); err == nil {
-		window = schedule.ShortDuration(d)
-		if d%(24*time.Hour) == 0 {
-			window = fmt.Sprintf("%dd", d/(24*time.Hour))
-		}
+		window = slo.FormatWindow(d)
 	}
 	judged := fmt.Sprintf("%d records", o.Records)
 	switch {
