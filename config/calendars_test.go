@@ -226,3 +226,62 @@ func TestAnICSChangeAppliesTheProjectAgain(t *testing.T) {
 		t.Errorf("the holidays are still %s after the .ics file changed", after.SkipCalendars[0])
 	}
 }
+
+// The operator's shared calendars are read again at each refresh: a
+// change applies the projects that name them without a restart, and
+// calendars that no longer read are refused with their file and line
+// while the last good ones keep running.
+func TestSharedCalendarsAreReadAgainAtEachRefresh(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	shared := t.TempDir()
+	writeICS := func(name, data string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(shared, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeICS("us-holidays.ics", holidaysICS)
+	cals, err := config.LoadCalendars(shared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.fresh = config.NewRefresher(e.dir, e.eng, e.st, config.RefresherOptions{Targets: e.tgts, Now: e.clock, Calendars: cals, CalendarsPath: shared})
+	e.write("billing.yaml", "jobs:\n  - id: report\n    schedule: \"0 9 * * *\"\n    skip_calendars: [us-holidays]\n    noop: {}\n")
+	holidays := func() string {
+		t.Helper()
+		return e.definition("billing/report").SkipCalendars[0].String()
+	}
+	e.refresh()
+	if got, want := holidays(), "us-holidays (5 dates from 2026-12-25 to 2027-01-01)"; got != want {
+		t.Fatalf("at start the job skips %s, want %s", got, want)
+	}
+
+	writeICS("us-holidays.ics", strings.Replace(holidaysICS, "20261225", "20261201", 1))
+	e.refresh()
+	changed := "us-holidays (5 dates from 2026-12-01 to 2027-01-01)"
+	if got := holidays(); got != changed {
+		t.Errorf("after the shared .ics file changed the job skips %s, want %s", got, changed)
+	}
+
+	bad := filepath.Join(shared, "bad.ics")
+	writeICS("bad.ics", "BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART:20260101T100000\nEND:VEVENT\nEND:VCALENDAR\n")
+	writeICS("us-holidays.ics", holidaysICS)
+	if err := e.fresh.Refresh(e.ctx); err == nil || !strings.Contains(err.Error(), bad+":3: VEVENT[0].DTSTART") {
+		t.Errorf("a refresh with a bad shared calendar: %v, want the file, line and field refused", err)
+	}
+	if got := holidays(); got != changed {
+		t.Errorf("after a bad shared calendar the job skips %s, want the last good %s", got, changed)
+	}
+	if st := e.status("billing"); st.Error != "" {
+		t.Errorf("the project's record reads %q; the server's calendars are at fault, not its config", st.Error)
+	}
+
+	if err := os.Remove(bad); err != nil {
+		t.Fatal(err)
+	}
+	e.refresh()
+	if got, want := holidays(), "us-holidays (5 dates from 2026-12-25 to 2027-01-01)"; got != want {
+		t.Errorf("once the bad file is gone the job skips %s, want %s", got, want)
+	}
+}

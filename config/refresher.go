@@ -43,9 +43,12 @@ type Refresher struct {
 	opts    RefresherOptions
 	parsing *semaphore.Weighted // bytes of config being parsed
 
-	mu       sync.Mutex // one pass at a time; guards projects
+	mu       sync.Mutex // one pass at a time; guards projects and calendars
 	listed   bool       // the projects already in the store are known
 	projects map[string]*projectState
+	// calendars are the last good shared calendars: opts.Calendars, then
+	// each good read of opts.CalendarsPath.
+	calendars *SharedCalendars
 }
 
 // RefresherOptions configure a Refresher.
@@ -69,6 +72,13 @@ type RefresherOptions struct {
 	// Calendars are the calendars the server shares with every project
 	// (serve --calendars); nil for none.
 	Calendars *SharedCalendars
+	// CalendarsPath is where Calendars were read (LoadCalendars); ""
+	// when they come from nowhere else. Each pass reads it again, so an
+	// operator's change to the shared calendars applies the projects
+	// that draw on them at the next refresh, as a change to the .ics
+	// files beside a config does. Calendars that no longer read keep the
+	// last good ones running, and the pass returns why.
+	CalendarsPath string
 }
 
 // NewRefresher returns a refresher of the config directory dir, which has
@@ -90,7 +100,7 @@ func NewSourceRefresher(sources []Source, eng *engine.Engine, st store.Store, op
 	if opts.ParseBudget <= 0 {
 		opts.ParseBudget = MaxFileSize
 	}
-	return &Refresher{sources: sources, engine: eng, store: st, opts: opts, parsing: semaphore.NewWeighted(opts.ParseBudget)}
+	return &Refresher{sources: sources, engine: eng, store: st, opts: opts, parsing: semaphore.NewWeighted(opts.ParseBudget), calendars: opts.Calendars}
 }
 
 // NewListRefresher returns a refresher of the projects list names, read
@@ -164,7 +174,9 @@ func revision(data []byte) string {
 // left to it). It returns an error when a source cannot be read (or its
 // commit is refused whole), which changes none of that source's projects,
 // or when the store cannot list the projects it had, which changes
-// nothing; a project's own errors are in its record (Status) and the log.
+// nothing, or when the shared calendars no longer read (CalendarsPath),
+// which leaves the last good ones; a project's own errors are in its
+// record (Status) and the log.
 func (r *Refresher) Refresh(ctx context.Context) error {
 	var applies sync.WaitGroup
 	defer applies.Wait()
@@ -208,6 +220,11 @@ func (r *Refresher) pass(ctx context.Context, applies *sync.WaitGroup) error {
 		}
 	}
 	var errs []error
+	if err := r.readCalendars(); err != nil {
+		r.opts.Logger.Error("shared calendars refused; the last good ones keep running", "err", err)
+		errs = append(errs, err)
+	}
+	shared := r.calendars
 	if r.list != nil {
 		sources, err := r.list.Sources(ctx, r.running)
 		if sources == nil {
@@ -280,9 +297,9 @@ func (r *Refresher) pass(ctx context.Context, applies *sync.WaitGroup) error {
 			r.failed(ctx, f.Project, f.Path, f.commit, f.Err)
 			continue
 		}
-		if rev := calendarRevision(f.Data, f.ICS, r.opts.Calendars); rev != ps.seen {
+		if rev := calendarRevision(f.Data, f.ICS, shared); rev != ps.seen {
 			ps.busy = true
-			applies.Go(func() { r.apply(ctx, f, rev, ps, moved) })
+			applies.Go(func() { r.apply(ctx, f, shared, rev, ps, moved) })
 		}
 	}
 	for id, ps := range r.projects {
@@ -390,10 +407,11 @@ func (r *Refresher) listProjects(ctx context.Context) error {
 	return nil
 }
 
-// apply parses a project's file and has the engine run it; moved: the file
-// comes from another source than the revision running. It runs beside the
+// apply parses a project's file with the shared calendars its revision
+// rev was computed with, and has the engine run it; moved: the file comes
+// from another source than the revision running. It runs beside the
 // other projects' applies, without the refresher's lock.
-func (r *Refresher) apply(ctx context.Context, f found, rev string, ps *projectState, moved bool) {
+func (r *Refresher) apply(ctx context.Context, f found, shared *SharedCalendars, rev string, ps *projectState, moved bool) {
 	seen := ""
 	defer func() {
 		r.mu.Lock()
@@ -410,7 +428,7 @@ func (r *Refresher) apply(ctx context.Context, f found, rev string, ps *projectS
 		r.opts.Logger.Info("config unchanged", "project", f.Project, "file", f.Path, "revision", run[:12], "read_at", f.commit.SHA[:12])
 		return
 	}
-	p, err := r.parse(ctx, f.File)
+	p, err := r.parse(ctx, f.File, shared)
 	if err != nil {
 		if ctx.Err() == nil { // the bytes are at fault, not a stop
 			seen = rev
@@ -475,15 +493,34 @@ func (r *Refresher) checkForward(ctx context.Context, f found) error {
 	return nil
 }
 
+// readCalendars reads the shared calendars again, if they come from a
+// path: calendars that read replace the last good ones, and an error
+// leaves those. It runs under the refresher's lock.
+func (r *Refresher) readCalendars() error {
+	path := r.opts.CalendarsPath
+	if path == "" {
+		return nil
+	}
+	cals, err := LoadCalendars(path)
+	if err != nil {
+		return fmt.Errorf("shared calendars %s: %w", path, err)
+	}
+	if cals.Digest() != r.calendars.Digest() {
+		r.opts.Logger.Info("shared calendars changed; the projects that may name them are applied again", "path", path, "calendars", len(cals.names()))
+	}
+	r.calendars = cals
+	return nil
+}
+
 // parse parses a project's file within the parse budget; it fails only
 // for what the file holds, or for a stop while it waits.
-func (r *Refresher) parse(ctx context.Context, f File) (*Project, error) {
+func (r *Refresher) parse(ctx context.Context, f File, shared *SharedCalendars) (*Project, error) {
 	weight := min(parseWeight(f.Data), r.opts.ParseBudget)
 	if err := r.parsing.Acquire(ctx, weight); err != nil {
 		return nil, err
 	}
 	defer r.parsing.Release(weight)
-	return ParseWith(f.Path, f.Data, r.opts.Targets, Calendars{ICS: f.ICS, Shared: r.opts.Calendars})
+	return ParseWith(f.Path, f.Data, r.opts.Targets, Calendars{ICS: f.ICS, Shared: shared})
 }
 
 // parseWeight is what parsing data counts against the parse budget: its

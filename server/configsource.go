@@ -61,7 +61,8 @@ type ConfigSource struct {
 	Moved bool
 	// Calendars is a directory of .ics files, or a YAML file of calendars,
 	// that every project's jobs may name (config.LoadCalendars); "" for
-	// none. It is read, and checked, at start.
+	// none. It is read, and checked, at start, and read again at every
+	// refresh (config.RefresherOptions.CalendarsPath).
 	Calendars string
 }
 
@@ -152,7 +153,7 @@ func (c *ConfigSource) check(r *repoResources) error {
 // and the list in --projects-repo, read again at every pass, when that is
 // given.
 func (c *ConfigSource) refresher(r *repoResources, eng *engine.Engine, st store.Store, opts config.RefresherOptions) (*config.Refresher, error) {
-	opts.Calendars = r.calendars
+	opts.Calendars, opts.CalendarsPath = r.calendars, c.Calendars
 	if c.ProjectsRepo != "" {
 		list, err := c.list(r)
 		if err != nil {

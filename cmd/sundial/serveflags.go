@@ -44,7 +44,7 @@ func configFlags(fs *flag.FlagSet, c *server.ConfigSource) {
 	fs.Int64Var(&c.MaxBytes, "config-max-bytes", c.MaxBytes, "the most one read of a config repo may take: over https every byte the remote sends (ref listing and pack), and the sizes the pack's objects inflate to; more is refused (docs/config.md)")
 	fs.DurationVar(&c.FetchTimeout, "config-fetch-timeout", c.FetchTimeout, "how long one ls-remote and fetch of a config repo may take")
 	fs.BoolVar(&c.Moved, "config-moved", c.Moved, "the configs moved here on purpose: take over a database whose projects another config source defined (every server reading the old source must have stopped)")
-	fs.StringVar(&c.Calendars, "calendars", c.Calendars, "a directory of .ics files (each a calendar named by its file) or a YAML file with a calendars: list, which every project's jobs may name in skip_calendars and only_calendars; read and checked at start (docs/config.md)")
+	fs.StringVar(&c.Calendars, "calendars", c.Calendars, "a directory of .ics files (each a calendar named by its file) or a YAML file with a calendars: list, which every project's jobs may name in skip_calendars and only_calendars; checked at start, and read again at every refresh, where an invalid change keeps the last good ones (docs/config.md)")
 	fs.StringVar(&c.WebhookSecretFile, "config-webhook-secret-file", c.WebhookSecretFile, "a file holding the secret push webhooks sign POST /api/v1/configs:reimport with (GitHub's X-Hub-Signature-256, GitLab's X-Gitlab-Token)")
 }
 
