@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/sundial-cron/sundial/internal/idlegc"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store/postgres"
@@ -119,6 +121,7 @@ func openPostgres(ctx context.Context, s *Settings, env environment) (*backends,
 		queue:   announcingQueue{disp, st.NewAnnouncer(env.now), env.now, env.logger},
 		config:  cfg,
 		backlog: st,
+		metrics: []prometheus.Collector{postgresCollector{st}},
 		ticks: ticks{
 			watchdog:  turns(ctx, watchdogTicks.C, turn("watchdog", time.Minute)),
 			retention: turns(ctx, retentionTicks.C, turn("retention", time.Minute)),

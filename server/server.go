@@ -93,7 +93,7 @@ func Run(ctx context.Context, s Settings, logger *slog.Logger, now func() time.T
 		}
 	}()
 
-	metrics := web.NewMetrics(b.backlog)
+	metrics := web.NewMetrics(b.backlog, b.metrics...)
 	notifier, err := webhooks(egress, self, now, metrics.Notified)
 	if err != nil {
 		return err

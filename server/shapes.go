@@ -8,6 +8,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/store"
 	"github.com/sundial-cron/sundial/task"
@@ -58,6 +60,9 @@ type backends struct {
 	// backlog counts the queue's tasks for /metrics; nil where the queue
 	// cannot count them cheaply.
 	backlog web.Backlog
+	// metrics are the shape's own, served at /metrics beside the
+	// engine's.
+	metrics []prometheus.Collector
 	// ticks ask the passes for their work in-process; nil channels where
 	// something outside calls them over HTTP (routes).
 	ticks ticks

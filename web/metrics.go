@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"github.com/sundial-cron/sundial/internal/version"
 	"net/http"
 	"strings"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/sundial-cron/sundial/internal/version"
 	"github.com/sundial-cron/sundial/notify"
 	"github.com/sundial-cron/sundial/statemachine"
 	"github.com/sundial-cron/sundial/task"
@@ -48,8 +48,9 @@ type Metrics struct {
 var latenessBuckets = []float64{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600}
 
 // NewMetrics returns the metrics, with the task backlog read from backlog
-// at each scrape (nil: no backlog gauge).
-func NewMetrics(backlog Backlog) *Metrics {
+// at each scrape (nil: no backlog gauge), and the shape's own collectors
+// (the PostgreSQL shape's connections).
+func NewMetrics(backlog Backlog, shape ...prometheus.Collector) *Metrics {
 	m := &Metrics{
 		reg: prometheus.NewRegistry(),
 		ended: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -117,6 +118,7 @@ func NewMetrics(backlog Backlog) *Metrics {
 	if backlog != nil {
 		m.reg.MustRegister(backlogCollector{backlog})
 	}
+	m.reg.MustRegister(shape...)
 	return m
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -55,6 +56,7 @@ func TestPostgresShapeInstancesShareOneDatabaseAndSurviveKill9(t *testing.T) {
 	for name, s := range map[string]*runningServer{"first": a, "second": b} {
 		t.Logf("the %s instance launched %d times", name, strings.Count(s.log.String(), `"msg":"launched"`))
 	}
+	checkPostgresMetrics(t, a, b)
 
 	inFlight := recv.holdNext(t, time.Minute)
 	victim, survivor := a, b
@@ -84,6 +86,75 @@ func TestPostgresShapeInstancesShareOneDatabaseAndSurviveKill9(t *testing.T) {
 	if inv.Status != "FAILED" {
 		t.Errorf("the launch in flight at the kill (%s %s) ended %s %q; want FAILED", inFlight.job, inFlight.scheduled, inv.Status, inv.Message)
 	}
+}
+
+// checkPostgresMetrics: each instance's /metrics serves its pool's
+// connections, within the default bound of 8, and the job transactions it
+// committed: between them, at least the Update that committed each launch
+// their logs had before the scrapes (a launch's commit comes before its
+// call).
+func checkPostgresMetrics(t *testing.T, instances ...*runningServer) {
+	t.Helper()
+	launches := float64(strings.Count(strings.Join(logsOf(instances), ""), `"msg":"launched"`))
+	var updates float64
+	for _, s := range instances {
+		m := s.metrics(t)
+		if got := m["sundial_postgres_connections_max"]; got != 8 {
+			t.Errorf("sundial_postgres_connections_max = %v, want the default 8", got)
+		}
+		open := m[`sundial_postgres_connections{state="in_use"}`] + m[`sundial_postgres_connections{state="idle"}`] + m[`sundial_postgres_connections{state="opening"}`]
+		if open < 1 || open > 8 {
+			t.Errorf("sundial_postgres_connections add up to %v, want 1 to 8", open)
+		}
+		for _, name := range []string{"sundial_postgres_acquires_total", "sundial_postgres_connections_opened_total", "sundial_postgres_transactions_total"} {
+			if m[name] < 1 {
+				t.Errorf("%s = %v, want some", name, m[name])
+			}
+		}
+		if _, ok := m["sundial_postgres_acquire_waits_total"]; !ok {
+			t.Error("no sundial_postgres_acquire_waits_total")
+		}
+		updates += m["sundial_postgres_updates_total"]
+	}
+	if launches == 0 || updates < launches {
+		t.Errorf("the instances committed %v Updates for %v launches, want at least one a launch", updates, launches)
+	}
+}
+
+func logsOf(instances []*runningServer) []string {
+	var out []string
+	for _, s := range instances {
+		out = append(out, s.log.String())
+	}
+	return out
+}
+
+// metrics scrapes the server's /metrics: each sample by its name and
+// labels as the exposition format writes them.
+func (s *runningServer) metrics(t *testing.T) map[string]float64 {
+	t.Helper()
+	resp, err := http.Get("http://" + s.addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /metrics: %s %v", resp.Status, err)
+	}
+	samples := map[string]float64{}
+	for _, line := range strings.Split(string(body), "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		v, err := strconv.ParseFloat(line[i+1:], 64)
+		if err != nil {
+			t.Fatalf("sample %q: %v", line, err)
+		}
+		samples[line[:i]] = v
+	}
+	return samples
 }
 
 // callerOf is the process whose TCP socket made the request of h: the

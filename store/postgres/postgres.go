@@ -64,7 +64,7 @@ type Store struct {
 	updates, commits, readTrips, readStatements atomic.Uint64
 }
 
-// Stats are counters since Open, for the lab's benchmarks.
+// Stats are counters since Open, for the lab's benchmarks and /metrics.
 type Stats struct {
 	Updates uint64 // committed Update calls
 	Commits uint64 // committed transactions: batches of Updates, and the task rows' claims, acknowledgements and heartbeats
@@ -79,6 +79,10 @@ type Stats struct {
 func (s *Store) Stats() Stats {
 	return Stats{Updates: s.updates.Load(), Commits: s.commits.Load(), ReadTrips: s.readTrips.Load(), ReadStatements: s.readStatements.Load()}
 }
+
+// PoolStat returns the state of the store's connections, for /metrics:
+// how many are in use, how often a caller waited for one.
+func (s *Store) PoolStat() *pgxpool.Stat { return s.pool.Stat() }
 
 var (
 	_ store.Store     = (*Store)(nil)
