@@ -43,9 +43,11 @@ const Usage = `  sundial jobs PROJECT [--json] [API flags]
   sundial backfill PROJECT/JOB --from T --to T [--json] [API flags]   (T in RFC 3339: 2026-11-01T00:00:00Z)
   sundial backfill PROJECT/JOB --cancel [--json] [API flags]
   sundial whoami [--json] [API flags]
+  sundial instances [--json] [API flags]   (the PostgreSQL shape's instances; administrators)
   sundial config status [--json] [API flags]
       API flags: --server URL (default http://127.0.0.1:8080) --token-file FILE (default: $SUNDIAL_TOKEN) --timeout D
-      exit status: 0 done; 1 the server refused or failed (or config status: a refused revision);
+      exit status: 0 done; 1 the server refused or failed (or config status: a refused revision;
+      instances: an instance alive given other settings);
       2 bad input, nothing called; 3 nothing changed (a trigger skipped, a pause or resume with nothing
       to do, an abort with nothing running); 4 logs -f: the invocation ended FAILED or ABORTED
   sundial token new --identity serviceAccount:EMAIL|user:EMAIL
@@ -71,7 +73,7 @@ const (
 )
 
 // Run runs "sundial jobs|runs|logs|describe|trigger|pause|resume|abort|
-// backfill|whoami|config status": it calls the server's API and prints the
+// backfill|whoami|instances|config status": it calls the server's API and prints the
 // answer readably, or as the API's JSON with --json; the API's error goes
 // to stderr with exit status 1. The exit statuses are ExitFailure and
 // those after it.
@@ -137,7 +139,7 @@ func Run(verb string, args []string, stdout, stderr io.Writer, now func() time.T
 		return ExitUsage
 	}
 	want := 1
-	if verb == "whoami" {
+	if verb == "whoami" || verb == "instances" {
 		want = 0
 	}
 	if len(pos) != want {
@@ -157,7 +159,7 @@ func Run(verb string, args []string, stdout, stderr io.Writer, now func() time.T
 			fmt.Fprintf(stderr, "sundial jobs: %q: want a project name\n", project)
 			return ExitUsage
 		}
-	case "whoami":
+	case "whoami", "instances":
 	case "runs":
 		if project = pos[0]; strings.Contains(project, "/") {
 			id, err := jobid.Parse(pos[0])
@@ -273,6 +275,8 @@ func Run(verb string, args []string, stdout, stderr io.Writer, now func() time.T
 		err = call(ctx, c, "GET", "/api/v1/whoami", nil, raw, stdout, &v, func() {
 			fmt.Fprintln(stdout, v.Identity)
 		})
+	case verb == "instances":
+		err = printInstances(ctx, c, raw, now(), stdout)
 	case verb == "jobs" && raw:
 		err = printJobsJSON(ctx, c, project, stdout)
 	case verb == "jobs":

@@ -89,7 +89,13 @@ func openPostgres(ctx context.Context, s *Settings, env environment) (*backends,
 		env.logger.Warn("the database is a restored backup or a promoted replica (its cluster or timeline changed): occurrences scheduled before the first start on it are recorded as missed, and invocations of them that are queued end ABORTED, since they may have run after the copy was taken (docs/postgres.md)",
 			"first_start", cfg.RestoredAt)
 	}
+	fl, err := newFleet(st, s, env.now, env.logger)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
 	disp := local.New(st, env.handle, local.Options{
+		Owner:     fl.self.ID,
 		Prepare:   env.prepare,
 		Workers:   s.Workers,
 		Lease:     postgresLease,
@@ -117,17 +123,18 @@ func openPostgres(ctx context.Context, s *Settings, env environment) (*backends,
 		return postgres.Listen(ctx, url, env.now, env.logger, disp.Wake)
 	})
 	return &backends{
-		store:   st,
-		queue:   announcingQueue{disp, st.NewAnnouncer(env.now), env.now, env.logger},
-		config:  cfg,
-		backlog: st,
-		metrics: []prometheus.Collector{postgresCollector{st}},
+		store:     st,
+		queue:     announcingQueue{disp, st.NewAnnouncer(env.now), env.now, env.logger},
+		config:    cfg,
+		backlog:   st,
+		metrics:   []prometheus.Collector{postgresCollector{st}, fleetCollector{fl}},
+		instances: fl.list,
 		ticks: ticks{
 			watchdog:  turns(ctx, watchdogTicks.C, turn("watchdog", time.Minute)),
 			retention: turns(ctx, retentionTicks.C, turn("retention", time.Minute)),
 			refresh:   refreshTicks(ctx, s.Configs.Refresh, env.now, turn("refresh", s.Configs.Refresh)),
 		},
-		services:      []service{disp, listener},
+		services:      []service{disp, listener, fl},
 		localMode:     true,
 		commands:      true,
 		revocations:   func() (signin.Revocations, error) { return st.NewRevocations(env.now), nil },

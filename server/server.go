@@ -306,6 +306,7 @@ func assemble(s *Settings, b *backends, auth signin.Setup, roles *access.Roles, 
 		WebhookSecret:  s.repoResources.webhookSecret,
 		Console:        true,
 		SignIn:         auth.SignInPath(),
+		Instances:      b.instances,
 	})
 	return p
 }

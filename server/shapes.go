@@ -63,6 +63,9 @@ type backends struct {
 	// metrics are the shape's own, served at /metrics beside the
 	// engine's.
 	metrics []prometheus.Collector
+	// instances lists the instances serving from the store, for GET
+	// /api/v1/instances; nil where the shape keeps no such list.
+	instances func(context.Context) ([]web.Instance, error)
 	// ticks ask the passes for their work in-process; nil channels where
 	// something outside calls them over HTTP (routes).
 	ticks ticks

@@ -75,6 +75,15 @@ func (c *grantsCache) get(ctx context.Context, project string) ([]access.RoleGra
 // whether the thing exists or not.
 func (s *server) authorize(r *http.Request, rt route, id access.Identity) error {
 	project, job := r.PathValue("project"), r.PathValue("job")
+	if rt.admin {
+		if s.roles.Administrator(id) {
+			return nil
+		}
+		if id == access.Anonymous {
+			return unauthenticated()
+		}
+		return &apiError{status: http.StatusForbidden, msg: string(id) + " is not an administrator of this server"}
+	}
 	if project == "" {
 		return nil // the project listing: filtered by what the caller sees
 	}

@@ -16,7 +16,10 @@ type route struct {
 	method, path string
 	mutates      bool
 	// perm is what the caller needs in the project or job the path names.
-	perm   access.Permission
+	perm access.Permission
+	// admin: only the server's administrators may call it (a route of
+	// the server's own, which no project's grant reaches).
+	admin  bool
 	query  []string
 	handle func(r *http.Request) (status int, body any, err error)
 }
@@ -38,6 +41,7 @@ func (s *server) routes() []route {
 		// secret, so anyone who reaches the server may ask.
 		{method: "GET", path: prefix + "/version", handle: func(*http.Request) (int, any, error) { return http.StatusOK, version.Get(), nil }},
 		{method: "GET", path: prefix + "/projects", perm: access.Read, handle: s.listProjects},
+		{method: "GET", path: prefix + "/instances", admin: true, handle: s.listInstances},
 		{method: "GET", path: prefix + "/projects/{project}/jobs", perm: access.Read, query: paging, handle: s.listJobs},
 		{method: "GET", path: jobPath, perm: access.Read, query: paging, handle: s.getJob},
 		{method: "GET", path: jobPath + "/objectives", perm: access.Read, handle: s.getObjectives},

@@ -61,6 +61,10 @@ type Options struct {
 	// web/console), behind the API's authenticators and roles; it needs
 	// Now. Off, every path outside the API is a JSON 404.
 	Console bool
+	// Instances, if set, lists the instances serving from the store,
+	// for GET /api/v1/instances: a shape of many instances on one
+	// database. Unset, that route answers 404.
+	Instances func(context.Context) ([]Instance, error)
 	// SignIn is the path that signs a person in with OpenID Connect,
 	// linked from the console's pages for a signed-out viewer; "" when
 	// there is none. The console learns the other ways in (a token
@@ -82,6 +86,7 @@ type server struct {
 
 	reimportFn    func(context.Context) (Refused, error)
 	webhookSecret []byte
+	instancesFn   func(context.Context) ([]Instance, error)
 }
 
 // New returns the handler of /api/v1/..., /healthz, /readyz and, with
@@ -97,7 +102,7 @@ func New(opts Options) http.Handler {
 		eng: opts.Engine, st: opts.Store, log: opts.Logger,
 		authn: opts.Authenticators, roles: opts.Roles, csrf: http.NewCrossOriginProtection(),
 		grants:     &grantsCache{eng: opts.Engine, now: opts.Now, ttl: opts.GrantsTTL},
-		reimportFn: opts.Reimport, webhookSecret: opts.WebhookSecret,
+		reimportFn: opts.Reimport, webhookSecret: opts.WebhookSecret, instancesFn: opts.Instances,
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)

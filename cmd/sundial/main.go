@@ -19,6 +19,7 @@
 //	sundial backfill PROJECT/JOB --from T --to T | --cancel
 //	                                steer a job through a server's API
 //	sundial whoami                  who a server takes the caller for
+//	sundial instances               the PostgreSQL shape's instances, and whose settings differ
 //	sundial config status           each project's config revision and its last error
 //	sundial token new               make a static token for a machine
 //	sundial version                 which build this is: version, commit, Go
@@ -74,7 +75,7 @@ func run(args []string, stdout, stderr io.Writer, now func() time.Time) int {
 		return runMigrate(args[1:], stdout, stderr)
 	case "backup":
 		return runBackup(args[1:], stdout, stderr, now)
-	case "jobs", "runs", "logs", "describe", "trigger", "pause", "resume", "abort", "backfill", "whoami", "config":
+	case "jobs", "runs", "logs", "describe", "trigger", "pause", "resume", "abort", "backfill", "whoami", "instances", "config":
 		return cli.Run(args[0], args[1:], stdout, stderr, now)
 	case "diff":
 		return cli.RunDiff(args[1:], stdout, stderr, now)

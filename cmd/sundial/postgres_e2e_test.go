@@ -3,12 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -44,7 +46,9 @@ func TestPostgresShapeInstancesShareOneDatabaseAndSurviveKill9(t *testing.T) {
 	args := []string{"--backend", "postgres", "--database-url", url, "--config-dir", configs, "--log-level", "debug"}
 
 	a := serve(t, args...)
-	b := serve(t, args...)
+	// b is given one setting of those every instance must share otherwise
+	// (an address no job calls): both run, and the instances say so.
+	b := serve(t, append(slices.Clone(args), "--url-deny", "192.0.2.1")...)
 	recv.waitFor(t, time.Minute, "five launches of every job", func(hits []hit) bool {
 		return minPerJob(hits, jobs, time.Time{}) >= 5
 	})
@@ -57,6 +61,7 @@ func TestPostgresShapeInstancesShareOneDatabaseAndSurviveKill9(t *testing.T) {
 		t.Logf("the %s instance launched %d times", name, strings.Count(s.log.String(), `"msg":"launched"`))
 	}
 	checkPostgresMetrics(t, a, b)
+	checkInstances(t, a, b)
 
 	inFlight := recv.holdNext(t, time.Minute)
 	victim, survivor := a, b
@@ -85,6 +90,40 @@ func TestPostgresShapeInstancesShareOneDatabaseAndSurviveKill9(t *testing.T) {
 	}
 	if inv.Status != "FAILED" {
 		t.Errorf("the launch in flight at the kill (%s %s) ended %s %q; want FAILED", inFlight.job, inFlight.scheduled, inv.Status, inv.Message)
+	}
+}
+
+// checkInstances: `sundial instances` asked of a lists both instances
+// alive, b's egress settings as differing, and exits 1 naming b; --json
+// gives the API's answer.
+func checkInstances(t *testing.T, a, b *runningServer) {
+	t.Helper()
+	server := []string{"--server", "http://" + a.addr}
+	code, out, errOut := sundial(append([]string{"instances"}, server...)...)
+	bPid := strconv.Itoa(b.cmd.Process.Pid)
+	if code != 1 || strings.Count(out, " alive ") != 2 || !strings.Contains(errOut, "-"+bPid+"-") {
+		t.Errorf("sundial instances = %d\n%s%s\nwant exit 1, both alive, b's differing settings named", code, out, errOut)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, "-"+bPid+"-") && !strings.HasSuffix(line, "differ: egress") {
+			t.Errorf("b's line %q: want its egress settings differing", line)
+		}
+	}
+	var v struct {
+		Instances []struct {
+			PID            int
+			Alive, Self    bool
+			SettingsDiffer []string `json:"settings_differ"`
+		}
+	}
+	code, out, _ = sundial(append([]string{"instances", "--json"}, server...)...)
+	if err := json.Unmarshal([]byte(out), &v); err != nil || code != 1 || len(v.Instances) != 2 {
+		t.Fatalf("sundial instances --json = %d %q (%v): want both instances, exit 1", code, out, err)
+	}
+	for _, in := range v.Instances {
+		if in.Self != (in.PID == a.cmd.Process.Pid) || !in.Alive || (in.PID == b.cmd.Process.Pid) != slices.Equal(in.SettingsDiffer, []string{"egress"}) {
+			t.Errorf("instance %+v: want a self, both alive, only b's egress differing", in)
+		}
 	}
 }
 

@@ -1,0 +1,53 @@
+package postgres
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Instance is one server running on the database, as it announced itself
+// (Announce).
+type Instance struct {
+	ID      string // its name in the task rows' claims
+	Host    string
+	PID     int
+	Version string
+	Started time.Time
+	// Seen is when it last announced itself: every minute while it runs.
+	Seen time.Time
+	// Settings are digests of the groups of settings every instance must
+	// be given alike, by group.
+	Settings map[string]string
+}
+
+// ForgetInstancesAfter is how long an instance that stopped announcing
+// itself stays listed: long enough to see which stopped, and when.
+const ForgetInstancesAfter = 24 * time.Hour
+
+// Announce records in as running, seen at in.Seen, and forgets the
+// instances unseen for ForgetInstancesAfter before that.
+func (s *Store) Announce(ctx context.Context, in Instance) error {
+	_, err := s.pool.Exec(ctx, `WITH gone AS (DELETE FROM sundial.instances WHERE seen < $8 AND id <> $1)
+		INSERT INTO sundial.instances (id, host, pid, version, started, seen, settings) VALUES ($1, $2, $3, $4, $5, $6, $7)
+		ON CONFLICT (id) DO UPDATE SET host = excluded.host, pid = excluded.pid, version = excluded.version,
+			started = excluded.started, seen = greatest(instances.seen, excluded.seen), settings = excluded.settings`,
+		in.ID, in.Host, in.PID, in.Version, in.Started, in.Seen, in.Settings, in.Seen.Add(-ForgetInstancesAfter))
+	return err
+}
+
+// Instances lists the instances announced, the most recently started
+// first.
+func (s *Store) Instances(ctx context.Context) ([]Instance, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id, host, pid, version, started, seen, settings FROM sundial.instances ORDER BY started DESC, id`)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (Instance, error) {
+		var in Instance
+		err := row.Scan(&in.ID, &in.Host, &in.PID, &in.Version, &in.Started, &in.Seen, &in.Settings)
+		in.Started, in.Seen = in.Started.UTC(), in.Seen.UTC()
+		return in, err
+	})
+}
