@@ -128,7 +128,7 @@ func checkInstances(t *testing.T, a, b *runningServer) {
 }
 
 // checkPostgresMetrics: each instance's /metrics serves its pool's
-// connections, within the default bound of 8, and the job transactions it
+// connections, within the default bound, and the job transactions it
 // committed: between them, at least the Update that committed each launch
 // their logs had before the scrapes (a launch's commit comes before its
 // call).
@@ -138,12 +138,12 @@ func checkPostgresMetrics(t *testing.T, instances ...*runningServer) {
 	var updates float64
 	for _, s := range instances {
 		m := s.metrics(t)
-		if got := m["sundial_postgres_connections_max"]; got != 8 {
-			t.Errorf("sundial_postgres_connections_max = %v, want the default 8", got)
+		if got := m["sundial_postgres_connections_max"]; got != postgres.DefaultMaxConns {
+			t.Errorf("sundial_postgres_connections_max = %v, want the default %d", got, postgres.DefaultMaxConns)
 		}
 		open := m[`sundial_postgres_connections{state="in_use"}`] + m[`sundial_postgres_connections{state="idle"}`] + m[`sundial_postgres_connections{state="opening"}`]
-		if open < 1 || open > 8 {
-			t.Errorf("sundial_postgres_connections add up to %v, want 1 to 8", open)
+		if open < 1 || open > postgres.DefaultMaxConns {
+			t.Errorf("sundial_postgres_connections add up to %v, want 1 to %d", open, postgres.DefaultMaxConns)
 		}
 		for _, name := range []string{"sundial_postgres_acquires_total", "sundial_postgres_connections_opened_total", "sundial_postgres_transactions_total"} {
 			if m[name] < 1 {

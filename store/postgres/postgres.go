@@ -44,13 +44,14 @@ type Options struct {
 // DefaultMaxConns is Options.MaxConns' default: half run batches of
 // Updates, the other half the dispatcher's claims and the API's reads.
 // Each connection is a PostgreSQL backend process, with its own caches of
-// the catalog and of the prepared statements: at 10,000 every-minute
-// jobs, once Updates were batched, 4 connections took 90 MiB of
-// PostgreSQL's memory where 8 took 106, for the same CPU and lateness
-// (docs/benchmarks.md); 8, the setting every fault test has run on,
-// stays the default until 4 has too. A server's max_connections (100 by
-// default) bounds the sum over the instances.
-const DefaultMaxConns = 8
+// the catalog and of the prepared statements, and fewer batchers make
+// fuller batches: at 1,000, 10,000 and 100,000 every-minute jobs, 4
+// connections cost less CPU (1.32 against 1.53, 0.516 against 0.533,
+// 0.478 against 0.538 s per 1,000 launches) and less of PostgreSQL's
+// memory (60, 99, 206 MiB against 72, 114, 232) than 8, with lateness as
+// low (docs/benchmarks.md). A server's max_connections (100 by default)
+// bounds the sum over the instances.
+const DefaultMaxConns = 4
 
 // Store is the PostgreSQL backend of store.Store and of taskrows.Rows. It
 // is safe for concurrent use.
