@@ -506,7 +506,7 @@ func (r *Refresher) readCalendars() error {
 		return fmt.Errorf("shared calendars %s: %w", path, err)
 	}
 	if cals.Digest() != r.calendars.Digest() {
-		r.opts.Logger.Info("shared calendars changed; the projects that may name them are applied again", "path", path, "calendars", len(cals.names()))
+		r.opts.Logger.Info("shared calendars changed; the projects that may name them are applied again", "path", path, "calendars", cals.Len())
 	}
 	r.calendars = cals
 	return nil

@@ -14,7 +14,8 @@ import (
 )
 
 // SharedCalendars are the calendars an operator shares with every project
-// (serve --calendars): read once, at start, from a directory of .ics
+// (serve --calendars): read at start, and again at each refresh
+// (RefresherOptions.CalendarsPath), from a directory of .ics
 // files, each a calendar named by its file, or from a YAML file with a
 // `calendars:` list as a project config has. A nil *SharedCalendars has
 // none.

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -141,16 +140,13 @@ func (f *fleet) list(ctx context.Context) ([]web.Instance, error) {
 	return out, nil
 }
 
-// differing names the groups whose digests a and b do not share, sorted.
+// differing names, sorted, the groups a and b both digest and digest
+// differently: a group only one has tells of another release, not of
+// other settings.
 func differing(a, b map[string]string) []string {
 	out := []string{}
-	for _, k := range slices.Sorted(maps.Keys(a)) {
-		if a[k] != b[k] {
-			out = append(out, k)
-		}
-	}
-	for _, k := range slices.Sorted(maps.Keys(b)) {
-		if _, ok := a[k]; !ok {
+	for k, v := range a {
+		if w, ok := b[k]; ok && w != v {
 			out = append(out, k)
 		}
 	}
