@@ -178,7 +178,7 @@ func (s *Settings) fleetSettings() (map[string]string, error) {
 	groups := map[string]any{
 		"access": s.access,
 		"sign_in": []any{in.OIDCIssuer, in.OIDCClientID, in.IAPAudience, in.IDTokenAudience, in.SessionTTL, in.InsecureDevCookies,
-			in.PublicURL, contents},
+			s.Cloud.PublicURL, contents},
 		"egress":   s.Egress,
 		"commands": s.Commands,
 		"push":     []any{s.Push.OIDCAccount, s.Push.SwarmingTopic, digest(s.pushSecret)},

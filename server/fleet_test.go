@@ -3,11 +3,14 @@ package server
 import (
 	"bytes"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/sundial-cron/sundial/access"
 	"github.com/sundial-cron/sundial/internal/fakeclock"
 	"github.com/sundial-cron/sundial/internal/pgtest"
 	"github.com/sundial-cron/sundial/store/postgres"
@@ -89,5 +92,57 @@ func TestInstancesTellWhoseSettingsDiffer(t *testing.T) {
 	}
 	if !strings.Contains(aLog.String(), "every instance alive has this one's settings again") {
 		t.Errorf("a did not log that the difference ended:\n%s", aLog)
+	}
+}
+
+// TestEachSharedSettingCountsInItsGroup: a change to one setting every
+// instance must share changes its group's digest and no other's; a
+// secret file counts by its contents, not its path.
+func TestEachSharedSettingCountsInItsGroup(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	keyA, keyB, keyA2 := write("a.key", "key-one"), write("b.key", "key-two"), write("a2.key", "key-one")
+	base := func() Settings {
+		s := Defaults(func(string) string { return "" })
+		s.SignIn.CookieKeyFile = keyA
+		return s
+	}
+	digests := func(s Settings) map[string]string {
+		t.Helper()
+		d, err := s.fleetSettings()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	want := digests(base())
+	for _, c := range []struct {
+		name, group string
+		change      func(*Settings)
+	}{
+		{"another administrator", "access", func(s *Settings) { s.access.Administrators = []access.Member{"user:eve@example.com"} }},
+		{"another cookie key", "sign_in", func(s *Settings) { s.SignIn.CookieKeyFile = keyB }},
+		{"another public URL", "sign_in", func(s *Settings) { s.Cloud.PublicURL = "https://other.example" }},
+		{"another --url-deny", "egress", func(s *Settings) { s.Egress.URLDeny = []string{"192.0.2.1"} }},
+		{"another --command-user", "commands", func(s *Settings) { s.Commands.User = "nobody" }},
+		{"another push secret", "push", func(s *Settings) { s.pushSecret = []byte("other") }},
+		{"another retention", "defaults", func(s *Settings) { s.Retention.Count = 7 }},
+		{"the same cookie key at another path", "", func(s *Settings) { s.SignIn.CookieKeyFile = keyA2 }},
+	} {
+		s := base()
+		c.change(&s)
+		var wantGroups []string
+		if c.group != "" {
+			wantGroups = []string{c.group}
+		}
+		if got := differing(want, digests(s)); !slices.Equal(got, wantGroups) {
+			t.Errorf("%s: the groups %v differ, want %v", c.name, got, wantGroups)
+		}
 	}
 }
