@@ -100,7 +100,20 @@ type storedHealth struct {
 	LastErrorAt  time.Time `json:"last_error_at,omitzero"`
 }
 
+// encodeJobState returns a job state's stored form, as appendState writes
+// it; encoding/json writes what it cannot.
 func encodeJobState(s jobState) ([]byte, error) {
+	// 320 bytes hold the state of a job with no invocation running and
+	// none steering it, the most common, in one allocation.
+	if b, ok := appendState(make([]byte, 0, 320), s); ok {
+		return b, nil
+	}
+	return marshalStoredState(s)
+}
+
+// marshalStoredState is the stored form as encoding/json writes it, which
+// appendState must match byte for byte.
+func marshalStoredState(s jobState) ([]byte, error) {
 	m := s.m
 	out := storedState{
 		Version: stateVersion, State: string(m.State),
