@@ -2,7 +2,10 @@ package engine
 
 import (
 	"bytes"
+	"encoding/json"
 	"math/rand/v2"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,18 +20,72 @@ import (
 // zero; strings with quotes, HTML, control characters, non-ASCII text or
 // invalid UTF-8; every optional part there or not. A time encoding/json
 // refuses (a year past 9999) must be refused by both.
+//
+// The random states must also reach every field storedState has: a field
+// added there and not to appendState fails here until the states here
+// set it too.
 func TestTheStateEncoderWritesWhatEncodingJSONWrites(t *testing.T) {
+	written := map[string]bool{}
 	for seed := range uint64(20000) {
-		checkStateEncoding(t, seed)
+		b := checkStateEncoding(t, seed)
+		var v any
+		if err := json.Unmarshal(b, &v); err == nil {
+			jsonPaths(v, "", written)
+		}
+	}
+	fields := map[string]bool{}
+	structPaths(reflect.TypeFor[storedState](), "", fields)
+	for f := range fields {
+		if !written[f] {
+			t.Errorf("no random state has storedState's %s: randomState must set it", f)
+		}
+	}
+}
+
+// jsonPaths adds the dotted paths of v's object keys to into; an array's
+// elements share its path.
+func jsonPaths(v any, prefix string, into map[string]bool) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			into[prefix+k] = true
+			jsonPaths(e, prefix+k+".", into)
+		}
+	case []any:
+		for _, e := range v {
+			jsonPaths(e, prefix, into)
+		}
+	}
+}
+
+// structPaths adds the dotted paths of the JSON names of t's fields, as
+// encoding/json names them, to into.
+func structPaths(t reflect.Type, prefix string, into map[string]bool) {
+	for f := range t.Fields() {
+		if f.Anonymous {
+			structPaths(f.Type, prefix, into)
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		into[prefix+name] = true
+		ft := f.Type
+		for ft.Kind() == reflect.Pointer || ft.Kind() == reflect.Slice {
+			ft = ft.Elem()
+		}
+		if ft.Kind() == reflect.Struct && ft != reflect.TypeFor[time.Time]() {
+			structPaths(ft, prefix+name+".", into)
+		}
 	}
 }
 
 func FuzzTheStateEncoderWritesWhatEncodingJSONWrites(f *testing.F) {
 	f.Add(uint64(1))
-	f.Fuzz(checkStateEncoding)
+	f.Fuzz(func(t *testing.T, seed uint64) { checkStateEncoding(t, seed) })
 }
 
-func checkStateEncoding(t *testing.T, seed uint64) {
+// checkStateEncoding encodes the seed's state both ways, and returns what
+// encoding/json wrote (nil where it refused the state).
+func checkStateEncoding(t *testing.T, seed uint64) []byte {
 	s := randomState(rand.New(rand.NewPCG(seed, 3)))
 	got, ok := appendState(nil, s)
 	want, err := marshalStoredState(s)
@@ -43,6 +100,7 @@ func checkStateEncoding(t *testing.T, seed uint64) {
 	if enc, err := encodeJobState(s); err == nil && !bytes.Equal(enc, want) {
 		t.Fatalf("seed %d: encodeJobState wrote %s, want %s", seed, enc, want)
 	}
+	return want
 }
 
 func randomState(r *rand.Rand) jobState {
