@@ -38,6 +38,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -188,8 +189,26 @@ func (r *rig) deliverAt(t *testing.T, at time.Time, want int) {
 	t.Helper()
 	r.clock.Set(at)
 	if n := r.q.DeliverDue(t); n != want {
-		t.Fatalf("DeliverDue at t0+%v = %d deliveries, want %d", at.Sub(t0), n, want)
+		t.Fatalf("DeliverDue at t0+%v = %d deliveries, want %d; the handler was handed, in order: %s", at.Sub(t0), n, want, r.handed())
 	}
+}
+
+// handed lists what reached the handler so far, with its answers: a
+// delivery the queue counts and the handler never saw failed on its way.
+func (r *rig) handed() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var b strings.Builder
+	for i, d := range r.got {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s at t0+%v", d.task.Name(), d.at.Sub(t0))
+		if d.err != nil {
+			fmt.Fprintf(&b, " (%v)", d.err)
+		}
+	}
+	return b.String()
 }
 
 // deliveries returns the deliveries so far, and checks each against what
