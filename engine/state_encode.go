@@ -41,13 +41,8 @@ func appendState(b []byte, s jobState) (_ []byte, ok bool) {
 		w.close()
 	}
 	if len(m.Active) > 0 {
-		w.key("active")
-		w.b = append(w.b, '[')
-		for i, inv := range m.Active {
-			if i > 0 {
-				w.b = append(w.b, ',')
-			}
-			w.open()
+		w.array("active", len(m.Active), func(i int) {
+			inv := &m.Active[i]
 			w.occurrence(inv.Occurrence)
 			w.int("attempt", int64(inv.Attempt))
 			w.str("status", string(inv.Status))
@@ -57,9 +52,7 @@ func appendState(b []byte, s jobState) (_ []byte, ok bool) {
 			w.timeOmit("deadline", inv.Deadline)
 			w.intOmit("poll_nonce", inv.PollNonce)
 			w.timeOmit("poll_at", inv.PollAt)
-			w.close()
-		}
-		w.b = append(w.b, ']')
+		})
 	}
 	w.intOmit("failures", int64(m.Failures))
 	w.intOmit("triggers", m.Triggers)
@@ -74,22 +67,15 @@ func appendState(b []byte, s jobState) (_ []byte, ok bool) {
 		w.close()
 	}
 	if len(s.audit) > 0 {
-		w.key("audit")
-		w.b = append(w.b, '[')
-		for i, a := range s.audit {
-			if i > 0 {
-				w.b = append(w.b, ',')
-			}
-			w.open()
+		w.array("audit", len(s.audit), func(i int) {
+			a := &s.audit[i]
 			w.time("at", a.At)
 			w.str("by", string(a.By))
 			w.str("action", string(a.Action))
 			w.strOmit("invocation", a.Invocation)
 			w.strOmit("reason", a.Reason)
 			w.timeOmit("until", a.Until)
-			w.close()
-		}
-		w.b = append(w.b, ']')
+		})
 	}
 	if bf := m.Backfill; bf != nil {
 		w.key("backfill")
@@ -126,6 +112,21 @@ func (w *stateWriter) open() {
 func (w *stateWriter) close() {
 	w.b = append(w.b, '}')
 	w.more = true
+}
+
+// array writes n objects, each's fields written by fields(i).
+func (w *stateWriter) array(k string, n int, fields func(i int)) {
+	w.key(k)
+	w.b = append(w.b, '[')
+	for i := range n {
+		if i > 0 {
+			w.b = append(w.b, ',')
+		}
+		w.open()
+		fields(i)
+		w.close()
+	}
+	w.b = append(w.b, ']')
 }
 
 func (w *stateWriter) key(k string) {
