@@ -16,7 +16,10 @@ import (
 // keeps reading every older one; testdata/ pins each version.
 const stateVersion = 1
 
-// storedState is version 1 of a job's stored state.
+// storedState is version 1 of a job's stored state. decodeJobState reads
+// it with encoding/json; appendState writes it by hand, and a field added
+// here must be added there too (TestTheStateEncoderWritesWhatEncodingJSONWrites
+// fails until it is).
 type storedState struct {
 	Version   int                `json:"v"`
 	State     string             `json:"state"`
