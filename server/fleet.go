@@ -43,13 +43,6 @@ type fleet struct {
 	warned string
 }
 
-// announceEvery is how often an instance announces itself; one silent for
-// three announcements is taken as stopped.
-const (
-	announceEvery = time.Minute
-	aliveWithin   = 3 * announceEvery
-)
-
 // newFleet returns this instance's view of its fleet. Its ID is also the
 // dispatcher's owner name in the task rows, so a claim names the host and
 // process that holds it.
@@ -70,10 +63,10 @@ func newFleet(st *postgres.Store, s *Settings, now func() time.Time, log *slog.L
 	return &fleet{st: st, self: self, now: now, log: log}, nil
 }
 
-// Run announces the instance at once and every announceEvery until ctx
+// Run announces the instance at once and every postgres.AnnounceEvery until ctx
 // ends; an announcement that fails is tried again at the next.
 func (f *fleet) Run(ctx context.Context) error {
-	t := time.NewTicker(announceEvery)
+	t := time.NewTicker(postgres.AnnounceEvery)
 	defer t.Stop()
 	for {
 		if err := f.announce(ctx); err != nil && ctx.Err() == nil {
@@ -135,7 +128,7 @@ func (f *fleet) list(ctx context.Context) ([]web.Instance, error) {
 	out := make([]web.Instance, len(ins))
 	for i, in := range ins {
 		out[i] = web.Instance{ID: in.ID, Host: in.Host, PID: in.PID, Version: in.Version, Started: in.Started, Seen: in.Seen,
-			Alive: now.Sub(in.Seen) <= aliveWithin, Self: in.ID == f.self.ID, SettingsDiffer: differing(f.self.Settings, in.Settings)}
+			Alive: now.Sub(in.Seen) <= postgres.StoppedAfter, Self: in.ID == f.self.ID, SettingsDiffer: differing(f.self.Settings, in.Settings)}
 	}
 	return out, nil
 }

@@ -85,7 +85,7 @@ func TestInstancesTellWhoseSettingsDiffer(t *testing.T) {
 		t.Errorf("a's warning does not name b and the settings:\n%s", aLog)
 	}
 
-	clk.Advance(aliveWithin + time.Second)
+	clk.Advance(postgres.StoppedAfter + time.Second)
 	announce(a)
 	if a.alive.Load() != 1 || a.differ.Load() != 0 {
 		t.Errorf("with b silent, a counts %d alive, %d differing; want 1 and 0", a.alive.Load(), a.differ.Load())

@@ -22,18 +22,33 @@ type Instance struct {
 	Settings map[string]string
 }
 
-// ForgetInstancesAfter is how long an instance that stopped announcing
-// itself stays listed: long enough to see which stopped, and when.
-const ForgetInstancesAfter = 24 * time.Hour
+// A running instance announces itself every AnnounceEvery; one silent for
+// StoppedAfter, three announcements, is taken as stopped.
+const (
+	AnnounceEvery = time.Minute
+	StoppedAfter  = 3 * AnnounceEvery
+)
+
+// Stopped instances stay listed for ForgetInstancesAfter, long enough to
+// see which stopped and when, but at most the KeepStoppedInstances seen
+// last: an instance that restarts every few seconds (a crash loop) is a
+// new one each time, and would otherwise list thousands in a day.
+const (
+	ForgetInstancesAfter = 24 * time.Hour
+	KeepStoppedInstances = 100
+)
 
 // Announce records in as running, seen at in.Seen, and forgets the
-// instances unseen for ForgetInstancesAfter before that.
+// instances stopped before that for ForgetInstancesAfter, and those
+// beyond the KeepStoppedInstances stopped last.
 func (s *Store) Announce(ctx context.Context, in Instance) error {
-	_, err := s.pool.Exec(ctx, `WITH gone AS (DELETE FROM sundial.instances WHERE seen < $8 AND id <> $1)
+	_, err := s.pool.Exec(ctx, `WITH gone AS (DELETE FROM sundial.instances WHERE id <> $1 AND (seen < $8 OR id IN (
+			SELECT id FROM sundial.instances WHERE seen < $9 AND id <> $1 ORDER BY seen DESC, id OFFSET $10)))
 		INSERT INTO sundial.instances (id, host, pid, version, started, seen, settings) VALUES ($1, $2, $3, $4, $5, $6, $7)
 		ON CONFLICT (id) DO UPDATE SET host = excluded.host, pid = excluded.pid, version = excluded.version,
 			started = excluded.started, seen = greatest(instances.seen, excluded.seen), settings = excluded.settings`,
-		in.ID, in.Host, in.PID, in.Version, in.Started, in.Seen, in.Settings, in.Seen.Add(-ForgetInstancesAfter))
+		in.ID, in.Host, in.PID, in.Version, in.Started, in.Seen, in.Settings,
+		in.Seen.Add(-ForgetInstancesAfter), in.Seen.Add(-StoppedAfter), KeepStoppedInstances)
 	return err
 }
 

@@ -1,7 +1,9 @@
 package postgres
 
 import (
+	"fmt"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 )
@@ -48,5 +50,59 @@ func TestInstancesAreListedAndForgottenADayAfterTheyStop(t *testing.T) {
 	announce(b)
 	if got := list(); len(got) != 1 || got[0].ID != b.ID {
 		t.Errorf("a day after a stopped announcing, listed %+v, want b alone", got)
+	}
+}
+
+// TestACrashLoopListsTheStoppedInstancesSeenLastOnly: an instance that
+// restarts every ten seconds is a new one each time; of those stopped,
+// only the KeepStoppedInstances seen last stay listed, and every instance
+// alive stays, however many stopped after it started.
+func TestACrashLoopListsTheStoppedInstancesSeenLastOnly(t *testing.T) {
+	t.Parallel()
+	s := open(t)
+	t0 := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	announce := func(in Instance) {
+		t.Helper()
+		if err := s.Announce(t.Context(), in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	none := map[string]string{}
+	// steady runs throughout, announcing itself every minute.
+	steady := Instance{ID: "steady-1-a", Host: "steady", PID: 1, Started: t0, Seen: t0, Settings: none}
+	const loops = KeepStoppedInstances + 50
+	for i := range loops {
+		at := t0.Add(time.Duration(i) * 10 * time.Second)
+		if i%6 == 0 {
+			steady.Seen = at
+			announce(steady)
+		}
+		announce(Instance{ID: fmt.Sprintf("looping-%d-x", 100+i), Host: "looping", PID: 100 + i, Started: at, Seen: at, Settings: none})
+	}
+	last := t0.Add(loops * 10 * time.Second)
+	steady.Seen = last
+	announce(steady)
+	other := Instance{ID: "other-2-b", Host: "other", PID: 2, Started: t0, Seen: last, Settings: none}
+	announce(other)
+
+	got, err := s.Instances(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, in := range got {
+		ids = append(ids, in.ID)
+	}
+	var want []string
+	for i := loops - 1; i >= 0; i-- {
+		// Those of the last StoppedAfter are not stopped yet.
+		if i < loops-KeepStoppedInstances-int(StoppedAfter/(10*time.Second)) {
+			break
+		}
+		want = append(want, fmt.Sprintf("looping-%d-x", 100+i))
+	}
+	want = append(want, "other-2-b", "steady-1-a")
+	if !slices.Equal(ids, want) {
+		t.Errorf("listed %d instances:\n%v\nwant %d:\n%v", len(ids), ids, len(want), want)
 	}
 }
