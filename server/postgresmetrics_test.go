@@ -1,12 +1,12 @@
 package server
 
 import (
-	"os"
 	"regexp"
-	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/sundial-cron/sundial/alerts"
 )
 
 // TestEveryPostgresMetricTheAlertsNameIsServed: the metrics of the
@@ -24,13 +24,9 @@ func TestEveryPostgresMetricTheAlertsNameIsServed(t *testing.T) {
 		described[fqName.FindStringSubmatch(d.String())[1]] = true
 	}
 	named := 0
-	for _, file := range []string{"../alerts/sundial.rules.yml", "../alerts/grafana-dashboard.json"} {
-		b, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, name := range regexp.MustCompile(`\bsundial_[a-z_]+`).FindAllString(string(b), -1) {
-			if !strings.HasPrefix(name, "sundial_postgres_") && !strings.HasPrefix(name, "sundial_instances_") {
+	for file, names := range alerts.Metrics() {
+		for _, name := range names {
+			if !alerts.PostgresShapes(name) {
 				continue
 			}
 			named++

@@ -1,12 +1,11 @@
 package web_test
 
 import (
-	"os"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/sundial-cron/sundial/alerts"
 	"github.com/sundial-cron/sundial/engine"
 	"github.com/sundial-cron/sundial/web"
 )
@@ -31,18 +30,12 @@ func TestEveryMetricTheAlertsNameIsServed(t *testing.T) {
 		name, _, _ := strings.Cut(sample, "{")
 		served[name] = true
 	}
-	metric := regexp.MustCompile(`\bsundial_[a-z_]+`)
-	for _, file := range []string{"../alerts/sundial.rules.yml", "../alerts/grafana-dashboard.json"} {
-		b, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		names := metric.FindAllString(string(b), -1)
+	for file, names := range alerts.Metrics() {
 		if len(names) == 0 {
 			t.Errorf("%s names no metric", file)
 		}
 		for _, name := range names {
-			if postgresShapes(name) {
+			if alerts.PostgresShapes(name) {
 				continue // served by the PostgreSQL shape's own collectors: server's TestEveryPostgresMetricTheAlertsNameIsServed
 			}
 			if !served[name] {
@@ -50,10 +43,4 @@ func TestEveryMetricTheAlertsNameIsServed(t *testing.T) {
 			}
 		}
 	}
-}
-
-// postgresShapes reports whether name is a metric the PostgreSQL shape
-// alone serves, from collectors of its own.
-func postgresShapes(name string) bool {
-	return strings.HasPrefix(name, "sundial_postgres_") || strings.HasPrefix(name, "sundial_instances_")
 }
