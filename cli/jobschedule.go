@@ -34,11 +34,66 @@ func runJobSchedule(verb string, q scheduleQuery, from time.Time, stdout, stderr
 	}
 	n := q.n
 	if verb == "explain" {
-		explainJob(stdout, id, def, s)
 		n = 5
 	}
-	listOccurrences(stdout, s, def, id, from, n)
+	p := s.Preview(schedule.Lookahead{From: from, N: n})
+	if q.json {
+		return printJSON(stdout, stderr, verb, jobScheduleOf(id, def, s, p))
+	}
+	if verb == "explain" {
+		explainJob(stdout, id, def, s)
+	}
+	listOccurrences(stdout, p, def, id)
 	return 0
+}
+
+// jobScheduleJSON is what schedule next|explain --config --job --json
+// prints: the job, what decides its fire times, and the preview's lines
+// (5 for explain): each an occurrence (with when its jitter launches it)
+// or fire times of its expression that are not occurrences, and why.
+type jobScheduleJSON struct {
+	Job         string            `json:"job"`
+	Schedule    string            `json:"schedule"`
+	Explanation string            `json:"explanation"`
+	Settings    []settingJSON     `json:"settings"`
+	MaxRuns     int64             `json:"max_runs,omitzero"`
+	Jitter      string            `json:"jitter,omitzero"`
+	Lines       []previewLineJSON `json:"lines"`
+	End         string            `json:"end,omitzero"`
+}
+
+type settingJSON struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+type previewLineJSON struct {
+	At       time.Time `json:"at"`
+	LaunchAt time.Time `json:"launch_at,omitzero"`
+	Last     time.Time `json:"last,omitzero"`
+	Count    int       `json:"count,omitzero"`
+	Removed  string    `json:"removed,omitzero"`
+}
+
+func jobScheduleOf(id string, def engine.Definition, s *schedule.Schedule, p schedule.Preview) jobScheduleJSON {
+	out := jobScheduleJSON{Job: id, Schedule: def.Schedule, Explanation: s.Explain(), MaxRuns: def.Policy.MaxRuns,
+		Settings: []settingJSON{}, Lines: []previewLineJSON{}, End: p.End}
+	if j := def.Policy.Jitter; j > 0 {
+		out.Jitter = j.String()
+	}
+	for _, set := range s.Settings() {
+		out.Settings = append(out.Settings, settingJSON{set.Name, set.Value})
+	}
+	for _, l := range p.Lines {
+		line := previewLineJSON{At: l.First}
+		if l.Removed() {
+			line.Last, line.Count, line.Removed = l.Last, l.Count, l.Why
+		} else if j := statemachine.Jitter(id, l.First, def.Policy.Jitter); j > 0 {
+			line.LaunchAt = l.First.Add(j)
+		}
+		out.Lines = append(out.Lines, line)
+	}
+	return out
 }
 
 // loadJob reads the config file and finds the job, by its id in the
@@ -100,12 +155,11 @@ func explainJob(w io.Writer, id string, def engine.Definition, s *schedule.Sched
 	}
 }
 
-// listOccurrences prints the job's next n occurrences after from, and the
+// listOccurrences prints the job's preview: its next occurrences, and the
 // fire times of its expression before and between them that are not
-// occurrences, with why (schedule.Preview). The cap on runs is not known
-// here: the server counts them.
-func listOccurrences(w io.Writer, s *schedule.Schedule, def engine.Definition, id string, from time.Time, n int) {
-	p := s.Preview(schedule.Lookahead{From: from, N: n})
+// occurrences, with why. The cap on runs is not known here: the server
+// counts them.
+func listOccurrences(w io.Writer, p schedule.Preview, def engine.Definition, id string) {
 	for _, l := range p.Lines {
 		switch {
 		case !l.Removed():

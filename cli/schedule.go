@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -11,9 +12,9 @@ import (
 )
 
 // ScheduleUsage lists the schedule verbs, for the command's usage.
-const ScheduleUsage = `  sundial schedule next EXPR [--tz ZONE] [--from RFC3339] [-n N] [--job-id ID] [--dst-gap skip|shift] [--dst-repeat first|last|both]
-  sundial schedule next --config FILE --job ID [--calendars PATH] [--from RFC3339] [-n N]
-  sundial schedule explain EXPR [same flags] | --config FILE --job ID [--calendars PATH] [--from RFC3339]
+const ScheduleUsage = `  sundial schedule next EXPR [--tz ZONE] [--from RFC3339] [-n N] [--job-id ID] [--dst-gap skip|shift] [--dst-repeat first|last|both] [--json]
+  sundial schedule next --config FILE --job ID [--calendars PATH] [--from RFC3339] [-n N] [--json]
+  sundial schedule explain EXPR [same flags] | --config FILE --job ID [--calendars PATH] [--from RFC3339] [--json]
 `
 
 // RunSchedule runs "sundial schedule next|explain EXPR [flags]", or of a
@@ -49,12 +50,43 @@ func RunSchedule(args []string, stdout, stderr io.Writer, now func() time.Time) 
 	}
 	n := q.n
 	if verb == "explain" {
-		fmt.Fprintln(stdout, s.Explain())
 		n = 5
 	}
-	for t, ok := s.Next(from); ok && n > 0; t, ok = s.Next(t) {
+	out := scheduleJSON{Schedule: q.expr, TimeZone: "UTC", Explanation: s.Explain(), FireTimes: []time.Time{}}
+	if q.opts.Location != nil {
+		out.TimeZone = q.opts.Location.String()
+	}
+	for t, ok := s.Next(from); ok && len(out.FireTimes) < n; t, ok = s.Next(t) {
+		out.FireTimes = append(out.FireTimes, t)
+	}
+	if q.json {
+		return printJSON(stdout, stderr, verb, out)
+	}
+	if verb == "explain" {
+		fmt.Fprintln(stdout, out.Explanation)
+	}
+	for _, t := range out.FireTimes {
 		fmt.Fprintln(stdout, t.Format(time.RFC3339))
-		n--
+	}
+	return 0
+}
+
+// scheduleJSON is what schedule next|explain EXPR --json prints: the
+// expression, its zone, what it means, and its fire times (5 for explain).
+type scheduleJSON struct {
+	Schedule    string      `json:"schedule"`
+	TimeZone    string      `json:"time_zone"`
+	Explanation string      `json:"explanation"`
+	FireTimes   []time.Time `json:"fire_times"`
+}
+
+// printJSON prints v indented, for scripts.
+func printJSON(stdout, stderr io.Writer, verb string, v any) int {
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		fmt.Fprintf(stderr, "sundial schedule %s: %v\n", verb, err)
+		return ExitFailure
 	}
 	return 0
 }
@@ -63,6 +95,7 @@ type scheduleQuery struct {
 	expr string
 	from string
 	n    int
+	json bool
 	opts schedule.Options
 	// config, job and calendars name a job of a config file and the
 	// server's shared calendars, instead of expr and opts.
@@ -78,6 +111,7 @@ func parseScheduleArgs(verb string, args []string, stderr io.Writer) (scheduleQu
 	tz := fs.String("tz", "", "IANA time zone of the schedule (default UTC)")
 	fs.StringVar(&q.from, "from", "", "list fire times strictly after this RFC3339 instant (default now)")
 	fs.IntVar(&q.n, "n", 10, "how many fire times to list")
+	fs.BoolVar(&q.json, "json", false, "print JSON, for scripts")
 	fs.StringVar(&q.opts.JobID, "job-id", "", "job id that seeds hashed fields (H)")
 	gap := fs.String("dst-gap", "", "for times skipped by DST: skip or shift")
 	repeat := fs.String("dst-repeat", "", "for times repeated by DST: first, last or both")
