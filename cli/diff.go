@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -63,11 +62,8 @@ func RunDiff(args []string, stdout, stderr io.Writer, now func() time.Time) int 
 	d := forecast.Compare(sides[0], sides[1], forecast.Options{Start: q.from.UTC(), Herd: q.herd})
 	switch q.format {
 	case "json":
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(d); err != nil {
-			fmt.Fprintf(stderr, "sundial diff: %v\n", err)
-			return ExitFailure
+		if code := printJSON(stdout, stderr, "sundial diff", d); code != 0 {
+			return code
 		}
 	case "markdown":
 		writeMarkdown(stdout, d, q.sides)

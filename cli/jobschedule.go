@@ -38,7 +38,7 @@ func runJobSchedule(verb string, q scheduleQuery, from time.Time, stdout, stderr
 	}
 	p := s.Preview(schedule.Lookahead{From: from, N: n})
 	if q.json {
-		return printJSON(stdout, stderr, verb, jobScheduleOf(id, def, s, p))
+		return printJSON(stdout, stderr, "sundial schedule "+verb, jobScheduleOf(id, def, s, p))
 	}
 	if verb == "explain" {
 		explainJob(stdout, id, def, s)

@@ -60,7 +60,7 @@ func RunSchedule(args []string, stdout, stderr io.Writer, now func() time.Time) 
 		out.FireTimes = append(out.FireTimes, t)
 	}
 	if q.json {
-		return printJSON(stdout, stderr, verb, out)
+		return printJSON(stdout, stderr, "sundial schedule "+verb, out)
 	}
 	if verb == "explain" {
 		fmt.Fprintln(stdout, out.Explanation)
@@ -80,12 +80,14 @@ type scheduleJSON struct {
 	FireTimes   []time.Time `json:"fire_times"`
 }
 
-// printJSON prints v indented, for scripts.
-func printJSON(stdout, stderr io.Writer, verb string, v any) int {
+// printJSON prints v indented, for scripts, as the verbs that ask no
+// server print their --json (or --format json); command names the verb
+// in an error.
+func printJSON(stdout, stderr io.Writer, command string, v any) int {
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(v); err != nil {
-		fmt.Fprintf(stderr, "sundial schedule %s: %v\n", verb, err)
+		fmt.Fprintf(stderr, "%s: %v\n", command, err)
 		return ExitFailure
 	}
 	return 0

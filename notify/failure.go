@@ -61,13 +61,14 @@ func failure(err error, u *url.URL, timeout time.Duration) error {
 		return fmt.Errorf("%s does not answer TLS", host)
 	case errors.As(err, &alert):
 		return fmt.Errorf("the TLS handshake with %s failed", host)
-	case errors.As(err, &op) && errors.As(err, &errno) && op.Op == "dial":
-		return fmt.Errorf("cannot connect to %s: %s", host, errno)
 	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET):
 		// A host that closes before it answers is seen as an end of file
 		// or, when the request was still being written, as a reset: the
-		// same hang-up either way.
+		// same hang-up either way. A reset can even end the dial: the
+		// connection was made, and reset before the dialer looked.
 		return fmt.Errorf("%s closed the connection without an answer", host)
+	case errors.As(err, &op) && errors.As(err, &errno) && op.Op == "dial":
+		return fmt.Errorf("cannot connect to %s: %s", host, errno)
 	case errors.As(err, &op) && errors.As(err, &errno):
 		return fmt.Errorf("the connection to %s failed: %s", host, errno)
 	}
