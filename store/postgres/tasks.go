@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/sundial-cron/sundial/task"
 	"github.com/sundial-cron/sundial/task/taskrows"
@@ -69,20 +70,22 @@ const suspectsCTE = `held(owner) AS (
 		WHERE h.owner IS NOT NULL AND h.owner <> ALL($1::text[])
 	)`
 
-// claimQuery claims for $5 up to $2 tasks due by $3, earliest first: the
-// free ones from tasks_free, and the orphans of the suspects, each owner's
-// one index range: all those due of an owner dead at $4 (no heartbeat
-// after $6, or no row) from tasks_claimed, and those of a live one whose
-// lease ended by $4 from tasks_leased (their ETA is before that end,
-// hence due). Each is locked, skipping what another claim locked. An
+// claimQueryWith is the claim: for $5 up to $2 tasks due by $3, earliest
+// first: the free ones from tasks_free, and the orphans of the suspects,
+// each owner's one index range: all those due of an owner dead at $4 (no
+// heartbeat after $6, or no row) from tasks_claimed, and those of a live
+// one whose lease ended by $4 from tasks_leased (their ETA is before that
+// end, hence due). Each is locked, skipping what another claim locked. An
 // owner's part is a subquery of its own, locked there: as a plain join
 // PostgreSQL may rather read every claimed task by ETA and merge; and the
 // lock, finding a row another claim took over meanwhile (READ COMMITTED),
 // checks its new owner against this owner, not against any suspect. A
 // task is held from $4 or its ETA, whichever is later, for $7. A claim of
 // any task records $5's heartbeat at $4 and forgets the owners silent
-// since $6, as Heartbeat does, in the same statement.
-const claimQuery = `WITH RECURSIVE ` + suspectsCTE + `, free AS (
+// since $6, as Heartbeat does, in the same statement. recoveredCTE and
+// recoveredPart add the tasks of claimRecoverQuery.
+func claimQueryWith(recoveredCTE, recoveredPart string) string {
+	return `WITH RECURSIVE ` + suspectsCTE + recoveredCTE + `, free AS (
 		SELECT name, eta FROM sundial.tasks WHERE owner IS NULL AND eta <= $3 ORDER BY eta LIMIT $2 FOR UPDATE SKIP LOCKED
 	), dead AS (
 		SELECT x.* FROM suspects s CROSS JOIN LATERAL (
@@ -95,7 +98,7 @@ const claimQuery = `WITH RECURSIVE ` + suspectsCTE + `, free AS (
 			ORDER BY t.eta LIMIT $2 FOR UPDATE SKIP LOCKED) x
 		WHERE s.heartbeat > $6
 	), picked AS (
-		SELECT name FROM (SELECT * FROM free UNION ALL SELECT * FROM dead UNION ALL SELECT * FROM lapsed) c ORDER BY eta LIMIT $2
+		SELECT name FROM (SELECT * FROM free UNION ALL SELECT * FROM dead UNION ALL SELECT * FROM lapsed` + recoveredPart + `) c ORDER BY eta LIMIT $2
 	), claimed AS (
 		UPDATE sundial.tasks t SET owner = $5, lease_until = greatest(t.eta, $4) + $7
 		FROM picked WHERE t.name = picked.name
@@ -109,6 +112,21 @@ const claimQuery = `WITH RECURSIVE ` + suspectsCTE + `, free AS (
 		DELETE FROM sundial.owners WHERE heartbeat <= $6 AND owner <> $5 AND EXISTS (SELECT 1 FROM claimed)
 	)
 	SELECT * FROM claimed`
+}
+
+// claimRecoverQuery is claimQuery that also claims again $5's own tasks
+// written claimed at one of the clock readings $8 (taskrows.Claim.Recover):
+// their lease is greatest(eta, reading) + $7. Those whose lease has ended
+// are among the lapsed already.
+var (
+	claimQuery        = claimQueryWith("", "")
+	claimRecoverQuery = claimQueryWith(`, recovered AS (
+		SELECT t.name, t.eta FROM sundial.tasks t
+		WHERE t.owner = $5 AND t.eta <= $3 AND t.lease_until > $4
+			AND t.lease_until IN (SELECT greatest(t.eta, r) + $7 FROM unnest($8::bigint[]) r)
+		ORDER BY t.eta LIMIT $2 FOR UPDATE SKIP LOCKED
+	)`, " UNION ALL SELECT * FROM recovered")
+)
 
 // nextDueQuery is when a task can next be claimed ($1: the owners known
 // alive, $2: OrphanAfter): the earliest free one, or a held one's ETA, or
@@ -167,7 +185,17 @@ func (s *Store) ClaimTasks(ctx context.Context, c taskrows.Claim) (claimed []tas
 		b.Queue("UPDATE sundial.tasks SET owner = NULL, lease_until = NULL WHERE name = ANY($1) AND owner = $2", c.Release, c.Owner)
 	}
 	if c.Max > 0 {
-		b.Queue(claimQuery, alive, c.Max, dueBy, now, c.Owner, now-int64(c.OrphanAfter), int64(c.Lease))
+		query, args := claimQuery, []any{alive, c.Max, dueBy, now, c.Owner, now - int64(c.OrphanAfter), int64(c.Lease)}
+		if len(c.Recover) > 0 {
+			recover := make([]int64, len(c.Recover))
+			for i, at := range c.Recover {
+				if recover[i], err = nanos(at); err != nil {
+					return nil, time.Time{}, false, err
+				}
+			}
+			query, args = claimRecoverQuery, append(args, recover)
+		}
+		b.Queue(query, args...)
 		b.Queue(nextDueQuery, alive, int64(c.OrphanAfter))
 	}
 	err = func() error {
@@ -198,6 +226,9 @@ func (s *Store) ClaimTasks(ctx context.Context, c taskrows.Claim) (claimed []tas
 		return br.Close()
 	}()
 	if err != nil {
+		if mayHaveCommitted(err) {
+			err = fmt.Errorf("%w (%w)", err, taskrows.ErrOutcomeUnknown)
+		}
 		return nil, time.Time{}, false, fmt.Errorf("postgres: claim: %w", err)
 	}
 	s.commits.Add(1)
@@ -205,6 +236,19 @@ func (s *Store) ClaimTasks(ctx context.Context, c taskrows.Claim) (claimed []tas
 	slices.SortStableFunc(claimed, func(a, b taskrows.Claimed) int { return a.ETA.Compare(b.ETA) })
 	return claimed, next, ok, nil
 }
+
+// mayHaveCommitted reports whether a write that failed with err may have
+// committed all the same: its answer was lost, not its request (never
+// sent, or refused by the server, which then rolled it back).
+func mayHaveCommitted(err error) bool {
+	var refused *pgconn.PgError
+	var unconnected *pgconn.ConnectError
+	return !pgconn.SafeToRetry(err) && !errors.As(err, &refused) && !errors.As(err, &unconnected) && !errors.Is(err, errRolledBack)
+}
+
+// errRolledBack: a COMMIT answered ROLLBACK, as it does in a transaction
+// that failed.
+var errRolledBack = errors.New("rolled back")
 
 func retries(retry []taskrows.Retry) ([]string, []int64, error) {
 	names, etas := make([]string, len(retry)), make([]int64, len(retry))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"regexp"
 	"runtime"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/sundial-cron/sundial/store"
 	"github.com/sundial-cron/sundial/task"
@@ -256,5 +258,29 @@ func TestAClaimSparesATaskAnotherTookMeanwhile(t *testing.T) {
 	}
 	if got := <-byC; len(got) != 0 {
 		t.Errorf("C took %q, which B took over after C had read the owners", got)
+	}
+}
+
+// TestAWriteMayHaveCommittedWhenItsAnswerIsLost: only an answer lost on its
+// way (a cut connection, a server that crashed after committing) leaves
+// a write's outcome unknown; a request never sent, a server that could
+// not be reached and an error the server answered (which rolled the
+// transaction back) do not.
+func TestAWriteMayHaveCommittedWhenItsAnswerIsLost(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		what string
+		err  error
+		want bool
+	}{
+		{"an answer lost", fmt.Errorf("postgres: claim: %w", io.ErrUnexpectedEOF), true},
+		{"a request cancelled in flight", context.Canceled, true},
+		{"the server's error", fmt.Errorf("wrapped: %w", &pgconn.PgError{Code: "40001"}), false},
+		{"no connection", &pgconn.ConnectError{}, false},
+		{"a COMMIT answered ROLLBACK", fmt.Errorf("postgres: commit: the server answered ROLLBACK (%w)", errRolledBack), false},
+	} {
+		if got := mayHaveCommitted(tc.err); got != tc.want {
+			t.Errorf("%s (%v): may have committed %v, want %v", tc.what, tc.err, got, tc.want)
+		}
 	}
 }

@@ -289,8 +289,9 @@ var writeInvocations = `INSERT INTO sundial.invocations (` + invColumns + `)
 // commit writes w and commits the transaction conn is in, in one round
 // trip. Tasks already due are written claimed by a, the adopting
 // dispatcher, if there is one; commit returns those it inserted, for
-// a.Adopted.
-func (w *writes) commit(ctx context.Context, conn sender, a *taskrows.Adoption) ([]task.Task, error) {
+// a.Adopted. If the commit's answer is lost, the claims may stand
+// unknown to a: commit tells a.Lost when it wrote them.
+func (w *writes) commit(ctx context.Context, conn sender, a *taskrows.Adoption) (adopted []task.Task, err error) {
 	var b pgx.Batch
 	if len(w.jobs) > 0 {
 		b.Queue(writeJobs, jobColumnsOf(w.jobs)...)
@@ -315,6 +316,11 @@ func (w *writes) commit(ctx context.Context, conn sender, a *taskrows.Adoption) 
 		if len(adoptable) > 0 {
 			// The claims are only as good as the owner's heartbeat.
 			b.Queue(beatQuery, a.Owner, adoptAt)
+			defer func() {
+				if err != nil && a.Lost != nil && mayHaveCommitted(err) {
+					a.Lost(time.Unix(0, adoptAt))
+				}
+			}()
 		}
 	}
 	b.Queue("COMMIT")
@@ -331,7 +337,6 @@ func (w *writes) commit(ctx context.Context, conn sender, a *taskrows.Adoption) 
 			return nil, fmt.Errorf("postgres: write %s: %w", step.what, err)
 		}
 	}
-	var adopted []task.Task
 	if len(w.tasks) > 0 {
 		rows, err := br.Query()
 		if err != nil {
@@ -355,7 +360,7 @@ func (w *writes) commit(ctx context.Context, conn sender, a *taskrows.Adoption) 
 	// A COMMIT of a transaction that failed answers ROLLBACK, not an
 	// error.
 	if tag, err := br.Exec(); err != nil || tag.String() != "COMMIT" {
-		return nil, fmt.Errorf("postgres: commit: %w", cmp.Or(err, fmt.Errorf("the server answered %s", tag)))
+		return nil, fmt.Errorf("postgres: commit: %w", cmp.Or(err, fmt.Errorf("the server answered %s (%w)", tag, errRolledBack)))
 	}
 	return adopted, br.Close()
 }

@@ -102,6 +102,24 @@ func (s *Store) ClaimTasks(ctx context.Context, c taskrows.Claim) (claimed []tas
 	return claimed, next, ok, nil
 }
 
+// claimSelect reads the tasks a claim may take, earliest first: free, or
+// held by an owner not known alive whose lease ended or whose heartbeat
+// stopped. claimRecoverSelect also reads the claiming owner's own tasks
+// written claimed at one of the clock readings of taskrows.Claim.Recover:
+// their lease is from that reading or their ETA, whichever is later.
+var (
+	claimSelect        = claimSelectWith("")
+	claimRecoverSelect = claimSelectWith(` OR (owner = ? AND EXISTS (
+			SELECT 1 FROM json_each(?) r WHERE tasks.lease_until = max(tasks.eta, r.value) + ?))`)
+)
+
+func claimSelectWith(recovered string) string {
+	return `SELECT ` + taskColumns + ` FROM tasks
+		WHERE eta <= ? AND (owner IS NULL OR (owner NOT IN (SELECT value FROM json_each(?)) AND (lease_until <= ? OR NOT EXISTS (
+			SELECT 1 FROM owners o WHERE o.owner = tasks.owner AND o.heartbeat > ?)))` + recovered + `)
+		ORDER BY eta`
+}
+
 // claimDue claims up to c.Max tasks due by dueBy for c.Owner on w,
 // earliest first; alive is c.Alive as ownerList gives it.
 func claimDue(w *writer, c taskrows.Claim, now, dueBy int64, alive string) ([]taskrows.Claimed, error) {
@@ -112,11 +130,15 @@ func claimDue(w *writer, c taskrows.Claim, now, dueBy int64, alive string) ([]ta
 	// a third of the simulator's CPU. No LIMIT ?: SQLite re-prepares a
 	// statement whenever the value bound to its LIMIT changes; the rows
 	// come in index order, and reading stops at c.Max.
-	rows, err := w.query(`SELECT `+taskColumns+` FROM tasks
-		WHERE eta <= ? AND (owner IS NULL OR (owner NOT IN (SELECT value FROM json_each(?)) AND (lease_until <= ? OR NOT EXISTS (
-			SELECT 1 FROM owners o WHERE o.owner = tasks.owner AND o.heartbeat > ?))))
-		ORDER BY eta`,
-		dueBy, alive, now, now-int64(c.OrphanAfter))
+	query, args := claimSelect, []any{dueBy, alive, now, now - int64(c.OrphanAfter)}
+	if len(c.Recover) > 0 {
+		recover, err := nanosList(c.Recover)
+		if err != nil {
+			return nil, err
+		}
+		query, args = claimRecoverSelect, append(args, c.Owner, recover, int64(c.Lease))
+	}
+	rows, err := w.query(query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -264,6 +286,19 @@ const nextDueQuery = `SELECT min(at) FROM (
 
 // ownerList is owners as the JSON array the queries read with json_each:
 // "[]" for none, since json_each(NULL) would make NOT IN say nothing.
+// nanosList is times as a JSON array of Unix nanoseconds, for json_each.
+func nanosList(times []time.Time) (string, error) {
+	ns := make([]int64, len(times))
+	for i, t := range times {
+		var err error
+		if ns[i], err = nanos(t); err != nil {
+			return "", err
+		}
+	}
+	b, err := json.Marshal(ns)
+	return string(b), err
+}
+
 func ownerList(owners []string) (string, error) {
 	if len(owners) == 0 {
 		return "[]", nil

@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -160,6 +161,13 @@ type Dispatcher struct {
 	pending  map[string]int // name: the heartbeat generation it came in
 	gen      int
 	ready    []task.Task
+	// lost are the clock readings of the claims and adoptions whose
+	// commits ended in taskrows.ErrOutcomeUnknown: the tasks they wrote
+	// claimed by this dispatcher, if they committed, are unknown to it,
+	// and the next claims recover them (taskrows.Claim.Recover) rather
+	// than leave them held until their leases end, a job's next tick
+	// among them.
+	lost []time.Time
 
 	// Run's, with a LockDir (liveness.go): the heartbeats this owner
 	// counted into its file, what it saw of the others' files, and the
@@ -238,9 +246,46 @@ func New(store taskrows.Rows, handler task.Handler, opts Options) *Dispatcher {
 		pending: map[string]int{},
 		watch:   map[string]watched{},
 	}
-	d.adoption = &taskrows.Adoption{Owner: opts.Owner, Lease: opts.Lease, Now: opts.Now, Adopted: d.adopted}
-	d.stepped = &taskrows.Adoption{Owner: opts.Owner, Lease: opts.Lease, Now: d.stepTime, Adopted: d.adopted}
+	d.adoption = &taskrows.Adoption{Owner: opts.Owner, Lease: opts.Lease, Now: opts.Now, Adopted: d.adopted, Lost: d.lostAt}
+	d.stepped = &taskrows.Adoption{Owner: opts.Owner, Lease: opts.Lease, Now: d.stepTime, Adopted: d.adopted, Lost: d.lostAt}
 	return d
+}
+
+// maxLost bounds the readings kept to recover: past it, the oldest one's
+// tasks wait for the end of their leases instead.
+const maxLost = 64
+
+// lostAt notes the reading of a claim or an adoption whose answer was
+// lost.
+func (d *Dispatcher) lostAt(at time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.lost) == maxLost {
+		d.lost = d.lost[1:]
+	}
+	d.lost = append(d.lost, at)
+}
+
+// claim makes c, recovering with it the tasks of the claims and adoptions
+// whose answers were lost, and notes c's own reading if its answer is.
+// The readings are forgotten once a claim recovered all it could: one
+// that took fewer than Max.
+func (d *Dispatcher) claim(ctx context.Context, c taskrows.Claim) ([]taskrows.Claimed, time.Time, bool, error) {
+	if c.Max > 0 {
+		d.mu.Lock()
+		c.Recover = slices.Clone(d.lost)
+		d.mu.Unlock()
+	}
+	claimed, next, ok, err := d.store.ClaimTasks(ctx, c)
+	switch {
+	case c.Max > 0 && errors.Is(err, taskrows.ErrOutcomeUnknown):
+		d.lostAt(c.Now)
+	case err == nil && len(claimed) < c.Max && len(c.Recover) > 0:
+		d.mu.Lock()
+		d.lost = slices.DeleteFunc(d.lost, func(at time.Time) bool { return slices.ContainsFunc(c.Recover, at.Equal) })
+		d.mu.Unlock()
+	}
+	return claimed, next, ok, err
 }
 
 func (d *Dispatcher) stepTime() time.Time {
@@ -506,7 +551,7 @@ func (d *Dispatcher) fill(ctx, hctx context.Context, now time.Time, free int, wa
 	claim := d.claimOf(now, free)
 	claim.Ahead = d.opts.Ahead
 	claim.Done, claim.Retry, claim.Release = d.unacked.done, d.unacked.retry, d.unacked.release
-	claimed, next, ok, err := d.store.ClaimTasks(ctx, claim)
+	claimed, next, ok, err := d.claim(ctx, claim)
 	if err != nil {
 		if ctx.Err() == nil {
 			d.log.Error("task/local: claim", "err", err)
@@ -588,7 +633,7 @@ func (d *Dispatcher) RunDue(ctx context.Context, now time.Time) (handled int, ne
 			claim.Done, claim.Retry, back = d.settle(now, outs, inflight)
 			claim.Release = append(d.unstarted(), back...)
 			outs = outs[:0]
-			batch, next, ok, err := d.store.ClaimTasks(ctx, claim)
+			batch, next, ok, err := d.claim(ctx, claim)
 			if err != nil || len(batch) == 0 {
 				return handled, next, ok, err
 			}

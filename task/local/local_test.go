@@ -816,3 +816,125 @@ func (r *refusingAck) AckTasks(ctx context.Context, owner string, done []string,
 	}
 	return r.Store.AckTasks(ctx, owner, done, retry)
 }
+
+// TestRunRecoversAClaimWhoseAnswerWasLost: the store commits a claim and
+// then loses its answer (a connection cut, a database that crashed after
+// its commit), so the dispatcher holds a task it does not know of. Its
+// next claim takes it again (taskrows.Claim.Recover), and it runs, once,
+// long before its 10-minute lease would have freed it; before, it waited
+// for the lease, and its job for the watchdog.
+func TestRunRecoversAClaimWhoseAnswerWasLost(t *testing.T) {
+	t.Parallel()
+	s := tempStore(t)
+	rows := &losingClaim{Store: s}
+	runs := make(chan task.Task, 4)
+	d := New(rows, func(_ context.Context, tk task.Task) error { runs <- tk; return nil },
+		Options{Now: time.Now, Poll: 20 * time.Millisecond, Logger: quiet})
+	// Enqueued before Run adopts: its first claim takes the task.
+	tk := enqueue(t, s, tick(1, time.Now()))[0]
+	ctx, cancel := context.WithCancel(t.Context())
+	stopped := running(t, ctx, d)
+	select {
+	case got := <-runs:
+		if got.Name() != tk.Name() {
+			t.Errorf("ran %s, want %s", got.Name(), tk.Name())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the task claimed by the claim whose answer was lost did not run within 10 s (a claim lost: %v)", rows.lost.Load())
+	}
+	if !rows.lost.Load() {
+		t.Error("no claim's answer was lost: the test tested nothing")
+	}
+	time.Sleep(100 * time.Millisecond)
+	cancel()
+	<-stopped
+	if len(runs) > 0 {
+		t.Errorf("the task ran again: %v", <-runs)
+	}
+}
+
+// TestRunRecoversAnAdoptionWhoseAnswerWasLost: an Update writes a due
+// task claimed by the dispatcher and its commit's answer is lost, so
+// Adopted never names it to the dispatcher; Lost gives its clock reading,
+// and the next claim takes the task again.
+func TestRunRecoversAnAdoptionWhoseAnswerWasLost(t *testing.T) {
+	t.Parallel()
+	s := tempStore(t)
+	rows := &losingAdoption{Store: s}
+	runs := make(chan task.Task, 1024)
+	d := New(rows, func(_ context.Context, tk task.Task) error { runs <- tk; return nil },
+		Options{Now: time.Now, Poll: 20 * time.Millisecond, Logger: quiet})
+	ctx, cancel := context.WithCancel(t.Context())
+	stopped := running(t, ctx, d)
+	// Run adopts once it has started: the first task adopted is lost.
+	var tk task.Task
+	for deadline := time.Now().Add(10 * time.Second); !rows.lost.Load(); {
+		if time.Now().After(deadline) {
+			t.Fatal("no adoption in 10 s")
+		}
+		tk = enqueue(t, s, tick(time.Now().UnixNano(), time.Now()))[0]
+		must(t, d.Post(ctx, []task.Task{tk}))
+		time.Sleep(10 * time.Millisecond)
+	}
+	for deadline := time.After(10 * time.Second); ; {
+		select {
+		case got := <-runs:
+			if got.Name() != tk.Name() {
+				continue // one enqueued before Run adopted, claimed
+			}
+		case <-deadline:
+			t.Fatal("the task of the adoption whose answer was lost did not run within 10 s")
+		}
+		break
+	}
+	cancel()
+	<-stopped
+}
+
+// losingClaim commits claims, and loses the answer of the first that took
+// a task.
+type losingClaim struct {
+	*sqlite.Store
+	lost atomic.Bool
+}
+
+func (l *losingClaim) ClaimTasks(ctx context.Context, c taskrows.Claim) ([]taskrows.Claimed, time.Time, bool, error) {
+	claimed, next, ok, err := l.Store.ClaimTasks(ctx, c)
+	if err == nil && len(claimed) > 0 && l.lost.CompareAndSwap(false, true) {
+		return nil, time.Time{}, false, fmt.Errorf("unexpected EOF (%w)", taskrows.ErrOutcomeUnknown)
+	}
+	return claimed, next, ok, err
+}
+
+// losingAdoption commits adoptions, and reports the first of them lost
+// instead of adopted.
+type losingAdoption struct {
+	*sqlite.Store
+	lost atomic.Bool
+}
+
+func (l *losingAdoption) Adopt(a *taskrows.Adoption) {
+	if a == nil {
+		l.Store.Adopt(nil)
+		return
+	}
+	var mu sync.Mutex
+	var read time.Time
+	w := *a
+	w.Now = func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		read = a.Now()
+		return read
+	}
+	w.Adopted = func(tasks []task.Task) {
+		if l.lost.CompareAndSwap(false, true) {
+			mu.Lock()
+			defer mu.Unlock()
+			a.Lost(read)
+			return
+		}
+		a.Adopted(tasks)
+	}
+	l.Store.Adopt(&w)
+}

@@ -7,6 +7,7 @@ package taskrows
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/sundial-cron/sundial/task"
@@ -95,7 +96,21 @@ type Claim struct {
 	// Release hands back Owner's claims of these tasks as they are, as
 	// never delivered: free at once, their failures unchanged.
 	Release []string
+	// Recover names the Nows of Owner's earlier claims, and the clocks of
+	// its adoptions, whose commits ended in ErrOutcomeUnknown: the tasks
+	// they wrote claimed by Owner, if they committed, are claimed again
+	// by this claim as if free, for Owner to run. Without it they would
+	// be held, unknown to Owner, until their leases end. (A task is
+	// recognized by its lease, which such a write set from that clock, so
+	// one Owner holds from another claim may come back too, as a task a
+	// claim takes again after its lease ended does.)
+	Recover []time.Time
 }
+
+// ErrOutcomeUnknown is in the chain of a write's error when the write may
+// have committed: its answer was lost on the way (a connection cut, a
+// database that crashed after committing).
+var ErrOutcomeUnknown = errors.New("the write may have committed: its answer was lost")
 
 // Adoption lets a dispatcher take the tasks Updates enqueue already due:
 // each is written claimed by Owner, in the Update's own transaction, and
@@ -110,6 +125,11 @@ type Adoption struct {
 	// Adopted runs on the committer right after the commit; it must not
 	// block or call the Store.
 	Adopted func([]task.Task)
+	// Lost runs on the committer when a commit that wrote tasks claimed
+	// by Owner, on the adoption's clock reading at, ended in
+	// ErrOutcomeUnknown: Claim.Recover with at finds them. It must not
+	// block or call the Store.
+	Lost func(at time.Time)
 }
 
 // Claimed is a task a dispatcher now holds.

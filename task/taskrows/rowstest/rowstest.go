@@ -42,6 +42,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		{"tasks enqueued already due are adopted, claimed by the adopter", testAdoption},
 		{"a claim ahead takes what falls due within Ahead, each held from its ETA", testClaimAhead},
 		{"a zero Lease or OrphanAfter, or a negative Ahead, is refused", testRefusesZeroDurations},
+		{"a claim recovers its owner's tasks of a claim or an adoption whose answer was lost", testRecover},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -279,4 +280,35 @@ func testRefusesZeroDurations(t *testing.T, s Store) {
 		t.Error("Heartbeat with a zero orphanAfter succeeded")
 	}
 	eq(t, "the refused claims took nothing", claim(t, s, taskrows.Claim{Owner: "B", Now: t0, Max: 10}), "p/j/tick/1#0")
+}
+
+// A claim's or an adoption's commit whose answer was lost (a connection
+// cut, a database that crashed after committing) may have left tasks
+// claimed by an owner that does not know it: a claim naming its clock
+// reading in Recover takes them again, and no other of the owner's
+// tasks, but for those it holds from an ETA after that reading.
+func testRecover(t *testing.T, s Store) {
+	t1, t2 := t0.Add(10*time.Second), t0.Add(20*time.Second)
+	enqueue(t, s, tick(1, t0), tick(2, t0.Add(time.Second)), tick(3, t1), tick(4, t1.Add(500*time.Millisecond)), tick(5, t0.Add(time.Hour)))
+	eq(t, "A claims at t0, a second ahead", claim(t, s, taskrows.Claim{Owner: "A", Now: t0, Ahead: time.Second, Max: 10}), "p/j/tick/1#0", "p/j/tick/2#0")
+	eq(t, "A claims at t1, a second ahead: the claim whose answer is lost", claim(t, s, taskrows.Claim{Owner: "A", Now: t1, Ahead: time.Second, Max: 10}), "p/j/tick/3#0", "p/j/tick/4#0")
+	eq(t, "without Recover, A's claims hold against A", claim(t, s, taskrows.Claim{Owner: "A", Now: t2, Max: 10}))
+	eq(t, "nor does B take them", claim(t, s, taskrows.Claim{Owner: "B", Now: t2, Max: 10}))
+	eq(t, "Recover t1+1s, after those tasks' ETAs, names no claim", claim(t, s, taskrows.Claim{Owner: "A", Now: t2, Max: 10, Recover: []time.Time{t1.Add(time.Second)}}))
+	eq(t, "B's Recover t1 takes nothing of A's", claim(t, s, taskrows.Claim{Owner: "B", Now: t2, Max: 10, Recover: []time.Time{t1}}))
+	eq(t, "A's Recover t1 takes the claim of t1 again, not the one of t0", claim(t, s, taskrows.Claim{Owner: "A", Now: t2, Max: 10, Recover: []time.Time{t1}}),
+		"p/j/tick/3#0", "p/j/tick/4#0")
+	eq(t, "held again from t2: not taken by B before t2+Lease", claim(t, s, taskrows.Claim{Owner: "B", Now: t2.Add(lease - time.Nanosecond), Max: 10, OrphanAfter: 24 * time.Hour, Lease: lease}),
+		"p/j/tick/1#0", "p/j/tick/2#0")
+
+	t3 := t0.Add(30 * time.Second)
+	var lost []time.Time
+	s.Adopt(&taskrows.Adoption{Owner: "A", Lease: lease, Now: func() time.Time { return t3 },
+		Adopted: func([]task.Task) {}, Lost: func(at time.Time) { lost = append(lost, at) }})
+	enqueue(t, s, tick(6, t0.Add(25*time.Second)))
+	s.Adopt(nil)
+	if len(lost) != 0 {
+		t.Errorf("an adoption that committed and was answered is reported lost at %v", lost)
+	}
+	eq(t, "an adoption's reading as Recover takes its task again", claim(t, s, taskrows.Claim{Owner: "A", Now: t3.Add(time.Second), Max: 10, Recover: []time.Time{t1, t3}}), "p/j/tick/6#0")
 }
