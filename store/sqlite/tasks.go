@@ -286,6 +286,14 @@ const nextDueQuery = `SELECT min(at) FROM (
 
 // ownerList is owners as the JSON array the queries read with json_each:
 // "[]" for none, since json_each(NULL) would make NOT IN say nothing.
+func ownerList(owners []string) (string, error) {
+	if len(owners) == 0 {
+		return "[]", nil
+	}
+	b, err := json.Marshal(owners)
+	return string(b), err
+}
+
 // nanosList is times as a JSON array of Unix nanoseconds, for json_each.
 func nanosList(times []time.Time) (string, error) {
 	ns := make([]int64, len(times))
@@ -296,14 +304,6 @@ func nanosList(times []time.Time) (string, error) {
 		}
 	}
 	b, err := json.Marshal(ns)
-	return string(b), err
-}
-
-func ownerList(owners []string) (string, error) {
-	if len(owners) == 0 {
-		return "[]", nil
-	}
-	b, err := json.Marshal(owners)
 	return string(b), err
 }
 

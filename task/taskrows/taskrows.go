@@ -101,9 +101,9 @@ type Claim struct {
 	// they wrote claimed by Owner, if they committed, are claimed again
 	// by this claim as if free, for Owner to run. Without it they would
 	// be held, unknown to Owner, until their leases end. (A task is
-	// recognized by its lease, which such a write set from that clock, so
-	// one Owner holds from another claim may come back too, as a task a
-	// claim takes again after its lease ended does.)
+	// recognized by its lease, which such a write set from that clock: a
+	// task another claim took ahead of an ETA after that reading may come
+	// back too, as one a claim takes again after its lease ended does.)
 	Recover []time.Time
 }
 
