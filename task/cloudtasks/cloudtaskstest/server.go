@@ -57,7 +57,7 @@ type Options struct {
 	// happened, so tests can wait on deliveries instead of sleeping.
 	Delivered func(Delivery)
 	// Client sends the deliveries. Default: a client with the 10-minute
-	// dispatch deadline of Cloud Tasks.
+	// dispatch deadline of Cloud Tasks, on a transport of its own.
 	Client *http.Client
 }
 
@@ -122,7 +122,12 @@ func Start(opts Options) (*Server, error) {
 		opts.Dedup = time.Hour
 	}
 	if opts.Client == nil {
-		opts.Client = &http.Client{Timeout: 10 * time.Minute}
+		// Not on http.DefaultTransport: every httptest.Server's Close
+		// closes that one's idle connections, and one taken for a
+		// delivery at that moment breaks after the app answered, which
+		// the server would take for a failed delivery and repeat. Cloud
+		// Tasks' dispatches share nothing with the app's tests.
+		opts.Client = &http.Client{Timeout: 10 * time.Minute, Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	}
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
