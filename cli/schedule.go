@@ -52,10 +52,7 @@ func RunSchedule(args []string, stdout, stderr io.Writer, now func() time.Time) 
 	if verb == "explain" {
 		n = 5
 	}
-	out := scheduleJSON{Schedule: q.expr, TimeZone: "UTC", Explanation: s.Explain(), FireTimes: []time.Time{}}
-	if q.opts.Location != nil {
-		out.TimeZone = q.opts.Location.String()
-	}
+	out := scheduleJSON{Schedule: q.expr, TimeZone: s.Location().String(), Explanation: s.Explain(), FireTimes: []time.Time{}}
 	for t, ok := s.Next(from); ok && len(out.FireTimes) < n; t, ok = s.Next(t) {
 		out.FireTimes = append(out.FireTimes, t)
 	}

@@ -15,8 +15,9 @@ import (
 // it is zero, were 7 % of an instance's CPU at 100,000 jobs
 // (docs/benchmarks.md, "The job state's encoder"). ok is false where a
 // time has no RFC 3339 form (a year past 9999): encodeJobState then
-// leaves the state to encoding/json, for its error. TestTheStateEncoderWritesWhatEncodingJSONWrites holds the
-// two to the same bytes.
+// leaves the state to encoding/json, for its error.
+// TestTheStateEncoderWritesWhatEncodingJSONWrites holds the two to the
+// same bytes.
 func appendState(b []byte, s jobState) (_ []byte, ok bool) {
 	m := &s.m
 	w := stateWriter{b: b}

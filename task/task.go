@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -74,15 +73,9 @@ type Task struct {
 // job state's encoder").
 func (t Task) Name() string {
 	var nonce [20]byte
-	n := strconv.AppendInt(nonce[:0], t.Nonce, 10)
-	var b strings.Builder
-	b.Grow(len(t.JobID) + len(t.Kind) + len(n) + 2)
-	b.WriteString(t.JobID)
-	b.WriteByte('/')
-	b.WriteString(string(t.Kind))
-	b.WriteByte('/')
-	b.Write(n)
-	return b.String()
+	// One allocation: the conversion of nonce's bytes within the
+	// concatenation makes no copy of its own.
+	return t.JobID + "/" + string(t.Kind) + "/" + string(strconv.AppendInt(nonce[:0], t.Nonce, 10))
 }
 
 func (t Task) String() string {
